@@ -1,0 +1,78 @@
+-- Everyday operator queries for focuser. Run them with the mariadb/mysql client, e.g.
+--   mariadb --defaults-extra-file=my.cnf focuser < conf/admin.sql
+-- or paste one. Each query is introduced by `-- [label] what it answers`; times are UTC.
+
+-- [node_load] Crawler nodes: enabled or not, domains owned, URLs in the frontier, URLs due now.
+SELECT node_id, name, host, enabled, domains, urls, due_urls
+FROM v_node_load
+ORDER BY node_id;
+
+-- [domains_per_node] How many domains each node owns, and how many the masters assigned in the last day.
+SELECT n.id AS node_id, n.name,
+       COUNT(d.domain) AS domains,
+       COALESCE(SUM(CASE WHEN d.updated_at >= UTC_TIMESTAMP() - INTERVAL 1 DAY THEN 1 ELSE 0 END), 0) AS assigned_last_day
+FROM yacobot_node n
+LEFT JOIN partner_domain d ON d.yacobot_id = n.id
+GROUP BY n.id, n.name
+ORDER BY n.id;
+
+-- [orphan_domains] Domains mapped to a node that is disabled or gone (the master re-assigns them next cycle).
+SELECT d.domain, d.yacobot_id, d.assigned_by, d.updated_at
+FROM partner_domain d
+LEFT JOIN yacobot_node n ON n.id = d.yacobot_id
+WHERE n.id IS NULL OR n.enabled = 0
+ORDER BY d.domain
+LIMIT 100;
+
+-- [top_due_urls] The next URLs the scheduler will fetch: due, unclaimed, highest download_prio first.
+SELECT id, url, hits, download_prio, next_indexed
+FROM url
+WHERE hits > 0 AND next_indexed <= UTC_TIMESTAMP()
+  AND (claim_expires IS NULL OR claim_expires < UTC_TIMESTAMP())
+ORDER BY download_prio DESC, id
+LIMIT 20;
+
+-- [stuck_claims] URLs whose claim has expired without being released (a crawler died mid-fetch).
+SELECT id, url, claimed_by, claim_expires,
+       TIMESTAMPDIFF(MINUTE, claim_expires, UTC_TIMESTAMP()) AS minutes_overdue
+FROM url
+WHERE claimed_by IS NOT NULL AND claim_expires < UTC_TIMESTAMP()
+ORDER BY claim_expires
+LIMIT 50;
+
+-- [resources_in_error] Partner feeds whose last run failed, with the report of what went wrong.
+SELECT res_id, res_name, last_fetch_time, live_items, fetch_detail
+FROM v_resource_health
+WHERE fetch_status = 4
+ORDER BY last_fetch_time DESC, res_id;
+
+-- [resources_due] Partner feeds that the next scan will start: manual ones asked for, automatic ones past their frequency.
+SELECT res_id, res_name, is_manual, manual_update, last_fetch_time, next_due
+FROM v_resource_health
+WHERE res_status = 1 AND fetch_state <> 'running'
+  AND (manual_update = 1 OR (is_manual = 0 AND next_due <= UTC_TIMESTAMP()))
+ORDER BY res_id;
+
+-- [vr_data_per_resource] Items per partner feed: live, deleted, and changes not yet emitted to the segments.
+SELECT r.id AS res_id, r.res_name,
+       COALESCE(SUM(CASE WHEN v.data_status = 1 THEN 1 ELSE 0 END), 0) AS live_items,
+       COALESCE(SUM(CASE WHEN v.data_status = 0 THEN 1 ELSE 0 END), 0) AS deleted_items,
+       COALESCE(SUM(CASE WHEN v.status = 0 AND v.id IS NOT NULL THEN 1 ELSE 0 END), 0) AS unemitted
+FROM vr_resource r
+LEFT JOIN vr_data v ON v.res_id = r.id
+GROUP BY r.id, r.res_name
+ORDER BY r.id;
+
+-- [recent_runs] The last 20 resource runs: when each stage ran and what it changed.
+SELECT p.id AS run_id, p.res_id, r.res_name, p.status, p.fetch_start, p.write_end,
+       p.items, p.inserted, p.updated, p.deleted, p.failed_keys
+FROM process_timestamp p
+LEFT JOIN vr_resource r ON r.id = p.res_id
+ORDER BY p.id DESC
+LIMIT 20;
+
+-- [queue_files_applied] Queue files loaded per master inbox: how many, how many URLs, the latest.
+SELECT source, COUNT(*) AS files, SUM(row_count) AS urls, MAX(file_name) AS last_file, MAX(applied_at) AS last_applied
+FROM queue_applied
+GROUP BY source
+ORDER BY source;

@@ -1,0 +1,2 @@
+DROP TABLE partner_domain;
+DROP TABLE yacobot_node;

@@ -1,0 +1,123 @@
+//! The connection pool and the migrations embedded in every binary.
+
+use std::time::Duration;
+
+use diesel::migration::MigrationSource;
+use diesel::mysql::MysqlConnection;
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, PooledConnection};
+use diesel::{Connection, RunQueryDsl};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+/// The migrations of `migrations/`, compiled in.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
+
+pub type Pool = r2d2::Pool<ConnectionManager<MysqlConnection>>;
+pub type PooledConn = PooledConnection<ConnectionManager<MysqlConnection>>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("cannot connect to the database: {0}")]
+    Connect(#[from] diesel::ConnectionError),
+    #[error("cannot build the connection pool: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error("database query failed: {0}")]
+    Query(#[from] diesel::result::Error),
+    #[error("migration failed: {0}")]
+    Migration(String),
+}
+
+/// Session settings every focuser connection runs with: UTC times, so that `DATETIME`
+/// columns, `NOW()` and `UTC_TIMESTAMP()` all mean the same thing.
+#[derive(Debug, Clone, Copy)]
+struct SessionSetup;
+
+impl CustomizeConnection<MysqlConnection, diesel::r2d2::Error> for SessionSetup {
+    fn on_acquire(&self, conn: &mut MysqlConnection) -> Result<(), diesel::r2d2::Error> {
+        setup_session(conn).map_err(diesel::r2d2::Error::QueryError)
+    }
+}
+
+fn setup_session(conn: &mut MysqlConnection) -> diesel::QueryResult<()> {
+    diesel::sql_query("SET time_zone = '+00:00'").execute(conn)?;
+    Ok(())
+}
+
+/// A pool of `size` connections to `url` (`mysql://user:password@host:port/db`).
+/// Connections are tested on check-out, so a restarted server is noticed at once.
+pub fn pool(url: &str, size: u32) -> Result<Pool, DbError> {
+    let manager = ConnectionManager::<MysqlConnection>::new(url);
+    let pool = r2d2::Pool::builder()
+        .max_size(size.max(1))
+        .min_idle(Some(0))
+        .test_on_check_out(true)
+        .connection_timeout(Duration::from_secs(10))
+        .connection_customizer(Box::new(SessionSetup))
+        .build(manager)?;
+    Ok(pool)
+}
+
+/// One connection outside any pool, with the same session settings as pooled ones.
+pub fn connect(url: &str) -> Result<MysqlConnection, DbError> {
+    let mut conn = MysqlConnection::establish(url)?;
+    setup_session(&mut conn)?;
+    Ok(conn)
+}
+
+/// Runs the pending migrations; returns the versions applied.
+pub fn migrate(conn: &mut MysqlConnection) -> Result<Vec<String>, DbError> {
+    let applied = conn
+        .run_pending_migrations(MIGRATIONS)
+        .map_err(|e| DbError::Migration(e.to_string()))?;
+    Ok(applied.iter().map(|v| v.to_string()).collect())
+}
+
+/// Reverts every applied migration, newest first; returns the versions reverted.
+pub fn revert_all(conn: &mut MysqlConnection) -> Result<Vec<String>, DbError> {
+    let reverted = conn
+        .revert_all_migrations(MIGRATIONS)
+        .map_err(|e| DbError::Migration(e.to_string()))?;
+    Ok(reverted.iter().map(|v| v.to_string()).collect())
+}
+
+/// Versions of the migrations compiled into this binary, oldest first.
+pub fn embedded_versions() -> Result<Vec<String>, DbError> {
+    let mut versions: Vec<String> = MigrationSource::<diesel::mysql::Mysql>::migrations(&MIGRATIONS)
+        .map_err(|e| DbError::Migration(e.to_string()))?
+        .iter()
+        .map(|m| m.name().version().to_string())
+        .collect();
+    versions.sort();
+    Ok(versions)
+}
+
+/// Versions recorded as applied in the database, oldest first.
+pub fn applied_versions(conn: &mut MysqlConnection) -> Result<Vec<String>, DbError> {
+    let mut versions: Vec<String> = conn
+        .applied_migrations()
+        .map_err(|e| DbError::Migration(e.to_string()))?
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    versions.sort();
+    Ok(versions)
+}
+
+/// `LAST_INSERT_ID()` of this connection: the id of the row an `AUTO_INCREMENT` insert made.
+pub(crate) fn last_insert_id<T: TryFrom<u64>>(conn: &mut MysqlConnection) -> diesel::QueryResult<T> {
+    let id: u64 = diesel::select(last_insert_id_fn()).get_result(conn)?;
+    T::try_from(id).map_err(|_| {
+        diesel::result::Error::DeserializationError(format!("LAST_INSERT_ID {id} out of range").into())
+    })
+}
+
+/// The current time as stored in the database: UTC, whole seconds (`DATETIME` precision).
+pub fn utc_now() -> chrono::NaiveDateTime {
+    use chrono::Timelike;
+    let now = chrono::Utc::now().naive_utc();
+    now.with_nanosecond(0).unwrap_or(now)
+}
+
+diesel::define_sql_function! {
+    #[sql_name = "LAST_INSERT_ID"]
+    fn last_insert_id_fn() -> diesel::sql_types::Unsigned<diesel::sql_types::Bigint>;
+}

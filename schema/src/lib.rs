@@ -1,0 +1,17 @@
+//! `focuser-schema`: everything two focuser daemons must agree on.
+//!
+//! * [`schema`]: the Diesel table definitions, generated from the migrations by
+//!   `diesel print-schema` (never edited by hand; CI checks they match).
+//! * [`models`]: one module per table, in the crates.io style: `Foo` (a row), `NewFoo`
+//!   (an insert), `FooChanges` (an update), and `impl Foo { fn …(conn) }` for the queries.
+//!   Model functions take `&mut MysqlConnection` so callers can group them in one transaction.
+//! * [`db`]: the connection pool and the embedded migrations.
+//!
+//! Times in the database are UTC `DATETIME`s; every connection runs with `time_zone = '+00:00'`.
+
+pub mod db;
+pub mod models;
+#[rustfmt::skip]
+pub mod schema;
+
+pub use db::{migrate, pool, DbError, Pool, PooledConn, MIGRATIONS};

@@ -1,0 +1,89 @@
+use chrono::NaiveDateTime;
+use diesel::mysql::Mysql;
+use diesel::prelude::*;
+
+use crate::db::last_insert_id;
+use crate::schema::process_timestamp;
+
+/// One fetch run of a resource. An append-only log: a run's row is inserted when it starts
+/// and updated as it goes, so there is no natural key to upsert by.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]
+#[diesel(table_name = process_timestamp, check_for_backend(Mysql))]
+pub struct ProcessTimestamp {
+    pub id: u64,
+    pub res_id: u32,
+    pub is_manual: bool,
+    pub status: u8,
+    pub fetch_start: Option<NaiveDateTime>,
+    pub fetch_end: Option<NaiveDateTime>,
+    pub write_start: Option<NaiveDateTime>,
+    pub write_end: Option<NaiveDateTime>,
+    pub items: u32,
+    pub inserted: u32,
+    pub updated: u32,
+    pub deleted: u32,
+    pub failed_keys: u32,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = process_timestamp)]
+pub struct NewProcessTimestamp {
+    pub res_id: u32,
+    pub is_manual: bool,
+    pub status: u8,
+    pub fetch_start: Option<NaiveDateTime>,
+}
+
+#[derive(Debug, Clone, Default, AsChangeset)]
+#[diesel(table_name = process_timestamp)]
+pub struct ProcessTimestampChanges {
+    pub status: Option<u8>,
+    pub fetch_start: Option<Option<NaiveDateTime>>,
+    pub fetch_end: Option<Option<NaiveDateTime>>,
+    pub write_start: Option<Option<NaiveDateTime>>,
+    pub write_end: Option<Option<NaiveDateTime>>,
+    pub items: Option<u32>,
+    pub inserted: Option<u32>,
+    pub updated: Option<u32>,
+    pub deleted: Option<u32>,
+    pub failed_keys: Option<u32>,
+}
+
+impl ProcessTimestamp {
+    pub fn find(conn: &mut MysqlConnection, id: u64) -> QueryResult<Self> {
+        process_timestamp::table
+            .find(id)
+            .select(Self::as_select())
+            .first(conn)
+    }
+
+    /// The last `limit` runs of a resource, newest first.
+    pub fn recent(conn: &mut MysqlConnection, res_id: u32, limit: i64) -> QueryResult<Vec<Self>> {
+        process_timestamp::table
+            .filter(process_timestamp::res_id.eq(res_id))
+            .order(process_timestamp::id.desc())
+            .limit(limit)
+            .select(Self::as_select())
+            .load(conn)
+    }
+
+    pub fn update(
+        conn: &mut MysqlConnection,
+        id: u64,
+        changes: &ProcessTimestampChanges,
+    ) -> QueryResult<usize> {
+        diesel::update(process_timestamp::table.find(id))
+            .set(changes)
+            .execute(conn)
+    }
+}
+
+impl NewProcessTimestamp {
+    pub fn insert(&self, conn: &mut MysqlConnection) -> QueryResult<ProcessTimestamp> {
+        diesel::insert_into(process_timestamp::table)
+            .values(self)
+            .execute(conn)?;
+        let id = last_insert_id(conn)?;
+        ProcessTimestamp::find(conn, id)
+    }
+}

@@ -1,0 +1,138 @@
+use chrono::NaiveDateTime;
+use diesel::dsl::DuplicatedKeys;
+use diesel::mysql::Mysql;
+use diesel::prelude::*;
+
+use crate::schema::url;
+
+/// Where a URL stands in the fetch cycle (`url.fetch_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchState {
+    Idle = 0,
+    Claimed = 1,
+    Fetched = 2,
+    Failed = 3,
+    /// 404 or 410: the page is gone and was announced with a DELETE item.
+    Gone = 4,
+}
+
+impl FetchState {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_code(code: u8) -> Option<Self> {
+        Some(match code {
+            0 => Self::Idle,
+            1 => Self::Claimed,
+            2 => Self::Fetched,
+            3 => Self::Failed,
+            4 => Self::Gone,
+            _ => return None,
+        })
+    }
+}
+
+/// A page in a node's frontier.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Identifiable)]
+#[diesel(table_name = url, check_for_backend(Mysql))]
+pub struct Url {
+    pub id: u64,
+    #[diesel(column_name = address)]
+    pub url: String,
+    pub domain: String,
+    pub path_hash: u64,
+    pub hits: u32,
+    pub download_prio: u64,
+    pub updatetag: String,
+    pub first_seen: NaiveDateTime,
+    pub last_hit: NaiveDateTime,
+    pub last_downloaded: Option<NaiveDateTime>,
+    pub last_indexed: Option<NaiveDateTime>,
+    pub next_indexed: NaiveDateTime,
+    pub steady_level: f64,
+    pub http_status: Option<u16>,
+    pub content_md5: Option<String>,
+    pub doc_id: Option<String>,
+    pub fetch_state: u8,
+    pub claimed_by: Option<String>,
+    pub claim_expires: Option<NaiveDateTime>,
+    pub errors: u16,
+    pub fetch_ms: Option<u32>,
+}
+
+#[derive(Debug, Clone, Insertable, AsChangeset)]
+#[diesel(table_name = url)]
+pub struct NewUrl<'a> {
+    pub id: u64,
+    #[diesel(column_name = address)]
+    pub url: &'a str,
+    pub domain: &'a str,
+    pub path_hash: u64,
+    pub hits: u32,
+    pub download_prio: u64,
+    pub updatetag: &'a str,
+    pub first_seen: NaiveDateTime,
+    pub last_hit: NaiveDateTime,
+    pub next_indexed: NaiveDateTime,
+}
+
+#[derive(Debug, Clone, Default, AsChangeset)]
+#[diesel(table_name = url)]
+pub struct UrlChanges<'a> {
+    pub hits: Option<u32>,
+    pub download_prio: Option<u64>,
+    pub updatetag: Option<&'a str>,
+    pub last_hit: Option<NaiveDateTime>,
+    pub last_downloaded: Option<Option<NaiveDateTime>>,
+    pub last_indexed: Option<Option<NaiveDateTime>>,
+    pub next_indexed: Option<NaiveDateTime>,
+    pub steady_level: Option<f64>,
+    pub http_status: Option<Option<u16>>,
+    pub content_md5: Option<Option<&'a str>>,
+    pub doc_id: Option<Option<&'a str>>,
+    pub fetch_state: Option<u8>,
+    pub claimed_by: Option<Option<&'a str>>,
+    pub claim_expires: Option<Option<NaiveDateTime>>,
+    pub errors: Option<u16>,
+    pub fetch_ms: Option<Option<u32>>,
+}
+
+impl Url {
+    pub fn find(conn: &mut MysqlConnection, id: u64) -> QueryResult<Self> {
+        url::table.find(id).select(Self::as_select()).first(conn)
+    }
+
+    /// URLs that are due (`hits > 0 AND next_indexed <= now`), not held by a live claim.
+    pub fn count_due(conn: &mut MysqlConnection, now: NaiveDateTime) -> QueryResult<i64> {
+        url::table
+            .filter(url::hits.gt(0))
+            .filter(url::next_indexed.le(now))
+            .filter(url::claim_expires.is_null().or(url::claim_expires.lt(now)))
+            .count()
+            .get_result(conn)
+    }
+
+    pub fn update(conn: &mut MysqlConnection, id: u64, changes: &UrlChanges<'_>) -> QueryResult<usize> {
+        diesel::update(url::table.find(id)).set(changes).execute(conn)
+    }
+}
+
+impl NewUrl<'_> {
+    pub fn insert(&self, conn: &mut MysqlConnection) -> QueryResult<Url> {
+        diesel::insert_into(url::table).values(self).execute(conn)?;
+        Url::find(conn, self.id)
+    }
+
+    /// Inserts the URL or overwrites the columns this struct carries. (The loader's
+    /// accumulating upsert, `hits += h` and its priority rules, is its own query.)
+    pub fn upsert(&self, conn: &mut MysqlConnection) -> QueryResult<Url> {
+        diesel::insert_into(url::table)
+            .values(self)
+            .on_conflict(DuplicatedKeys)
+            .do_update()
+            .set(self)
+            .execute(conn)?;
+        Url::find(conn, self.id)
+    }
+}

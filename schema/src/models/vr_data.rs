@@ -1,0 +1,120 @@
+use chrono::NaiveDateTime;
+use diesel::dsl::DuplicatedKeys;
+use diesel::mysql::Mysql;
+use diesel::prelude::*;
+
+use crate::db::last_insert_id;
+use crate::schema::vr_data;
+
+/// One item of a partner feed.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]
+#[diesel(table_name = vr_data, check_for_backend(Mysql))]
+pub struct VrData {
+    pub id: u64,
+    pub res_id: u32,
+    pub status_id: Option<u64>,
+    pub data_source_id: Option<u32>,
+    pub keyword: String,
+    pub optword: String,
+    pub synonym: String,
+    pub md5_sum: String,
+    pub doc_id: String,
+    pub data_status: u8,
+    pub status: u8,
+    pub update_type: u8,
+    pub valid_status: u8,
+    pub valid_info: String,
+    pub content: Option<String>,
+    pub create_date: NaiveDateTime,
+    pub update_date: NaiveDateTime,
+}
+
+#[derive(Debug, Clone, Insertable, AsChangeset)]
+#[diesel(table_name = vr_data)]
+pub struct NewVrData<'a> {
+    pub res_id: u32,
+    pub status_id: Option<u64>,
+    pub data_source_id: Option<u32>,
+    pub keyword: &'a str,
+    pub optword: &'a str,
+    pub synonym: &'a str,
+    pub md5_sum: &'a str,
+    pub doc_id: &'a str,
+    pub data_status: u8,
+    pub status: u8,
+    pub update_type: u8,
+    pub content: Option<&'a str>,
+    pub update_date: NaiveDateTime,
+}
+
+#[derive(Debug, Clone, Default, AsChangeset)]
+#[diesel(table_name = vr_data)]
+pub struct VrDataChanges<'a> {
+    pub status_id: Option<Option<u64>>,
+    pub data_source_id: Option<Option<u32>>,
+    pub optword: Option<&'a str>,
+    pub synonym: Option<&'a str>,
+    pub md5_sum: Option<&'a str>,
+    pub data_status: Option<u8>,
+    pub status: Option<u8>,
+    pub update_type: Option<u8>,
+    pub valid_status: Option<u8>,
+    pub valid_info: Option<&'a str>,
+    pub content: Option<Option<&'a str>>,
+    pub update_date: Option<NaiveDateTime>,
+}
+
+impl VrData {
+    pub fn find(conn: &mut MysqlConnection, id: u64) -> QueryResult<Self> {
+        vr_data::table.find(id).select(Self::as_select()).first(conn)
+    }
+
+    pub fn find_by_keyword(conn: &mut MysqlConnection, res_id: u32, keyword: &str) -> QueryResult<Self> {
+        vr_data::table
+            .filter(vr_data::res_id.eq(res_id))
+            .filter(vr_data::keyword.eq(keyword))
+            .select(Self::as_select())
+            .first(conn)
+    }
+
+    /// Every item of a resource, live or deleted, by id.
+    pub fn for_resource(conn: &mut MysqlConnection, res_id: u32) -> QueryResult<Vec<Self>> {
+        vr_data::table
+            .filter(vr_data::res_id.eq(res_id))
+            .order(vr_data::id)
+            .select(Self::as_select())
+            .load(conn)
+    }
+
+    /// Live items of a resource (`data_status = 1`).
+    pub fn count_live(conn: &mut MysqlConnection, res_id: u32) -> QueryResult<i64> {
+        vr_data::table
+            .filter(vr_data::res_id.eq(res_id))
+            .filter(vr_data::data_status.eq(1))
+            .count()
+            .get_result(conn)
+    }
+
+    pub fn update(conn: &mut MysqlConnection, id: u64, changes: &VrDataChanges<'_>) -> QueryResult<usize> {
+        diesel::update(vr_data::table.find(id)).set(changes).execute(conn)
+    }
+}
+
+impl NewVrData<'_> {
+    pub fn insert(&self, conn: &mut MysqlConnection) -> QueryResult<VrData> {
+        diesel::insert_into(vr_data::table).values(self).execute(conn)?;
+        let id = last_insert_id(conn)?;
+        VrData::find(conn, id)
+    }
+
+    /// Inserts the item, or overwrites the item with the same `(res_id, keyword)`.
+    pub fn upsert(&self, conn: &mut MysqlConnection) -> QueryResult<VrData> {
+        diesel::insert_into(vr_data::table)
+            .values(self)
+            .on_conflict(DuplicatedKeys)
+            .do_update()
+            .set(self)
+            .execute(conn)?;
+        VrData::find_by_keyword(conn, self.res_id, self.keyword)
+    }
+}

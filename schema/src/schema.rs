@@ -1,0 +1,380 @@
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    /// how items are cut out of a resource class's XML
+    open_xml_format (id) {
+        /// rule id
+        id -> Unsigned<Integer>,
+        /// resource class the rule belongs to (vr_resource.class_id)
+        class_id -> Unsigned<Integer>,
+        /// field name in the item
+        #[max_length = 128]
+        label_name -> Varchar,
+        /// element that encloses one item, e.g. item or channel/item
+        #[max_length = 255]
+        parent_label -> Varchar,
+        /// path of the field below the item element; empty: label_name
+        #[max_length = 512]
+        xpath -> Varchar,
+        /// 1: the field is the item key (vr_data.keyword)
+        is_key -> Bool,
+        /// 1: the field is indexed
+        is_index -> Bool,
+        /// 1: a query must match the field in full
+        is_fullhit -> Bool,
+        /// 1: the field is an annotation shown with the result
+        is_mark -> Bool,
+        /// 1: an item without the field fails validation
+        is_required -> Bool,
+        /// 0 keyword index, 1 full-text index
+        index_type -> Unsigned<Tinyint>,
+        /// 0 none; 1-3 grouping of repeated fields
+        group_type -> Unsigned<Tinyint>,
+    }
+}
+
+diesel::table! {
+    /// which crawler node owns a domain (one row per domain)
+    partner_domain (domain) {
+        /// host lower-cased, IDN in punycode, leading www. removed
+        #[max_length = 253]
+        domain -> Varchar,
+        /// yacobot_node.id that owns the domain
+        yacobot_id -> Unsigned<Integer>,
+        /// who assigned it: a master name (least-loaded rule) or admin:<user>
+        #[max_length = 64]
+        assigned_by -> Varchar,
+        /// first assignment (UTC)
+        created_at -> Datetime,
+        /// last (re-)assignment (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
+    /// significance of each query argument per path
+    path_arg_name (path_hash, name) {
+        /// hash of host + path without query (as url.path_hash)
+        path_hash -> Unsigned<Bigint>,
+        /// query argument name as it appears in the URL (percent-encoded)
+        #[max_length = 255]
+        name -> Varchar,
+        /// 1: keep the argument in the URL; 0: drop it
+        significant -> Bool,
+        /// when the rule was written (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
+    /// one row per fetch run of a resource
+    process_timestamp (id) {
+        /// run id
+        id -> Unsigned<Bigint>,
+        /// vr_resource.id
+        res_id -> Unsigned<Integer>,
+        /// 1: started by manual_update
+        is_manual -> Bool,
+        /// 2 running, 1 ok, 4 error (as vr_resource.fetch_status)
+        status -> Unsigned<Tinyint>,
+        /// fetch stage start (UTC)
+        fetch_start -> Nullable<Datetime>,
+        /// fetch stage end (UTC)
+        fetch_end -> Nullable<Datetime>,
+        /// write stage start (UTC)
+        write_start -> Nullable<Datetime>,
+        /// write stage end (UTC)
+        write_end -> Nullable<Datetime>,
+        /// items cut out of the feed
+        items -> Unsigned<Integer>,
+        /// new items
+        inserted -> Unsigned<Integer>,
+        /// changed items
+        updated -> Unsigned<Integer>,
+        /// items marked deleted
+        deleted -> Unsigned<Integer>,
+        /// items without their key or a required field
+        failed_keys -> Unsigned<Integer>,
+    }
+}
+
+diesel::table! {
+    /// output of the query-argument analysis (qargfilter)
+    query_args (path_hash, name) {
+        /// hash of host + path without query
+        path_hash -> Unsigned<Bigint>,
+        /// query argument name (percent-encoded)
+        #[max_length = 255]
+        name -> Varchar,
+        /// probability that the argument does not change the page; >= 0.95 makes it insignificant
+        score -> Double,
+        /// when qargfilter computed the score (UTC)
+        computed_at -> Datetime,
+    }
+}
+
+diesel::table! {
+    /// queue files already loaded: makes loading exactly-once
+    queue_applied (source, file_name) {
+        /// the inbox (master name) the queue file came from
+        #[max_length = 64]
+        source -> Varchar,
+        /// queue file name, e.g. master1-000042.q
+        #[max_length = 255]
+        file_name -> Varchar,
+        /// when the loader committed it (UTC)
+        applied_at -> Datetime,
+        /// URL records the file held
+        row_count -> Unsigned<Integer>,
+    }
+}
+
+diesel::table! {
+    /// every feed URL of a resource
+    resource_status (id) {
+        /// feed URL id (vr_data.status_id)
+        id -> Unsigned<Bigint>,
+        /// vr_resource.id
+        res_id -> Unsigned<Integer>,
+        /// vr_open_datasource.id that lists the URL
+        data_source_id -> Unsigned<Integer>,
+        /// feed URL (shorter than 255 bytes by the sitemap rules)
+        #[max_length = 255]
+        url -> Varchar,
+        /// 1 listed in the sitemap, 0 retired (no longer listed)
+        res_status -> Unsigned<Tinyint>,
+        /// last fetch attempt (UTC)
+        last_fetch -> Nullable<Datetime>,
+        /// HTTP status of the last fetch
+        http_status -> Nullable<Unsigned<Smallint>>,
+        /// items cut out of the last fetch
+        items -> Unsigned<Integer>,
+        /// reason of the last failure; NULL after a success
+        #[max_length = 255]
+        error -> Nullable<Varchar>,
+    }
+}
+
+diesel::table! {
+    /// page frontier of a crawler node
+    url (id) {
+        /// 64-bit URL id: first 8 bytes of MD5 of the normalised URL, big-endian
+        id -> Unsigned<Bigint>,
+        /// normalised URL with insignificant query arguments removed
+        #[max_length = 2048]
+        #[sql_name = "url"]
+        address -> Varchar,
+        /// routing domain (see partner_domain.domain)
+        #[max_length = 253]
+        domain -> Varchar,
+        /// hash of host + path without query; key into path_arg_name
+        path_hash -> Unsigned<Bigint>,
+        /// hits received since the URL was last indexed
+        hits -> Unsigned<Integer>,
+        /// scheduling priority: hits, x3 (NEW_URL_BOOST) while never downloaded; 0 after indexing
+        download_prio -> Unsigned<Bigint>,
+        /// last non-empty updatetag from the reflog; a change makes the URL due now
+        #[max_length = 64]
+        updatetag -> Varchar,
+        /// when a queue file first brought the URL (UTC)
+        first_seen -> Datetime,
+        /// latest reflog timestamp of a hit (UTC)
+        last_hit -> Datetime,
+        /// last successful download (UTC); NULL: never downloaded
+        last_downloaded -> Nullable<Datetime>,
+        /// last time the URL was indexed, downloaded or from the archive (UTC)
+        last_indexed -> Nullable<Datetime>,
+        /// not re-indexed before this time (UTC)
+        next_indexed -> Datetime,
+        /// days the content is expected to stay unchanged; adapts to content_md5 changes
+        steady_level -> Double,
+        /// HTTP status of the last fetch; NULL: never fetched
+        http_status -> Nullable<Unsigned<Smallint>>,
+        /// hex MD5 of the last downloaded body
+        #[max_length = 32]
+        content_md5 -> Nullable<Char>,
+        /// doc id in the item/index segments (hex of id)
+        #[max_length = 64]
+        doc_id -> Nullable<Varchar>,
+        /// 0 idle, 1 claimed, 2 fetched, 3 failed, 4 gone (404/410)
+        fetch_state -> Unsigned<Tinyint>,
+        /// worker holding the claim (node/pid); NULL: not claimed
+        #[max_length = 64]
+        claimed_by -> Nullable<Varchar>,
+        /// the claim lapses after this time and the URL may be taken again (UTC)
+        claim_expires -> Nullable<Datetime>,
+        /// consecutive failed fetches
+        errors -> Unsigned<Smallint>,
+        /// duration of the last fetch in milliseconds
+        fetch_ms -> Nullable<Unsigned<Integer>>,
+    }
+}
+
+diesel::table! {
+    /// one row per feed item
+    vr_data (id) {
+        /// item row id
+        id -> Unsigned<Bigint>,
+        /// vr_resource.id
+        res_id -> Unsigned<Integer>,
+        /// resource_status.id of the feed URL the item came from
+        status_id -> Nullable<Unsigned<Bigint>>,
+        /// vr_open_datasource.id of that URL
+        data_source_id -> Nullable<Unsigned<Integer>>,
+        /// the item key (is_key field)
+        #[max_length = 255]
+        keyword -> Varchar,
+        /// optional secondary key words
+        #[max_length = 255]
+        optword -> Varchar,
+        /// synonyms of the keyword
+        #[max_length = 1024]
+        synonym -> Varchar,
+        /// hex MD5 of the item as emitted; decides new / changed / same
+        #[max_length = 32]
+        md5_sum -> Char,
+        /// doc id of the item in the segments (stable across runs)
+        #[max_length = 64]
+        doc_id -> Varchar,
+        /// 1 live, 0 deleted (gone from the feed)
+        data_status -> Unsigned<Tinyint>,
+        /// 0 change not yet emitted to the segments, 1 emitted
+        status -> Unsigned<Tinyint>,
+        /// last change: 1 insert, 2 update, 3 delete
+        update_type -> Unsigned<Tinyint>,
+        /// 1 valid, 0 failed validation
+        valid_status -> Unsigned<Tinyint>,
+        /// why validation failed
+        #[max_length = 255]
+        valid_info -> Varchar,
+        /// the item as emitted to the segments
+        content -> Nullable<Mediumtext>,
+        /// first seen (UTC)
+        create_date -> Datetime,
+        /// last change (UTC)
+        update_date -> Datetime,
+    }
+}
+
+diesel::table! {
+    /// data sources (sitemaps) of a resource
+    vr_open_datasource (id) {
+        /// data source id
+        id -> Unsigned<Integer>,
+        /// vr_resource.id
+        res_id -> Unsigned<Integer>,
+        /// name used in fetch_detail reports
+        #[max_length = 255]
+        name -> Varchar,
+        /// sources of a resource are processed by priority, highest first
+        priority -> Integer,
+        /// plain URL list or XML urlset/sitemapindex
+        #[max_length = 1024]
+        sitemap_url -> Varchar,
+        /// hex MD5 of the last sitemap processed; unchanged means skip (automatic runs)
+        #[max_length = 32]
+        sitemap_md5 -> Nullable<Char>,
+        /// when the source was added (UTC)
+        created_at -> Datetime,
+    }
+}
+
+diesel::table! {
+    /// partner data feeds
+    vr_resource (id) {
+        /// resource id (res_id elsewhere)
+        id -> Unsigned<Integer>,
+        /// resource class; selects its open_xml_format rules
+        class_id -> Unsigned<Integer>,
+        /// name shown to operators
+        #[max_length = 255]
+        res_name -> Varchar,
+        /// group the items are indexed under
+        #[max_length = 64]
+        data_group -> Varchar,
+        /// where the data comes from: 0 partner feed over HTTP (others reserved)
+        data_from -> Unsigned<Tinyint>,
+        /// seconds between automatic runs
+        frequency -> Unsigned<Integer>,
+        /// 1: runs only when an operator asks (manual_update = 1)
+        is_manual -> Bool,
+        /// 1: run now (set by yacobot resource fetch-now), cleared after the run
+        manual_update -> Bool,
+        /// 1 enabled, 0 disabled
+        res_status -> Unsigned<Tinyint>,
+        /// higher runs first when several are due
+        priority -> Integer,
+        /// 0 never run, 1 ok, 2 running, 4 error
+        fetch_status -> Unsigned<Tinyint>,
+        /// short report of the last run: failed source, item counts, up to 20 failed keys
+        fetch_detail -> Nullable<Text>,
+        /// when the current or last run started (UTC)
+        fetch_time -> Nullable<Datetime>,
+        /// when the last run ended (UTC); due again at last_fetch_time + frequency
+        last_fetch_time -> Nullable<Datetime>,
+        /// cap on items per run; 0: no cap
+        max_items -> Unsigned<Integer>,
+        /// worker running the resource now (node/pid); NULL: idle
+        #[max_length = 64]
+        claimed_by -> Nullable<Varchar>,
+        /// a claim older than this is considered dead and may be taken (UTC)
+        claim_expires -> Nullable<Datetime>,
+        /// when the resource was added (UTC)
+        created_at -> Datetime,
+    }
+}
+
+diesel::table! {
+    /// a row each time a run changes a resource's item count
+    vr_update_info (id) {
+        /// row id
+        id -> Unsigned<Bigint>,
+        /// vr_resource.id
+        res_id -> Unsigned<Integer>,
+        /// when the run ended (UTC)
+        created_at -> Datetime,
+        /// run result: 1 ok, 4 error
+        status -> Unsigned<Tinyint>,
+        /// live items after the run
+        item_count -> Unsigned<Integer>,
+        /// live items before the run
+        last_item_count -> Unsigned<Integer>,
+        /// short explanation of the change
+        #[max_length = 1024]
+        detail -> Varchar,
+    }
+}
+
+diesel::table! {
+    /// crawler nodes the master may route domains to
+    yacobot_node (id) {
+        /// node id; the master writes its queue files to queue_dir/<id>/
+        id -> Unsigned<Integer>,
+        /// short unique node name, e.g. yb01
+        #[max_length = 64]
+        name -> Varchar,
+        /// host:port of the node's reader --recv inbox (where sendfile ships queue files)
+        #[max_length = 255]
+        host -> Varchar,
+        /// 1: the master routes to this node; 0: its domains are re-assigned
+        enabled -> Bool,
+        /// when the node was added (UTC)
+        created_at -> Datetime,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    open_xml_format,
+    partner_domain,
+    path_arg_name,
+    process_timestamp,
+    query_args,
+    queue_applied,
+    resource_status,
+    url,
+    vr_data,
+    vr_open_datasource,
+    vr_resource,
+    vr_update_info,
+    yacobot_node,
+);

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# The project's private MariaDB: up | down | status | url [--admin].
+#
+# `up` installs the Debian packages the project needs (only those missing), initialises a data
+# directory under var/mariadb (never touching a system-wide server), starts mariadbd on a socket
+# there and on a loopback port, creates the database and two accounts, and prints DATABASE_URL.
+# When DATABASE_URL is already set, `up` only checks that it answers.
+#
+# Environment: FOCUSER_DB_PORT (default 3407), FOCUSER_DB_NAME (default focuser),
+# FOCUSER_VAR (default <repo>/var), FOCUSER_DB_START_TIMEOUT (seconds, default 60),
+# DATABASE_URL (use that server instead), FOCUSER_ADMIN_DATABASE_URL (its admin account).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VAR=${FOCUSER_VAR:-$ROOT/var}
+DB_DIR=$VAR/mariadb
+DATA=$DB_DIR/data
+SOCK=$DB_DIR/mariadbd.sock
+PIDFILE=$DB_DIR/mariadbd.pid
+LOG=$DB_DIR/error.log
+SECRETS=$DB_DIR/credentials
+PORT=${FOCUSER_DB_PORT:-3407}
+DB_NAME=${FOCUSER_DB_NAME:-focuser}
+START_TIMEOUT=${FOCUSER_DB_START_TIMEOUT:-60}
+OS_USER=$(id -un)
+PACKAGES=(mariadb-server mariadb-client libmariadb-dev-compat libcurl4-openssl-dev pkg-config)
+
+say() { printf 'db: %s\n' "$*" >&2; }
+die() { printf 'db: error: %s\n' "$*" >&2; exit 1; }
+
+# --- packages ---------------------------------------------------------------------------------
+
+missing_packages() {
+    local p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+    done
+}
+
+install_packages() {
+    local missing
+    mapfile -t missing < <(missing_packages "$@")
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "installing ${missing[*]}"
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    # Keep the package's own system-wide server from starting: we run a private one.
+    local policy=/usr/sbin/policy-rc.d made_policy=0
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+        "${sudo[@]}" chmod 755 "$policy"
+        made_policy=1
+    fi
+    local rc=0
+    { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q update >/dev/null &&
+      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends "${missing[@]}" >/dev/null; } || rc=$?
+    [ $made_policy -eq 1 ] && "${sudo[@]}" rm -f "$policy"
+    [ $rc -eq 0 ] || die "apt-get install ${missing[*]} failed (exit $rc)"
+}
+
+# --- DATABASE_URL handling ---------------------------------------------------------------------
+
+urldecode() { local s=${1//+/ }; printf '%b' "${s//%/\\x}"; }
+
+# Splits mysql://user:password@host:port/db into the URL_* variables.
+parse_url() {
+    local re='^mysql://([^:@/]*)(:([^@/]*))?@([^:/]+)(:([0-9]+))?(/([^?]*))?'
+    [[ $1 =~ $re ]] || die "DATABASE_URL is not a mysql://user:password@host:port/db URL"
+    URL_USER=$(urldecode "${BASH_REMATCH[1]}")
+    URL_PASS=$(urldecode "${BASH_REMATCH[3]}")
+    URL_HOST=${BASH_REMATCH[4]}
+    URL_PORT=${BASH_REMATCH[6]:-3306}
+    URL_DB=${BASH_REMATCH[8]}
+}
+
+masked() { sed -E 's#(mysql://[^:@/]*:)[^@]*@#\1***@#' <<<"$1"; }
+
+# Connects with the client through a private options file, so no password shows in `ps`.
+check_url() {
+    local url=$1 opts out rc=0
+    parse_url "$url"
+    opts=$(mktemp)
+    chmod 600 "$opts"
+    printf '[client]\nuser=%s\npassword="%s"\nhost=%s\nport=%s\nprotocol=tcp\nconnect-timeout=5\n' \
+        "$URL_USER" "$URL_PASS" "$URL_HOST" "$URL_PORT" >"$opts"
+    out=$(timeout 10 mariadb --defaults-extra-file="$opts" ${URL_DB:+"$URL_DB"} -N -e 'SELECT 1' 2>&1) || rc=$?
+    rm -f "$opts"
+    [ $rc -eq 0 ] || die "DATABASE_URL $(masked "$url") does not answer: ${out:-timed out after 10 s}"
+}
+
+# --- the private server ------------------------------------------------------------------------
+
+root_sql() { mariadb --no-defaults --socket="$SOCK" -u "$OS_USER" --connect-timeout=5 "$@"; }
+
+server_pid() {
+    [ -s "$PIDFILE" ] || return 1
+    local pid
+    pid=$(cat "$PIDFILE")
+    kill -0 "$pid" 2>/dev/null || return 1
+    echo "$pid"
+}
+
+answers() { mariadb-admin --no-defaults --socket="$SOCK" -u "$OS_USER" --connect-timeout=2 ping >/dev/null 2>&1; }
+
+port_taken() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; }
+
+log_tail() { [ -f "$LOG" ] && { echo "--- last lines of $LOG:"; tail -n 25 "$LOG"; } >&2 || true; }
+
+load_secrets() {
+    if [ ! -s "$SECRETS" ]; then
+        umask 077
+        printf 'DAEMON_PASSWORD=%s\nADMIN_PASSWORD=%s\n' \
+            "$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)" \
+            "$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)" >"$SECRETS"
+    fi
+    # shellcheck disable=SC1090
+    . "$SECRETS"
+}
+
+daemon_url() { echo "mysql://focuser:$DAEMON_PASSWORD@127.0.0.1:$PORT/$DB_NAME"; }
+admin_url() { echo "mysql://focuser_admin:$ADMIN_PASSWORD@127.0.0.1:$PORT/$DB_NAME"; }
+
+init_datadir() {
+    [ -d "$DATA/mysql" ] && return 0
+    say "initialising $DATA"
+    rm -rf "$DATA.tmp"
+    mkdir -p "$DATA.tmp" "$DB_DIR/tmp"
+    if ! mariadb-install-db --no-defaults --basedir=/usr --datadir="$DATA.tmp" --user="$OS_USER" \
+        --auth-root-authentication-method=socket --auth-root-socket-user="$OS_USER" \
+        --skip-test-db >"$DB_DIR/install.log" 2>&1; then
+        tail -n 25 "$DB_DIR/install.log" >&2
+        die "mariadb-install-db failed (see $DB_DIR/install.log)"
+    fi
+    mv "$DATA.tmp" "$DATA"
+}
+
+start_server() {
+    rm -f "$SOCK" "$PIDFILE"
+    mkdir -p "$DB_DIR/tmp"
+    say "starting mariadbd on 127.0.0.1:$PORT (socket $SOCK)"
+    setsid /usr/sbin/mariadbd --no-defaults --basedir=/usr --datadir="$DATA" --tmpdir="$DB_DIR/tmp" \
+        --socket="$SOCK" --port="$PORT" --bind-address=127.0.0.1 --pid-file="$PIDFILE" \
+        --log-error="$LOG" --user="$OS_USER" --skip-name-resolve \
+        --character-set-server=utf8mb4 --collation-server=utf8mb4_bin --default-time-zone=+00:00 \
+        --innodb-buffer-pool-size=256M --max-connections=500 \
+        </dev/null >>"$DB_DIR/mariadbd.out" 2>&1 &
+    local pid=$! waited=0
+    while ! answers; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            log_tail
+            grep -q 'Address already in use' "$LOG" 2>/dev/null &&
+                die "mariadbd could not bind port $PORT: the port is taken"
+            die "mariadbd exited during start-up"
+        fi
+        if [ $waited -ge $((START_TIMEOUT * 4)) ]; then
+            kill "$pid" 2>/dev/null || true
+            log_tail
+            die "mariadbd did not answer within ${START_TIMEOUT} s"
+        fi
+        sleep 0.25
+        waited=$((waited + 1))
+    done
+}
+
+# Least privilege: the daemons' account only reads and writes rows; the admin account owns the
+# schema (migrations) and the per-test databases focuser_*.
+create_accounts() {
+    local host
+    {
+        echo "CREATE DATABASE IF NOT EXISTS \`$DB_NAME\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;"
+        echo "DROP USER IF EXISTS ''@'localhost';"
+        for host in localhost 127.0.0.1; do
+            echo "CREATE USER IF NOT EXISTS 'focuser'@'$host' IDENTIFIED BY '$DAEMON_PASSWORD';"
+            echo "ALTER USER 'focuser'@'$host' IDENTIFIED BY '$DAEMON_PASSWORD';"
+            echo "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE TEMPORARY TABLES ON \`$DB_NAME\`.* TO 'focuser'@'$host';"
+            echo "CREATE USER IF NOT EXISTS 'focuser_admin'@'$host' IDENTIFIED BY '$ADMIN_PASSWORD';"
+            echo "ALTER USER 'focuser_admin'@'$host' IDENTIFIED BY '$ADMIN_PASSWORD';"
+            echo "GRANT ALL PRIVILEGES ON \`$DB_NAME\`.* TO 'focuser_admin'@'$host';"
+            echo "GRANT ALL PRIVILEGES ON \`${DB_NAME}\\_%\`.* TO 'focuser_admin'@'$host';"
+        done
+    } | root_sql || die "could not create the database and accounts"
+}
+
+cmd_up() {
+    if [ -n "${DATABASE_URL:-}" ]; then
+        install_packages mariadb-client libmariadb-dev-compat libcurl4-openssl-dev pkg-config
+        check_url "$DATABASE_URL"
+        say "DATABASE_URL $(masked "$DATABASE_URL") answers; leaving it as it is"
+        echo "DATABASE_URL=$DATABASE_URL"
+        return 0
+    fi
+    install_packages "${PACKAGES[@]}"
+    mkdir -p "$DB_DIR"
+    load_secrets
+    if server_pid >/dev/null && answers; then
+        say "already running (pid $(server_pid)) on 127.0.0.1:$PORT"
+    else
+        if server_pid >/dev/null; then
+            log_tail
+            die "mariadbd (pid $(server_pid)) is running but does not answer on $SOCK"
+        fi
+        port_taken && die "port $PORT on 127.0.0.1 is taken by another process; set FOCUSER_DB_PORT to another port"
+        init_datadir
+        start_server
+        create_accounts
+    fi
+    echo "DATABASE_URL=$(daemon_url)"
+}
+
+cmd_down() {
+    local pid waited=0
+    if ! pid=$(server_pid); then
+        say "not running"
+        return 0
+    fi
+    say "stopping mariadbd (pid $pid)"
+    mariadb-admin --no-defaults --socket="$SOCK" -u "$OS_USER" shutdown >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ $waited -ge 240 ]; then
+            say "mariadbd did not stop within 60 s; killing it"
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+        sleep 0.25
+        waited=$((waited + 1))
+    done
+}
+
+cmd_status() {
+    if [ -n "${DATABASE_URL:-}" ]; then
+        check_url "$DATABASE_URL"
+        echo "external server $(masked "$DATABASE_URL"): answers"
+        return 0
+    fi
+    local pid
+    if pid=$(server_pid) && answers; then
+        echo "running: pid $pid, 127.0.0.1:$PORT, socket $SOCK, data $DATA"
+        return 0
+    fi
+    echo "not running (data $DATA)"
+    return 3
+}
+
+cmd_url() {
+    local admin=0
+    [ "${1:-}" = "--admin" ] && admin=1
+    if [ -n "${DATABASE_URL:-}" ]; then
+        if [ $admin -eq 1 ]; then echo "${FOCUSER_ADMIN_DATABASE_URL:-$DATABASE_URL}"; else echo "$DATABASE_URL"; fi
+        return 0
+    fi
+    [ -s "$SECRETS" ] || die "the private server was never set up; run: scripts/db.sh up"
+    load_secrets
+    if [ $admin -eq 1 ]; then admin_url; else daemon_url; fi
+}
+
+case "${1:-}" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    url) shift; cmd_url "$@" ;;
+    *) echo "usage: $0 up | down | status | url [--admin]" >&2; exit 2 ;;
+esac
