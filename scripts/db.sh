@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The project's private MariaDB: up | down | status | url [--admin].
+# The project's private MariaDB: up | down | status | url [--admin] | sql [--admin] [client args].
 #
 # `up` installs the Debian packages the project needs (only those missing), initialises a data
 # directory under var/mariadb (never touching a system-wide server), starts mariadbd on a socket
 # there and on a loopback port, creates the database and two accounts, and prints DATABASE_URL.
-# When DATABASE_URL is already set, `up` only checks that it answers.
+# When DATABASE_URL is already set, `up` only checks that it answers. `sql` runs the mariadb
+# client on the database, e.g. `scripts/db.sh sql < conf/admin.sql`, without a password on
+# the command line.
 #
 # Environment: FOCUSER_DB_PORT (default 3407), FOCUSER_DB_NAME (default focuser),
 # FOCUSER_VAR (default <repo>/var), FOCUSER_DB_START_TIMEOUT (seconds, default 60),
@@ -75,17 +77,24 @@ parse_url() {
 
 masked() { sed -E 's#(mysql://[^:@/]*:)[^@]*@#\1***@#' <<<"$1"; }
 
-# Connects with the client through a private options file, so no password shows in `ps`.
-check_url() {
-    local url=$1 opts out rc=0
-    parse_url "$url"
+# Writes a client options file for the URL parsed last, readable only by us, so that no
+# password shows in `ps`; prints its path.
+client_options() {
+    local opts
     opts=$(mktemp)
     chmod 600 "$opts"
     printf '[client]\nuser=%s\npassword="%s"\nhost=%s\nport=%s\nprotocol=tcp\nconnect-timeout=5\n' \
         "$URL_USER" "$URL_PASS" "$URL_HOST" "$URL_PORT" >"$opts"
-    out=$(timeout 10 mariadb --defaults-extra-file="$opts" ${URL_DB:+"$URL_DB"} -N -e 'SELECT 1' 2>&1) || rc=$?
+    echo "$opts"
+}
+
+check_url() {
+    local url=$1 opts out rc=0
+    parse_url "$url"
+    opts=$(client_options)
+    out=$(timeout 8 mariadb --defaults-extra-file="$opts" ${URL_DB:+"$URL_DB"} -N -e 'SELECT 1' 2>&1) || rc=$?
     rm -f "$opts"
-    [ $rc -eq 0 ] || die "DATABASE_URL $(masked "$url") does not answer: ${out:-timed out after 10 s}"
+    [ $rc -eq 0 ] || die "DATABASE_URL $(masked "$url") does not answer: ${out:-timed out after 8 s}"
 }
 
 # --- the private server ------------------------------------------------------------------------
@@ -252,10 +261,24 @@ cmd_url() {
     if [ $admin -eq 1 ]; then admin_url; else daemon_url; fi
 }
 
+# The mariadb client on the database of `url`, credentials in a private options file.
+cmd_sql() {
+    local which=()
+    if [ "${1:-}" = "--admin" ]; then which=(--admin); shift; fi
+    local url opts rc=0
+    url=$(cmd_url "${which[@]}")
+    parse_url "$url"
+    opts=$(client_options)
+    mariadb --defaults-extra-file="$opts" "$@" ${URL_DB:+"$URL_DB"} || rc=$?
+    rm -f "$opts"
+    return $rc
+}
+
 case "${1:-}" in
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
     url) shift; cmd_url "$@" ;;
-    *) echo "usage: $0 up | down | status | url [--admin]" >&2; exit 2 ;;
+    sql) shift; cmd_sql "$@" ;;
+    *) echo "usage: $0 up | down | status | url [--admin] | sql [--admin] [client args]" >&2; exit 2 ;;
 esac

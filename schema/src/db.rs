@@ -81,11 +81,12 @@ pub fn revert_all(conn: &mut MysqlConnection) -> Result<Vec<String>, DbError> {
 
 /// Versions of the migrations compiled into this binary, oldest first.
 pub fn embedded_versions() -> Result<Vec<String>, DbError> {
-    let mut versions: Vec<String> = MigrationSource::<diesel::mysql::Mysql>::migrations(&MIGRATIONS)
-        .map_err(|e| DbError::Migration(e.to_string()))?
-        .iter()
-        .map(|m| m.name().version().to_string())
-        .collect();
+    let mut versions: Vec<String> =
+        MigrationSource::<diesel::mysql::Mysql>::migrations(&MIGRATIONS)
+            .map_err(|e| DbError::Migration(e.to_string()))?
+            .iter()
+            .map(|m| m.name().version().to_string())
+            .collect();
     versions.sort();
     Ok(versions)
 }
@@ -103,10 +104,14 @@ pub fn applied_versions(conn: &mut MysqlConnection) -> Result<Vec<String>, DbErr
 }
 
 /// `LAST_INSERT_ID()` of this connection: the id of the row an `AUTO_INCREMENT` insert made.
-pub(crate) fn last_insert_id<T: TryFrom<u64>>(conn: &mut MysqlConnection) -> diesel::QueryResult<T> {
+pub(crate) fn last_insert_id<T: TryFrom<u64>>(
+    conn: &mut MysqlConnection,
+) -> diesel::QueryResult<T> {
     let id: u64 = diesel::select(last_insert_id_fn()).get_result(conn)?;
     T::try_from(id).map_err(|_| {
-        diesel::result::Error::DeserializationError(format!("LAST_INSERT_ID {id} out of range").into())
+        diesel::result::Error::DeserializationError(
+            format!("LAST_INSERT_ID {id} out of range").into(),
+        )
     })
 }
 

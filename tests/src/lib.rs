@@ -75,6 +75,7 @@ pub struct TestDb {
 impl TestDb {
     /// A new database for this test. Panics with the reason when the server is not there:
     /// a test without its database cannot do anything useful.
+    #[allow(clippy::new_without_default)] // creating a database is no default value
     pub fn new() -> Self {
         Self::create().unwrap_or_else(|e| panic!("cannot create a test database: {e}"))
     }
@@ -167,7 +168,11 @@ fn ensure_template(admin: &mut MysqlConnection, admin_url: &str) -> Result<Strin
     result.map(|()| template)
 }
 
-fn build_template_locked(admin: &mut MysqlConnection, admin_url: &str, template: &str) -> Result<(), Error> {
+fn build_template_locked(
+    admin: &mut MysqlConnection,
+    admin_url: &str,
+    template: &str,
+) -> Result<(), Error> {
     let databases: Vec<Name> = diesel::sql_query(
         "SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'focuser\\_%'",
     )
@@ -243,8 +248,13 @@ fn copy_database(admin: &mut MysqlConnection, from: &str, to: &str) -> Result<()
         ));
     }
     for v in &views {
-        let definition = v.definition.replace(&format!("`{from}`."), &format!("`{to}`."));
-        ddl.push_str(&format!("CREATE VIEW `{to}`.`{}` AS {definition};\n", v.name));
+        let definition = v
+            .definition
+            .replace(&format!("`{from}`."), &format!("`{to}`."));
+        ddl.push_str(&format!(
+            "CREATE VIEW `{to}`.`{}` AS {definition};\n",
+            v.name
+        ));
     }
     use diesel::connection::SimpleConnection;
     admin.batch_execute(&ddl)?;
@@ -310,7 +320,10 @@ impl UrlParts {
         Ok(UrlParts {
             user: decode(parsed.username()),
             password: decode(parsed.password().unwrap_or("")),
-            host: parsed.host_str().ok_or("database URL has no host")?.to_string(),
+            host: parsed
+                .host_str()
+                .ok_or("database URL has no host")?
+                .to_string(),
             port: parsed.port().unwrap_or(3306),
             database: decode(parsed.path().trim_start_matches('/')),
         })

@@ -17,10 +17,12 @@ struct Count {
 fn database_exists(name: &str) -> bool {
     let admin = focuser_tests::admin_url().unwrap();
     let mut conn = focuser_schema::db::connect(&admin).unwrap();
-    let c: Count = diesel::sql_query("SELECT COUNT(*) AS n FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?")
-        .bind::<Text, _>(name)
-        .get_result(&mut conn)
-        .unwrap();
+    let c: Count = diesel::sql_query(
+        "SELECT COUNT(*) AS n FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+    )
+    .bind::<Text, _>(name)
+    .get_result(&mut conn)
+    .unwrap();
     c.n == 1
 }
 
@@ -30,11 +32,17 @@ fn each_database_is_fresh_migrated_and_dropped_afterwards() {
     let b = TestDb::new();
     assert_ne!(a.name(), b.name());
     let mut ca = a.conn();
-    NewYacobotNode { name: "only-in-a", host: "h:1", enabled: true }
-        .insert(&mut ca)
-        .unwrap();
+    NewYacobotNode {
+        name: "only-in-a",
+        host: "h:1",
+        enabled: true,
+    }
+    .insert(&mut ca)
+    .unwrap();
     let mut cb = b.conn();
-    assert!(focuser_schema::models::YacobotNode::all(&mut cb).unwrap().is_empty());
+    assert!(focuser_schema::models::YacobotNode::all(&mut cb)
+        .unwrap()
+        .is_empty());
     assert_eq!(
         focuser_schema::db::applied_versions(&mut cb).unwrap(),
         focuser_schema::db::embedded_versions().unwrap()
@@ -65,11 +73,19 @@ fn databases_are_created_in_parallel_and_quickly() {
         .collect();
     for h in handles {
         let (took, tables) = h.join().unwrap();
-        assert_eq!(tables, 13 + 1 + 2, "13 tables, diesel's bookkeeping, 2 views");
+        assert_eq!(
+            tables,
+            13 + 1 + 2,
+            "13 tables, diesel's bookkeeping, 2 views"
+        );
         eprintln!("test database created in {took:?}");
     }
     // Generous bound for a loaded 2-core CI machine; a healthy run is far below it.
-    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -80,7 +96,13 @@ fn urls_are_rewritten_and_parsed() {
     );
     let p = UrlParts::parse("mysql://us%40r:p%3Ass@db.local:3310/focuser").unwrap();
     assert_eq!(
-        (p.user.as_str(), p.password.as_str(), p.host.as_str(), p.port, p.database.as_str()),
+        (
+            p.user.as_str(),
+            p.password.as_str(),
+            p.host.as_str(),
+            p.port,
+            p.database.as_str()
+        ),
         ("us@r", "p:ss", "db.local", 3310, "focuser")
     );
     assert!(UrlParts::parse("postgres://u@h/db").is_err());

@@ -46,18 +46,30 @@ fn all_up_all_down_all_up_again() {
     let db = TestDb::new();
     let mut conn = db.conn();
     assert_eq!(objects(&mut conn, "BASE TABLE"), TABLES);
-    assert_eq!(objects(&mut conn, "VIEW"), ["v_node_load", "v_resource_health"]);
+    assert_eq!(
+        objects(&mut conn, "VIEW"),
+        ["v_node_load", "v_resource_health"]
+    );
 
     let reverted = focuser_schema::db::revert_all(&mut conn).unwrap();
-    assert_eq!(reverted.len(), focuser_schema::db::embedded_versions().unwrap().len());
+    assert_eq!(
+        reverted.len(),
+        focuser_schema::db::embedded_versions().unwrap().len()
+    );
     assert!(objects(&mut conn, "BASE TABLE").is_empty());
     assert!(objects(&mut conn, "VIEW").is_empty());
 
     let applied = focuser_schema::migrate(&mut conn).unwrap();
     assert_eq!(applied, focuser_schema::db::embedded_versions().unwrap());
     assert_eq!(objects(&mut conn, "BASE TABLE"), TABLES);
-    assert_eq!(objects(&mut conn, "VIEW"), ["v_node_load", "v_resource_health"]);
-    assert!(focuser_schema::migrate(&mut conn).unwrap().is_empty(), "second run applies nothing");
+    assert_eq!(
+        objects(&mut conn, "VIEW"),
+        ["v_node_load", "v_resource_health"]
+    );
+    assert!(
+        focuser_schema::migrate(&mut conn).unwrap().is_empty(),
+        "second run applies nothing"
+    );
 }
 
 #[test]
@@ -72,7 +84,10 @@ fn every_table_is_innodb_utf8mb4_and_every_column_is_commented() {
     )
     .load(&mut conn)
     .unwrap();
-    assert!(wrong_engine.is_empty(), "not InnoDB/utf8mb4/commented: {wrong_engine:?}");
+    assert!(
+        wrong_engine.is_empty(),
+        "not InnoDB/utf8mb4/commented: {wrong_engine:?}"
+    );
 
     let uncommented: Vec<Row> = diesel::sql_query(
         "SELECT CONCAT(c.TABLE_NAME, '.', c.COLUMN_NAME) AS name FROM information_schema.COLUMNS c \
@@ -82,7 +97,10 @@ fn every_table_is_innodb_utf8mb4_and_every_column_is_commented() {
     )
     .load(&mut conn)
     .unwrap();
-    assert!(uncommented.is_empty(), "columns without a comment: {uncommented:?}");
+    assert!(
+        uncommented.is_empty(),
+        "columns without a comment: {uncommented:?}"
+    );
 }
 
 #[test]

@@ -48,7 +48,11 @@ fn main() -> anyhow::Result<()> {
         Cmd::Status => {
             let applied = focuser_schema::db::applied_versions(&mut conn)?;
             for v in focuser_schema::db::embedded_versions()? {
-                let state = if applied.contains(&v) { "applied" } else { "pending" };
+                let state = if applied.contains(&v) {
+                    "applied"
+                } else {
+                    "pending"
+                };
                 println!("{v} {state}");
             }
         }

@@ -83,7 +83,11 @@ impl NewPartnerDomain<'_> {
 
     /// Inserts the mapping or moves the domain to this node (an admin's re-assignment, or a
     /// domain whose node was disabled).
-    pub fn upsert(&self, conn: &mut MysqlConnection, now: NaiveDateTime) -> QueryResult<PartnerDomain> {
+    pub fn upsert(
+        &self,
+        conn: &mut MysqlConnection,
+        now: NaiveDateTime,
+    ) -> QueryResult<PartnerDomain> {
         diesel::insert_into(partner_domain::table)
             .values(self)
             .on_conflict(DuplicatedKeys)

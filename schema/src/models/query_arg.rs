@@ -44,10 +44,17 @@ impl QueryArg {
     }
 
     /// Scores computed at or after `since`, oldest first (what an import has not seen yet).
-    pub fn computed_since(conn: &mut MysqlConnection, since: NaiveDateTime) -> QueryResult<Vec<Self>> {
+    pub fn computed_since(
+        conn: &mut MysqlConnection,
+        since: NaiveDateTime,
+    ) -> QueryResult<Vec<Self>> {
         query_args::table
             .filter(query_args::computed_at.ge(since))
-            .order((query_args::computed_at, query_args::path_hash, query_args::name))
+            .order((
+                query_args::computed_at,
+                query_args::path_hash,
+                query_args::name,
+            ))
             .select(Self::as_select())
             .load(conn)
     }

@@ -113,8 +113,14 @@ impl Url {
             .get_result(conn)
     }
 
-    pub fn update(conn: &mut MysqlConnection, id: u64, changes: &UrlChanges<'_>) -> QueryResult<usize> {
-        diesel::update(url::table.find(id)).set(changes).execute(conn)
+    pub fn update(
+        conn: &mut MysqlConnection,
+        id: u64,
+        changes: &UrlChanges<'_>,
+    ) -> QueryResult<usize> {
+        diesel::update(url::table.find(id))
+            .set(changes)
+            .execute(conn)
     }
 }
 

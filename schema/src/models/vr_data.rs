@@ -66,10 +66,17 @@ pub struct VrDataChanges<'a> {
 
 impl VrData {
     pub fn find(conn: &mut MysqlConnection, id: u64) -> QueryResult<Self> {
-        vr_data::table.find(id).select(Self::as_select()).first(conn)
+        vr_data::table
+            .find(id)
+            .select(Self::as_select())
+            .first(conn)
     }
 
-    pub fn find_by_keyword(conn: &mut MysqlConnection, res_id: u32, keyword: &str) -> QueryResult<Self> {
+    pub fn find_by_keyword(
+        conn: &mut MysqlConnection,
+        res_id: u32,
+        keyword: &str,
+    ) -> QueryResult<Self> {
         vr_data::table
             .filter(vr_data::res_id.eq(res_id))
             .filter(vr_data::keyword.eq(keyword))
@@ -95,14 +102,22 @@ impl VrData {
             .get_result(conn)
     }
 
-    pub fn update(conn: &mut MysqlConnection, id: u64, changes: &VrDataChanges<'_>) -> QueryResult<usize> {
-        diesel::update(vr_data::table.find(id)).set(changes).execute(conn)
+    pub fn update(
+        conn: &mut MysqlConnection,
+        id: u64,
+        changes: &VrDataChanges<'_>,
+    ) -> QueryResult<usize> {
+        diesel::update(vr_data::table.find(id))
+            .set(changes)
+            .execute(conn)
     }
 }
 
 impl NewVrData<'_> {
     pub fn insert(&self, conn: &mut MysqlConnection) -> QueryResult<VrData> {
-        diesel::insert_into(vr_data::table).values(self).execute(conn)?;
+        diesel::insert_into(vr_data::table)
+            .values(self)
+            .execute(conn)?;
         let id = last_insert_id(conn)?;
         VrData::find(conn, id)
     }

@@ -92,7 +92,10 @@ pub struct VrResourceChanges<'a> {
 
 impl VrResource {
     pub fn find(conn: &mut MysqlConnection, id: u32) -> QueryResult<Self> {
-        vr_resource::table.find(id).select(Self::as_select()).first(conn)
+        vr_resource::table
+            .find(id)
+            .select(Self::as_select())
+            .first(conn)
     }
 
     pub fn find_by_name(conn: &mut MysqlConnection, name: &str) -> QueryResult<Self> {

@@ -35,7 +35,10 @@ pub struct YacobotNodeChanges<'a> {
 
 impl YacobotNode {
     pub fn find(conn: &mut MysqlConnection, id: u32) -> QueryResult<Self> {
-        yacobot_node::table.find(id).select(Self::as_select()).first(conn)
+        yacobot_node::table
+            .find(id)
+            .select(Self::as_select())
+            .first(conn)
     }
 
     pub fn find_by_name(conn: &mut MysqlConnection, name: &str) -> QueryResult<Self> {

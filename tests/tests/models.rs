@@ -1,0 +1,615 @@
+//! Insert / find / update / upsert round trips for every table's model.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use chrono::{NaiveDate, NaiveDateTime};
+use diesel::result::Error as DieselError;
+use focuser_schema::models::*;
+use focuser_tests::TestDb;
+
+fn t(h: u32, m: u32) -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 11, 22)
+        .unwrap()
+        .and_hms_opt(h, m, 0)
+        .unwrap()
+}
+
+#[test]
+fn yacobot_node() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let a = NewYacobotNode {
+        name: "yb01",
+        host: "10.0.0.1:7300",
+        enabled: true,
+    }
+    .insert(c)
+    .unwrap();
+    let b = NewYacobotNode {
+        name: "yb02",
+        host: "10.0.0.2:7300",
+        enabled: false,
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(YacobotNode::find(c, a.id).unwrap(), a);
+    assert_eq!(YacobotNode::find_by_name(c, "yb02").unwrap(), b);
+    assert_eq!(YacobotNode::enabled(c).unwrap(), vec![a.clone()]);
+
+    let changes = YacobotNodeChanges {
+        enabled: Some(true),
+        ..Default::default()
+    };
+    assert_eq!(YacobotNode::update(c, b.id, &changes).unwrap(), 1);
+    assert_eq!(YacobotNode::enabled(c).unwrap().len(), 2);
+
+    let up = NewYacobotNode {
+        name: "yb01",
+        host: "10.0.0.9:7300",
+        enabled: false,
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(
+        (up.id, up.host.as_str(), up.enabled),
+        (a.id, "10.0.0.9:7300", false)
+    );
+    let new = NewYacobotNode {
+        name: "yb03",
+        host: "h",
+        enabled: true,
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(YacobotNode::all(c).unwrap().len(), 3);
+    assert!(new.id > b.id);
+    assert!(matches!(
+        NewYacobotNode {
+            name: "yb03",
+            host: "h",
+            enabled: true
+        }
+        .insert(c),
+        Err(DieselError::DatabaseError(..))
+    ));
+}
+
+#[test]
+fn partner_domain() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let d = NewPartnerDomain {
+        domain: "astroma.net",
+        yacobot_id: 1,
+        assigned_by: "master1",
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(PartnerDomain::find(c, "astroma.net").unwrap(), d);
+
+    // A second master writing the same new domain: the first row wins.
+    let kept = NewPartnerDomain {
+        domain: "astroma.net",
+        yacobot_id: 2,
+        assigned_by: "master2",
+    }
+    .insert_if_absent(c)
+    .unwrap();
+    assert_eq!((kept.yacobot_id, kept.assigned_by.as_str()), (1, "master1"));
+
+    let moved = NewPartnerDomain {
+        domain: "astroma.net",
+        yacobot_id: 2,
+        assigned_by: "admin:root",
+    }
+    .upsert(c, t(12, 0))
+    .unwrap();
+    assert_eq!(
+        (
+            moved.yacobot_id,
+            moved.assigned_by.as_str(),
+            moved.updated_at
+        ),
+        (2, "admin:root", t(12, 0))
+    );
+    assert_eq!(moved.created_at, d.created_at);
+
+    let changes = PartnerDomainChanges {
+        yacobot_id: Some(3),
+        updated_at: Some(t(13, 0)),
+        ..Default::default()
+    };
+    assert_eq!(
+        PartnerDomain::update(c, "astroma.net", &changes).unwrap(),
+        1
+    );
+    NewPartnerDomain {
+        domain: "3dnews.ru",
+        yacobot_id: 3,
+        assigned_by: "master1",
+    }
+    .insert(c)
+    .unwrap();
+    let of3: Vec<String> = PartnerDomain::for_node(c, 3)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.domain)
+        .collect();
+    assert_eq!(of3, ["3dnews.ru", "astroma.net"]);
+    assert!(matches!(
+        PartnerDomain::find(c, "nowhere.example"),
+        Err(DieselError::NotFound)
+    ));
+}
+
+#[test]
+fn url() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let new = NewUrl {
+        id: u64::MAX - 7, // ids use all 64 bits
+        url: "http://astroma.net/week/02.htm",
+        domain: "astroma.net",
+        path_hash: 0xdead_beef_0000_0001,
+        hits: 2,
+        download_prio: 6,
+        updatetag: "",
+        first_seen: t(10, 0),
+        last_hit: t(10, 5),
+        next_indexed: t(10, 5),
+    };
+    let u = new.insert(c).unwrap();
+    assert_eq!(
+        (u.id, u.url.as_str(), u.hits, u.download_prio),
+        (u64::MAX - 7, new.url, 2, 6)
+    );
+    assert_eq!(
+        (u.fetch_state, u.steady_level, u.last_downloaded),
+        (FetchState::Idle.code(), 1.0, None)
+    );
+    assert_eq!(Url::find(c, u.id).unwrap(), u);
+    assert_eq!(Url::count_due(c, t(11, 0)).unwrap(), 1);
+    assert_eq!(
+        Url::count_due(c, t(10, 0)).unwrap(),
+        0,
+        "not due before next_indexed"
+    );
+
+    let claim = UrlChanges {
+        fetch_state: Some(FetchState::Claimed.code()),
+        claimed_by: Some(Some("yb01/77")),
+        claim_expires: Some(Some(t(11, 30))),
+        ..Default::default()
+    };
+    Url::update(c, u.id, &claim).unwrap();
+    assert_eq!(Url::count_due(c, t(11, 0)).unwrap(), 0, "claimed");
+    assert_eq!(Url::count_due(c, t(12, 0)).unwrap(), 1, "claim expired");
+
+    let fetched = UrlChanges {
+        hits: Some(0),
+        download_prio: Some(0),
+        last_downloaded: Some(Some(t(11, 1))),
+        http_status: Some(Some(200)),
+        content_md5: Some(Some("0123456789abcdef0123456789abcdef")),
+        doc_id: Some(Some("fffffffffffffff8")),
+        fetch_state: Some(FetchState::Fetched.code()),
+        claimed_by: Some(None),
+        claim_expires: Some(None),
+        fetch_ms: Some(Some(321)),
+        steady_level: Some(1.4),
+        ..Default::default()
+    };
+    Url::update(c, u.id, &fetched).unwrap();
+    let f = Url::find(c, u.id).unwrap();
+    assert_eq!(
+        (f.hits, f.http_status, f.claimed_by, f.fetch_ms),
+        (0, Some(200), None, Some(321))
+    );
+    assert_eq!(
+        FetchState::from_code(f.fetch_state),
+        Some(FetchState::Fetched)
+    );
+
+    let again = NewUrl {
+        hits: 9,
+        download_prio: 27,
+        updatetag: "v2",
+        ..new
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(
+        (again.hits, again.download_prio, again.updatetag.as_str()),
+        (9, 27, "v2")
+    );
+    assert_eq!(
+        again.last_downloaded,
+        Some(t(11, 1)),
+        "columns not in NewUrl are kept"
+    );
+}
+
+#[test]
+fn path_arg_name_and_query_args() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let p = NewPathArgName {
+        path_hash: 42,
+        name: "sessionid",
+        significant: true,
+        updated_at: t(9, 0),
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(PathArgName::find(c, 42, "sessionid").unwrap(), p);
+    let replaced = NewPathArgName {
+        path_hash: 42,
+        name: "sessionid",
+        significant: false,
+        updated_at: t(10, 0),
+    }
+    .upsert(c)
+    .unwrap();
+    assert!(!replaced.significant);
+    NewPathArgName {
+        path_hash: 42,
+        name: "page",
+        significant: true,
+        updated_at: t(9, 0),
+    }
+    .upsert(c)
+    .unwrap();
+    let names: Vec<String> = PathArgName::for_path(c, 42)
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(names, ["page", "sessionid"]);
+    let ch = PathArgNameChanges {
+        significant: Some(true),
+        updated_at: Some(t(11, 0)),
+    };
+    PathArgName::update(c, 42, "sessionid", &ch).unwrap();
+    assert!(PathArgName::find(c, 42, "sessionid").unwrap().significant);
+
+    let q = NewQueryArg {
+        path_hash: 42,
+        name: "utm_source",
+        score: 0.97,
+        computed_at: t(8, 0),
+    }
+    .insert(c)
+    .unwrap();
+    assert!(!q.significant());
+    assert_eq!(QueryArg::find(c, 42, "utm_source").unwrap(), q);
+    let q2 = NewQueryArg {
+        path_hash: 42,
+        name: "utm_source",
+        score: 0.5,
+        computed_at: t(12, 0),
+    }
+    .upsert(c)
+    .unwrap();
+    assert!(q2.significant());
+    NewQueryArg {
+        path_hash: 7,
+        name: "id",
+        score: INSIGNIFICANT_SCORE,
+        computed_at: t(6, 0),
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(QueryArg::computed_since(c, t(7, 0)).unwrap(), vec![q2]);
+    QueryArg::update(
+        c,
+        7,
+        "id",
+        &QueryArgChanges {
+            score: Some(0.1),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(QueryArg::find(c, 7, "id").unwrap().significant());
+}
+
+#[test]
+fn queue_applied() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let q = NewQueueApplied {
+        source: "master1",
+        file_name: "master1-000001.q",
+        row_count: 10,
+    };
+    assert!(q.record(c).unwrap(), "first time: recorded");
+    assert!(!q.record(c).unwrap(), "second time: already applied");
+    NewQueueApplied {
+        source: "master1",
+        file_name: "master1-000002.q",
+        row_count: 5,
+    }
+    .insert(c)
+    .unwrap();
+    let found = QueueApplied::find(c, "master1", "master1-000001.q").unwrap();
+    assert_eq!(found.row_count, 10);
+    let recent: Vec<String> = QueueApplied::recent(c, "master1", 1)
+        .unwrap()
+        .into_iter()
+        .map(|q| q.file_name)
+        .collect();
+    assert_eq!(recent, ["master1-000002.q"]);
+    QueueApplied::update(
+        c,
+        "master1",
+        "master1-000001.q",
+        &QueueAppliedChanges {
+            row_count: Some(11),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        QueueApplied::find(c, "master1", "master1-000001.q")
+            .unwrap()
+            .row_count,
+        11
+    );
+}
+
+#[test]
+fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let new = NewVrResource {
+        class_id: 70_000_001,
+        res_name: "weather",
+        data_group: "w",
+        data_from: 0,
+        frequency: 3600,
+        is_manual: false,
+        res_status: 1,
+        priority: 5,
+        max_items: 0,
+    };
+    let r = new.insert(c).unwrap();
+    assert_eq!(VrResource::find(c, r.id).unwrap(), r);
+    assert_eq!(
+        FetchStatus::from_code(r.fetch_status),
+        Some(FetchStatus::Never)
+    );
+    let run = VrResourceChanges {
+        fetch_status: Some(FetchStatus::Error.code()),
+        fetch_detail: Some(Some("source \"main\": empty sitemap")),
+        last_fetch_time: Some(Some(t(10, 0))),
+        ..Default::default()
+    };
+    VrResource::update(c, r.id, &run).unwrap();
+    let r2 = NewVrResource {
+        frequency: 60,
+        ..new.clone()
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(
+        (r2.id, r2.frequency, r2.fetch_status),
+        (r.id, 60, 4),
+        "settings rewritten, run state kept"
+    );
+    assert_eq!(
+        r2.fetch_detail.as_deref(),
+        Some("source \"main\": empty sitemap")
+    );
+    assert_eq!(VrResource::all(c).unwrap().len(), 1);
+
+    let ds = NewVrOpenDatasource {
+        res_id: r.id,
+        name: "main",
+        priority: 1,
+        sitemap_url: "http://f/s.txt",
+    }
+    .insert(c)
+    .unwrap();
+    NewVrOpenDatasource {
+        res_id: r.id,
+        name: "extra",
+        priority: 9,
+        sitemap_url: "http://f/x.xml",
+    }
+    .insert(c)
+    .unwrap();
+    let order: Vec<String> = VrOpenDatasource::for_resource(c, r.id)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(order, ["extra", "main"], "highest priority first");
+    VrOpenDatasource::update(
+        c,
+        ds.id,
+        &VrOpenDatasourceChanges {
+            sitemap_md5: Some(Some("00112233445566778899aabbccddeeff")),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let ds2 = NewVrOpenDatasource {
+        res_id: r.id,
+        name: "main",
+        priority: 20,
+        sitemap_url: "http://f/s2.txt",
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(
+        (ds2.id, ds2.priority, ds2.sitemap_url.as_str()),
+        (ds.id, 20, "http://f/s2.txt")
+    );
+    assert_eq!(
+        ds2.sitemap_md5.as_deref(),
+        Some("00112233445566778899aabbccddeeff")
+    );
+
+    let rs = NewResourceStatus {
+        res_id: r.id,
+        data_source_id: ds.id,
+        url: "http://f/feed1.xml",
+        res_status: 1,
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(ResourceStatus::find(c, rs.id).unwrap(), rs);
+    ResourceStatus::update(
+        c,
+        rs.id,
+        &ResourceStatusChanges {
+            http_status: Some(Some(503)),
+            error: Some(Some("HTTP 503")),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let retired = NewResourceStatus {
+        res_id: r.id,
+        data_source_id: ds.id,
+        url: "http://f/feed1.xml",
+        res_status: 0,
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(
+        (retired.id, retired.res_status, retired.http_status),
+        (rs.id, 0, Some(503))
+    );
+    assert_eq!(ResourceStatus::for_resource(c, r.id).unwrap().len(), 1);
+
+    let rule = NewOpenXmlFormat {
+        class_id: 70_000_001,
+        label_name: "city",
+        parent_label: "item",
+        xpath: "city",
+        is_key: true,
+        is_index: true,
+        is_fullhit: false,
+        is_mark: false,
+        is_required: true,
+        index_type: 0,
+        group_type: 0,
+    };
+    let x = rule.insert(c).unwrap();
+    assert_eq!(OpenXmlFormat::find(c, x.id).unwrap(), x);
+    OpenXmlFormat::update(
+        c,
+        x.id,
+        &OpenXmlFormatChanges {
+            is_mark: Some(true),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let x2 = NewOpenXmlFormat {
+        xpath: "name/city",
+        ..rule
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(
+        (x2.id, x2.xpath.as_str(), x2.is_mark),
+        (x.id, "name/city", false)
+    );
+    assert_eq!(OpenXmlFormat::for_class(c, 70_000_001).unwrap(), vec![x2]);
+
+    let item = NewVrData {
+        res_id: r.id,
+        status_id: Some(rs.id),
+        data_source_id: Some(ds.id),
+        keyword: "北京",
+        optword: "",
+        synonym: "Beijing",
+        md5_sum: "0123456789abcdef0123456789abcdef",
+        doc_id: "vr-1-beijing",
+        data_status: 1,
+        status: 0,
+        update_type: 1,
+        content: Some("<item><city>北京</city></item>"),
+        update_date: t(10, 0),
+    };
+    let v = item.insert(c).unwrap();
+    assert_eq!(VrData::find_by_keyword(c, r.id, "北京").unwrap(), v);
+    VrData::update(
+        c,
+        v.id,
+        &VrDataChanges {
+            status: Some(1),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(VrData::find(c, v.id).unwrap().status, 1);
+    let v2 = NewVrData {
+        md5_sum: "ffffffffffffffffffffffffffffffff",
+        update_type: 2,
+        ..item.clone()
+    }
+    .upsert(c)
+    .unwrap();
+    assert_eq!(
+        (v2.id, v2.update_type, v2.md5_sum.as_str()),
+        (v.id, 2, "ffffffffffffffffffffffffffffffff")
+    );
+    NewVrData {
+        keyword: "上海",
+        data_status: 0,
+        ..item
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(VrData::for_resource(c, r.id).unwrap().len(), 2);
+    assert_eq!(VrData::count_live(c, r.id).unwrap(), 1);
+
+    let p = NewProcessTimestamp {
+        res_id: r.id,
+        is_manual: false,
+        status: FetchStatus::Running.code(),
+        fetch_start: Some(t(10, 0)),
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(ProcessTimestamp::find(c, p.id).unwrap(), p);
+    let done = ProcessTimestampChanges {
+        status: Some(1),
+        fetch_end: Some(Some(t(10, 1))),
+        items: Some(2),
+        inserted: Some(2),
+        ..Default::default()
+    };
+    ProcessTimestamp::update(c, p.id, &done).unwrap();
+    let runs = ProcessTimestamp::recent(c, r.id, 5).unwrap();
+    assert_eq!(
+        (runs.len(), runs[0].status, runs[0].items, runs[0].fetch_end),
+        (1, 1, 2, Some(t(10, 1)))
+    );
+
+    let u = NewVrUpdateInfo {
+        res_id: r.id,
+        status: 1,
+        item_count: 2,
+        last_item_count: 0,
+        detail: "2 new items",
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(VrUpdateInfo::find(c, u.id).unwrap(), u);
+    VrUpdateInfo::update(
+        c,
+        u.id,
+        &VrUpdateInfoChanges {
+            detail: Some("2 new items (first run)"),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        VrUpdateInfo::recent(c, r.id, 1).unwrap()[0].detail,
+        "2 new items (first run)"
+    );
+}
