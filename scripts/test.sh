@@ -17,8 +17,14 @@ for tool in rustfmt clippy-driver; do
     command -v "$tool" >/dev/null || fail "$tool is missing: rustup component add rustfmt clippy"
 done
 
-step "private database"
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+die() { fail "$*"; }
+# shellcheck source=lib/packages.sh
+. scripts/lib/packages.sh
+
+step "private database, and the tools the tests drive (logrotate)"
 scripts/db.sh up >/dev/null
+install_packages logrotate
 FOCUSER_TEST_DATABASE_URL=$(scripts/db.sh url --admin)
 export FOCUSER_TEST_DATABASE_URL
 

@@ -1,0 +1,485 @@
+//! The config file: `key = value   # comment` lines, dotted keys, typed through serde.
+//!
+//! The common keys of every daemon (SPEC §4) are [`CommonConfig`]; the rest of the file is the
+//! daemon's own struct, which implements [`DaemonConfig`]. Both reject unknown keys, so a typo
+//! is a start-up error naming its file, line and key.
+
+mod de;
+mod parse;
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use de::{DeError, DeErrorKind};
+
+/// What each daemon's `config.rs` implements for its own keys.
+pub trait DaemonConfig: DeserializeOwned + Serialize + Clone + Send + Sync + 'static {
+    /// Checks that go beyond types (ranges, combinations). The message names the key.
+    fn validate(&self, _common: &CommonConfig) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The daemon's keys whose change in a reload takes effect only at the next start.
+    fn restart_only_changes(&self, _new: &Self) -> Vec<&'static str> {
+        Vec::new()
+    }
+}
+
+/// A daemon without keys of its own.
+impl DaemonConfig for NoKeys {}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoKeys {}
+
+/// The keys every focuser daemon understands (SPEC §4; documented in docs/operations.md).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommonConfig {
+    /// Directory every relative path is taken from; the daemon's working directory.
+    #[serde(default = "default_rootdir")]
+    pub rootdir: PathBuf,
+    /// Name in log lines; defaults to the program's name.
+    #[serde(default)]
+    pub progname: Option<String>,
+    /// Log file; absent: standard error.
+    #[serde(default)]
+    pub logfile: Option<PathBuf>,
+    /// A log4rs YAML file that replaces `logfile`/`debuglevel`.
+    #[serde(default)]
+    pub logconfig: Option<PathBuf>,
+    /// 10 critical/error, 20 warn, 30 info, 40 debug, 50+ trace, 90 protocol.
+    #[serde(default = "default_debuglevel")]
+    pub debuglevel: u8,
+    /// Where the pid is written and locked.
+    #[serde(default)]
+    pub pidfile: Option<PathBuf>,
+    /// Run as this user (and `group`) when started as root.
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub group: Option<String>,
+    /// chroot to `rootdir` before dropping privileges.
+    #[serde(default)]
+    pub chroot: bool,
+    /// mysql://user:password@host:port/db; `DATABASE_URL` in the environment overrides it.
+    #[serde(default)]
+    pub database: Option<String>,
+    #[serde(default = "default_db_pool_size")]
+    pub db_pool_size: u32,
+    /// host:port (or a bare port on 127.0.0.1) of the status endpoint; empty: off.
+    #[serde(default)]
+    pub status_listen: Option<String>,
+    /// hosts.allow: shell-glob patterns of peers' addresses or names, one a line.
+    #[serde(default)]
+    pub allowdb: Option<PathBuf>,
+    /// user:argon2-hash lines for the status endpoint's POSTs (written by `NAME passwd`).
+    #[serde(default)]
+    pub pwfile: Option<PathBuf>,
+    /// Seconds a graceful stop may take before the daemon exits anyway.
+    #[serde(default = "default_stop_timeout")]
+    pub stop_timeout: u64,
+}
+
+/// The common keys, for splitting a file between [`CommonConfig`] and the daemon's struct.
+const COMMON_KEYS: &[&str] = &[
+    "rootdir",
+    "progname",
+    "logfile",
+    "logconfig",
+    "debuglevel",
+    "pidfile",
+    "user",
+    "group",
+    "chroot",
+    "database",
+    "db_pool_size",
+    "status_listen",
+    "allowdb",
+    "pwfile",
+    "stop_timeout",
+];
+
+fn default_rootdir() -> PathBuf {
+    PathBuf::from(".")
+}
+fn default_debuglevel() -> u8 {
+    30
+}
+fn default_db_pool_size() -> u32 {
+    4
+}
+fn default_stop_timeout() -> u64 {
+    30
+}
+
+impl CommonConfig {
+    /// `path` as the daemon sees it: absolute paths stay, relative ones hang off `rootdir`.
+    pub fn path(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.rootdir.join(path)
+        }
+    }
+
+    /// The address of the status endpoint, if one is configured.
+    pub fn status_addr(&self) -> Result<Option<SocketAddr>, String> {
+        let Some(listen) = self.status_listen.as_deref() else {
+            return Ok(None);
+        };
+        let with_host = if listen.parse::<u16>().is_ok() {
+            format!("127.0.0.1:{listen}")
+        } else {
+            listen.to_string()
+        };
+        let mut addrs = with_host
+            .to_socket_addrs()
+            .map_err(|e| format!("status_listen: cannot resolve {listen:?}: {e}"))?;
+        addrs
+            .next()
+            .map(Some)
+            .ok_or_else(|| format!("status_listen: {listen:?} resolves to no address"))
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if !(1..=99).contains(&self.debuglevel) {
+            return Err(format!(
+                "debuglevel: {} is not between 1 and 99",
+                self.debuglevel
+            ));
+        }
+        if self.stop_timeout == 0 {
+            return Err("stop_timeout: must be at least 1 second".into());
+        }
+        if self.db_pool_size == 0 {
+            return Err("db_pool_size: must be at least 1".into());
+        }
+        if self.group.is_some() && self.user.is_none() {
+            return Err("group: set `user` too; group alone is not a privilege drop".into());
+        }
+        if let Some(url) = &self.database {
+            url::Url::parse(url)
+                .ok()
+                .filter(|u| u.scheme() == "mysql")
+                .ok_or("database: expected mysql://user:password@host:port/db")?;
+        }
+        self.status_addr()?;
+        Ok(())
+    }
+
+    /// Common keys whose change takes effect only at the next start.
+    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        let mut check = |changed: bool, key| {
+            if changed {
+                keys.push(key);
+            }
+        };
+        check(self.rootdir != new.rootdir, "rootdir");
+        check(self.pidfile != new.pidfile, "pidfile");
+        check(self.user != new.user, "user");
+        check(self.group != new.group, "group");
+        check(self.chroot != new.chroot, "chroot");
+        check(self.database != new.database, "database");
+        check(self.db_pool_size != new.db_pool_size, "db_pool_size");
+        check(self.status_listen != new.status_listen, "status_listen");
+        keys
+    }
+}
+
+/// A loaded, validated config: the common keys, the daemon's keys, and where they came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config<T> {
+    pub file: PathBuf,
+    pub common: CommonConfig,
+    pub daemon: T,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    #[error("{file}:{line}: {message}")]
+    Line {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{file}:{line}: {key}: {message}")]
+    Key {
+        file: String,
+        line: usize,
+        key: String,
+        message: String,
+    },
+    #[error("{file}: missing required key {key}")]
+    Missing { file: String, key: String },
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+impl<T: DaemonConfig> Config<T> {
+    /// Reads, types and validates `file`. `database_url` (the `DATABASE_URL` environment
+    /// variable, passed in so tests stay independent of the environment) overrides `database`.
+    pub fn load(file: &Path, database_url: Option<String>) -> Result<Self, ConfigError> {
+        let name = file.display().to_string();
+        let root = parse::parse_file(file).map_err(|e| match e.line {
+            0 => ConfigError::File {
+                file: name.clone(),
+                message: e.message,
+            },
+            line => ConfigError::Line {
+                file: name.clone(),
+                line,
+                message: e.message,
+            },
+        })?;
+        let (common_node, daemon_node) = root.split(COMMON_KEYS);
+        let mut common: CommonConfig =
+            de::from_node(&common_node).map_err(|e| located(&name, e))?;
+        let daemon: T = de::from_node(&daemon_node).map_err(|mut e| {
+            // An unknown top-level key may be a misspelt common key: list those too.
+            if let (DeErrorKind::Unknown(m), Some(false)) =
+                (&mut e.kind, e.key.as_ref().map(|k| k.contains('.')))
+            {
+                m.push_str(&format!("; common keys: {}", COMMON_KEYS.join(", ")));
+            }
+            located(&name, e)
+        })?;
+        if let Some(url) = database_url.filter(|u| !u.is_empty()) {
+            common.database = Some(url);
+        }
+        // The daemon changes into rootdir and re-reads this file on reload: pin both down.
+        common.rootdir = std::path::absolute(&common.rootdir).unwrap_or(common.rootdir);
+        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let invalid = |message| ConfigError::Invalid {
+            file: name.clone(),
+            message,
+        };
+        common.validate().map_err(invalid)?;
+        daemon.validate(&common).map_err(invalid)?;
+        Ok(Config {
+            file,
+            common,
+            daemon,
+        })
+    }
+
+    /// Keys whose change cannot be applied to a running daemon.
+    pub fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
+        let mut keys = self.common.restart_only_changes(&new.common);
+        keys.extend(self.daemon.restart_only_changes(&new.daemon));
+        keys
+    }
+
+    /// The effective config as `key = value` lines, secrets masked (`--check-config`).
+    pub fn effective(&self) -> Vec<(String, String)> {
+        let mut lines = Vec::new();
+        let mut common = serde_json::to_value(&self.common).unwrap_or_default();
+        if let Some(db) = self.common.database.as_deref() {
+            common["database"] = serde_json::Value::String(mask_password(db));
+        }
+        flatten("", &common, &mut lines);
+        flatten(
+            "",
+            &serde_json::to_value(&self.daemon).unwrap_or_default(),
+            &mut lines,
+        );
+        lines
+    }
+}
+
+fn located(file: &str, e: DeError) -> ConfigError {
+    let file = file.to_string();
+    let key = e.key.unwrap_or_default();
+    match e.kind {
+        DeErrorKind::Missing => ConfigError::Missing { file, key },
+        DeErrorKind::Unknown(message) | DeErrorKind::Other(message) => match e.line {
+            Some(line) if line > 0 => ConfigError::Key {
+                file,
+                line,
+                key,
+                message,
+            },
+            _ if key.is_empty() => ConfigError::Invalid { file, message },
+            _ => ConfigError::Invalid {
+                file,
+                message: format!("{key}: {message}"),
+            },
+        },
+    }
+}
+
+fn flatten(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        Value::Null => out.push((prefix.to_string(), String::new())),
+        Value::Bool(b) => out.push((prefix.to_string(), if *b { "1" } else { "0" }.to_string())),
+        Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        Value::Array(items) => out.push((
+            prefix.to_string(),
+            items
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| i.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        )),
+        Value::Number(n) => out.push((prefix.to_string(), n.to_string())),
+    }
+}
+
+/// `mysql://user:secret@host/db` → `mysql://user:***@host/db`.
+pub fn mask_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) => "(not a URL)".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Work {
+        #[serde(rename = "Interval")]
+        interval: u64,
+    }
+
+    #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Testd {
+        #[serde(rename = "Work")]
+        work: Work,
+    }
+
+    impl DaemonConfig for Testd {
+        fn validate(&self, _: &CommonConfig) -> Result<(), String> {
+            if self.work.interval == 0 {
+                return Err("Work.Interval: must be at least 1".into());
+            }
+            Ok(())
+        }
+    }
+
+    fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("testd.cf");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn loads_common_and_own_keys_with_defaults() {
+        let (_d, path) = write(
+            "rootdir = /srv/f   # home\nlogfile = logs/t.log\nWork.Interval = 5\nstatus_listen = 8080\n\
+             database = mysql://u:pw@db:3306/focuser\n",
+        );
+        let c = Config::<Testd>::load(&path, None).unwrap();
+        assert_eq!(c.common.rootdir, PathBuf::from("/srv/f"));
+        assert_eq!(
+            c.common.path(Path::new("logs/t.log")),
+            PathBuf::from("/srv/f/logs/t.log")
+        );
+        assert_eq!(
+            c.common.path(Path::new("/var/log/x")),
+            PathBuf::from("/var/log/x")
+        );
+        assert_eq!((c.common.debuglevel, c.common.stop_timeout), (30, 30));
+        assert_eq!(
+            c.common.status_addr().unwrap(),
+            Some("127.0.0.1:8080".parse().unwrap())
+        );
+        assert_eq!(c.daemon.work.interval, 5);
+        let eff = c.effective();
+        assert!(
+            eff.contains(&("database".into(), "mysql://u:***@db:3306/focuser".into())),
+            "{eff:?}"
+        );
+        assert!(eff.contains(&("Work.Interval".into(), "5".into())));
+        assert!(!format!("{eff:?}").contains("pw@"));
+    }
+
+    #[test]
+    fn database_url_overrides_the_file() {
+        let (_d, path) = write("Work.Interval = 1\ndatabase = mysql://a:b@h/x\n");
+        let c = Config::<Testd>::load(&path, Some("mysql://env:e@h2/y".into())).unwrap();
+        assert_eq!(c.common.database.as_deref(), Some("mysql://env:e@h2/y"));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let (_d, path) = write("Work.Interval = 1\ndebuglevl = 40\n");
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(e.contains("testd.cf:2: debuglevl: unknown key"), "{e}");
+
+        let (_d, path) = write("Work.Interval = soon\n");
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(
+            e.contains("testd.cf:1: Work.Interval: expected a non-negative integer"),
+            "{e}"
+        );
+
+        let (_d, path) = write("rootdir = /x\n");
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(e.ends_with("testd.cf: missing required key Work"), "{e}");
+
+        let (_d, path) = write("Work.Other = 1\n");
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(e.contains("testd.cf:1: Work.Other: unknown key"), "{e}");
+
+        let (_d, path) = write("Work.Interval = 0\n");
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(e.contains("Work.Interval: must be at least 1"), "{e}");
+
+        let (_d, path) = write("Work.Interval = 1\nchroot = 2\n");
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(e.contains("testd.cf:2: chroot: expected 0 or 1"), "{e}");
+
+        let (_d, path) = write("Work.Interval = 1\ndatabase = postgres://x\n");
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(e.contains("database: expected mysql://"), "{e}");
+
+        let e = Config::<Testd>::load(Path::new("/nonexistent/x.cf"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/nonexistent/x.cf: cannot read"), "{e}");
+
+        let (_d, path) = write("Work.Interval = 1\n\u{0}\u{ff}\n");
+        std::fs::write(&path, b"Work.Interval = 1\n\xff\xfe = 2\n").unwrap();
+        let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+        assert!(e.contains("testd.cf:2: not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn restart_only_keys_are_named() {
+        let (_d, a) = write("Work.Interval = 1\nstatus_listen = 9000\n");
+        let (_d2, b) = write("Work.Interval = 2\nstatus_listen = 9001\ndebuglevel = 40\n");
+        let old = Config::<Testd>::load(&a, None).unwrap();
+        let new = Config::<Testd>::load(&b, None).unwrap();
+        assert_eq!(old.restart_only_changes(&new), ["status_listen"]);
+    }
+}

@@ -1,0 +1,210 @@
+//! The daemon's database: a pool from `database`, and a retry wrapper that carries a daemon
+//! through a lost or restarting server with capped exponential backoff, saying so in the log
+//! and on the status page.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use diesel::mysql::MysqlConnection;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use focuser_schema::Pool;
+
+use crate::status::{Figure, StatusSource};
+
+/// First pause after a failure; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long one attempt waits for a connection from the pool.
+const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(3);
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("{what}: {source}")]
+    Query { what: String, source: DieselError },
+    #[error("{what}: stopped while waiting for the database")]
+    Stopped { what: String },
+    #[error("cannot set up the database pool: {0}")]
+    Pool(String),
+}
+
+/// Whether the server is reachable, as the status page shows it.
+#[derive(Debug, Default)]
+pub struct DbHealth {
+    up: AtomicBool,
+    outages: AtomicU64,
+    down_since: Mutex<Option<Instant>>,
+    last_error: Mutex<String>,
+}
+
+impl DbHealth {
+    pub fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    pub fn outages(&self) -> u64 {
+        self.outages.load(Ordering::Relaxed)
+    }
+
+    pub fn last_error(&self) -> String {
+        self.last_error
+            .lock()
+            .map(|e| e.clone())
+            .unwrap_or_default()
+    }
+
+    fn went_down(&self, what: &str, error: &str) {
+        if let Ok(mut e) = self.last_error.lock() {
+            *e = error.to_string();
+        }
+        if self.up.swap(false, Ordering::Relaxed) || self.outages() == 0 {
+            self.outages.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut since) = self.down_since.lock() {
+                since.get_or_insert_with(Instant::now);
+            }
+            log::error!("database unreachable ({what}): {error}; retrying with backoff");
+        }
+    }
+
+    fn came_up(&self) {
+        if !self.up.swap(true, Ordering::Relaxed) {
+            let down = self.down_since.lock().ok().and_then(|mut s| s.take());
+            if let Some(since) = down {
+                log::warn!(
+                    "database reachable again after {:.1} s",
+                    since.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+}
+
+impl StatusSource for DbHealth {
+    fn figures(&self) -> Vec<Figure> {
+        let down_for = self
+            .down_since
+            .lock()
+            .ok()
+            .and_then(|s| s.map(|t| t.elapsed().as_secs_f64()))
+            .unwrap_or(0.0);
+        vec![
+            Figure::gauge(
+                "db_up",
+                "1 while the database answers, 0 during an outage",
+                if self.is_up() { 1.0 } else { 0.0 },
+            ),
+            Figure::counter(
+                "db_outages_total",
+                "times the database became unreachable",
+                self.outages() as f64,
+            ),
+            Figure::gauge(
+                "db_down_seconds",
+                "length of the current outage in seconds",
+                down_for,
+            ),
+        ]
+    }
+}
+
+/// A pool plus the retry policy.
+#[derive(Clone)]
+pub struct Database {
+    pool: Pool,
+    health: Arc<DbHealth>,
+    stop: Arc<AtomicBool>,
+}
+
+/// Errors that mean "the server is not there", as opposed to a bad query.
+fn is_connection_loss(e: &DieselError) -> bool {
+    match e {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => true,
+        DieselError::DatabaseError(_, info) => {
+            let m = info.message();
+            [
+                "gone away",
+                "Lost connection",
+                "Can't connect",
+                "shutdown in progress",
+                "Connection refused",
+                "Server shutdown",
+            ]
+            .iter()
+            .any(|s| m.contains(s))
+        }
+        DieselError::BrokenTransactionManager => true,
+        _ => false,
+    }
+}
+
+impl Database {
+    /// A pool that connects lazily: the daemon starts even while the server is down.
+    pub fn new(url: &str, size: u32, stop: Arc<AtomicBool>) -> Result<Database, DbError> {
+        let pool = focuser_schema::pool(url, size).map_err(|e| DbError::Pool(e.to_string()))?;
+        Ok(Database {
+            pool,
+            health: Arc::new(DbHealth::default()),
+            stop,
+        })
+    }
+
+    pub fn health(&self) -> Arc<DbHealth> {
+        Arc::clone(&self.health)
+    }
+
+    /// Runs `f` on a pooled connection. While the server is unreachable it waits and tries
+    /// again (250 ms doubling to 30 s), until it answers or the daemon stops; any other error
+    /// is returned at once. `f` may run more than once, so it must be a transaction or
+    /// otherwise safe to repeat.
+    pub fn run<R>(
+        &self,
+        what: &str,
+        mut f: impl FnMut(&mut MysqlConnection) -> diesel::QueryResult<R>,
+    ) -> Result<R, DbError> {
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            let failure = match self.pool.get_timeout(CHECKOUT_TIMEOUT) {
+                Ok(mut conn) => match f(&mut conn) {
+                    Ok(r) => {
+                        self.health.came_up();
+                        return Ok(r);
+                    }
+                    Err(e) if is_connection_loss(&e) => e.to_string(),
+                    Err(source) => {
+                        self.health.came_up();
+                        return Err(DbError::Query {
+                            what: what.to_string(),
+                            source,
+                        });
+                    }
+                },
+                Err(e) => e.to_string(),
+            };
+            self.health.went_down(what, &failure);
+            log::debug!("database: {what}: next try in {backoff:?}");
+            if !self.pause(backoff) {
+                return Err(DbError::Stopped {
+                    what: what.to_string(),
+                });
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Sleeps `d` unless the daemon is asked to stop meanwhile; false when it was.
+    fn pause(&self, d: Duration) -> bool {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            if self.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            std::thread::sleep(
+                Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())),
+            );
+        }
+        !self.stop.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,23 @@
+//! `focuser-daemon`: what makes master, yacobot and reader classic Unix daemons (SPEC §4).
+//!
+//! A daemon's `main` parses its command line (flattening [`cli::CommonArgs`]) and calls
+//! [`run`], which reads the config, starts the [`Runtime`] (detach, pidfile, log, status
+//! endpoint, privilege drop, signal thread) and hands it to the daemon's main loop. That loop
+//! takes [`Signal`]s from [`Runtime::next_signal`] between units of work and returns on
+//! [`Signal::Stop`]; `run` then shuts down cleanly.
+
+pub mod access;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod logging;
+pub mod pidfile;
+pub mod privileges;
+mod runtime;
+pub mod signals;
+pub mod status;
+
+pub use cli::{CommonArgs, CommonCommand};
+pub use config::{CommonConfig, Config, ConfigError, DaemonConfig, NoKeys};
+pub use runtime::{run, run_common_command, Runtime};
+pub use signals::Signal;
