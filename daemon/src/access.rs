@@ -13,11 +13,8 @@ use argon2::Argon2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}:{line}: {message}")]
     Line {
         path: String,
@@ -47,9 +44,9 @@ impl AllowList {
     }
 
     pub fn load(path: &Path) -> Result<AllowList, AccessError> {
-        let text = std::fs::read_to_string(path).map_err(|source| AccessError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| AccessError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         Self::parse(&text, path)
     }
@@ -110,9 +107,9 @@ pub struct PasswordFile {
 
 /// Refuses a file that others may read: it holds password hashes.
 fn check_private(path: &Path) -> Result<(), AccessError> {
-    let meta = std::fs::metadata(path).map_err(|source| AccessError::Io {
+    let meta = std::fs::metadata(path).map_err(|error| AccessError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     let mode = meta.permissions().mode();
     if mode & 0o007 != 0 {
@@ -130,9 +127,9 @@ fn check_private(path: &Path) -> Result<(), AccessError> {
 impl PasswordFile {
     pub fn load(path: &Path) -> Result<PasswordFile, AccessError> {
         check_private(path)?;
-        let text = std::fs::read_to_string(path).map_err(|source| AccessError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| AccessError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         let mut entries = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -215,7 +212,7 @@ pub fn set_password(path: &Path, user: &str, password: &str) -> Result<(), Acces
             text
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => return Err(AccessError::Io { path: name, source }),
+        Err(error) => return Err(AccessError::Io { path: name, error }),
     };
     let hash = hash_password(password).map_err(|message| AccessError::File {
         path: name.clone(),
@@ -239,9 +236,9 @@ pub fn set_password(path: &Path, user: &str, password: &str) -> Result<(), Acces
 }
 
 fn write_private_atomically(path: &Path, bytes: &[u8]) -> Result<(), AccessError> {
-    let io = |source| AccessError::Io {
+    let io = |error| AccessError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     };
     let dir = path
         .parent()

@@ -20,8 +20,8 @@ const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(3);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
-    #[error("{what}: {source}")]
-    Query { what: String, source: DieselError },
+    #[error("{what}: {error}")]
+    Query { what: String, error: DieselError },
     #[error("{what}: stopped while waiting for the database")]
     Stopped { what: String },
     #[error("cannot set up the database pool: {0}")]
@@ -173,11 +173,11 @@ impl Database {
                         return Ok(r);
                     }
                     Err(e) if is_connection_loss(&e) => e.to_string(),
-                    Err(source) => {
+                    Err(error) => {
                         self.health.came_up();
                         return Err(DbError::Query {
                             what: what.to_string(),
-                            source,
+                            error,
                         });
                     }
                 },

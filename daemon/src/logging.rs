@@ -27,11 +27,8 @@ pub const PROTOCOL_TARGET: &str = "protocol";
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
-    #[error("cannot open log file {path}: {source}")]
-    Open {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("cannot open log file {path}: {error}")]
+    Open { path: String, error: std::io::Error },
     #[error("log config {path}: {message}")]
     Yaml { path: String, message: String },
     #[error("cannot set up logging: {0}")]
@@ -129,9 +126,9 @@ fn open_append(path: &Path) -> Result<File, LogError> {
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|source| LogError::Open {
+        .map_err(|error| LogError::Open {
             path: path.display().to_string(),
-            source,
+            error,
         })
 }
 

@@ -13,11 +13,8 @@ use nix::fcntl::{Flock, FlockArg};
 pub enum PidfileError {
     #[error("already running as pid {pid} (pidfile {path} is locked)")]
     AlreadyRunning { pid: String, path: String },
-    #[error("pidfile {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("pidfile {path}: {error}")]
+    Io { path: String, error: std::io::Error },
 }
 
 /// A locked pidfile holding our pid; the lock lasts as long as this value.
@@ -29,9 +26,9 @@ pub struct Pidfile {
 
 impl Pidfile {
     pub fn acquire(path: &Path) -> Result<Pidfile, PidfileError> {
-        let io = |source| PidfileError::Io {
+        let io = |error| PidfileError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         };
         let file = OpenOptions::new()
             .read(true)

@@ -9,7 +9,7 @@ use std::io::{BufRead, IsTerminal};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -152,6 +152,7 @@ pub struct Runtime<T: DaemonConfig> {
     signals_tx: Sender<Signal>,
     signal_handle: signal_hook::iterator::Handle,
     stop: Arc<AtomicBool>,
+    stopper: Stopper,
     database: Option<Database>,
     identity: Identity,
 }
@@ -241,12 +242,21 @@ impl<T: DaemonConfig> Runtime<T> {
         let identity = privileges::drop_privileges(common)?;
 
         let (signals_tx, signals_rx) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let pid_path = pidfile.as_ref().map(|p| p.path().to_path_buf());
-        let (signal_handle, _thread) = signals::listen(signals_tx.clone(), move || {
-            log::warn!("second stop signal: exiting at once");
-            exit_now(pid_path.as_deref());
+        let stopper = Stopper {
+            stop: Arc::new(AtomicBool::new(false)),
+            timeout: Arc::new(AtomicU64::new(common.stop_timeout)),
+            pidfile: pidfile.as_ref().map(|p| p.path().to_path_buf()),
+        };
+        let on_stop = stopper.clone();
+        let (signal_handle, _thread) = signals::listen(signals_tx.clone(), move |first| {
+            if first {
+                on_stop.begin();
+            } else {
+                log::warn!("second stop signal: exiting at once");
+                exit_now(on_stop.pidfile.as_deref());
+            }
         })?;
+        let stop = Arc::clone(&stopper.stop);
         let database = common
             .database
             .as_deref()
@@ -302,6 +312,7 @@ impl<T: DaemonConfig> Runtime<T> {
             signals_tx,
             signal_handle,
             stop,
+            stopper,
             database,
             identity,
         })
@@ -381,7 +392,8 @@ impl<T: DaemonConfig> Runtime<T> {
                 }
             }
             Signal::Rotate => log::info!("rotate requested"),
-            Signal::Stop => self.begin_stop(),
+            // The signal thread has set the stop flag and armed the watchdog already.
+            Signal::Stop => {}
         }
         Some(signal)
     }
@@ -407,6 +419,9 @@ impl<T: DaemonConfig> Runtime<T> {
         if let Ok(mut a) = self.shared.access.lock() {
             *a = access;
         }
+        self.stopper
+            .timeout
+            .store(common.stop_timeout, Ordering::Relaxed);
         self.config = Config {
             file: new.file,
             common,
@@ -424,25 +439,6 @@ impl<T: DaemonConfig> Runtime<T> {
         Ok(())
     }
 
-    fn begin_stop(&self) {
-        if self.stop.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let timeout = Duration::from_secs(self.config.common.stop_timeout);
-        log::info!("stopping (at most {} s)", timeout.as_secs());
-        let pid_path = self.pidfile.as_ref().map(|p| p.path().to_path_buf());
-        let _ = std::thread::Builder::new()
-            .name("stop-watchdog".into())
-            .spawn(move || {
-                std::thread::sleep(timeout);
-                log::error!(
-                    "did not stop within stop_timeout ({} s): exiting now",
-                    timeout.as_secs()
-                );
-                exit_now(pid_path.as_deref());
-            });
-    }
-
     /// Clean exit: stops the endpoint and signal thread, removes the pidfile.
     pub fn shutdown(mut self) {
         self.stop.store(true, Ordering::SeqCst);
@@ -458,6 +454,36 @@ impl<T: DaemonConfig> Runtime<T> {
             }
         }
         log::logger().flush();
+    }
+}
+
+/// What a stop signal sets in motion, from the signal thread: the stop flag every worker
+/// polls, and a watchdog that ends the process if the graceful stop takes too long.
+#[derive(Clone)]
+struct Stopper {
+    stop: Arc<AtomicBool>,
+    timeout: Arc<AtomicU64>,
+    pidfile: Option<PathBuf>,
+}
+
+impl Stopper {
+    fn begin(&self) {
+        if self.stop.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let timeout = Duration::from_secs(self.timeout.load(Ordering::Relaxed));
+        log::info!("stopping (at most {} s)", timeout.as_secs());
+        let pidfile = self.pidfile.clone();
+        let _ = std::thread::Builder::new()
+            .name("stop-watchdog".into())
+            .spawn(move || {
+                std::thread::sleep(timeout);
+                log::error!(
+                    "did not stop within stop_timeout ({} s): exiting now",
+                    timeout.as_secs()
+                );
+                exit_now(pidfile.as_deref());
+            });
     }
 }
 

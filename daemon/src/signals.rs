@@ -36,10 +36,12 @@ impl Signal {
 
 /// Listens for the daemon's signals on a thread of its own and forwards them. The handlers
 /// signal-hook installs only record the signal; everything else happens on that thread.
-/// `on_second_stop` runs when a stop signal arrives while a stop is already under way.
+/// `on_stop(first)` runs on this thread for every stop signal, before the first is forwarded:
+/// a main loop busy elsewhere (waiting out a database outage, say) must still learn of it.
+/// Later stop signals are not forwarded.
 pub(crate) fn listen(
     tx: Sender<Signal>,
-    on_second_stop: impl Fn() + Send + 'static,
+    on_stop: impl Fn(bool) + Send + 'static,
 ) -> std::io::Result<(signal_hook::iterator::Handle, JoinHandle<()>)> {
     let mut signals = Signals::new([SIGHUP, SIGUSR1, SIGUSR2, SIGTERM, SIGINT])?;
     let handle = signals.handle();
@@ -52,8 +54,8 @@ pub(crate) fn listen(
                     continue;
                 };
                 if signal == Signal::Stop {
+                    on_stop(!stopping);
                     if stopping {
-                        on_second_stop();
                         continue;
                     }
                     stopping = true;

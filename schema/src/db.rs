@@ -14,16 +14,36 @@ pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
 pub type Pool = r2d2::Pool<ConnectionManager<MysqlConnection>>;
 pub type PooledConn = PooledConnection<ConnectionManager<MysqlConnection>>;
 
+/// Errors carry their cause in their message (and do not chain it again as a `source`, so
+/// `{:#}` prints it once).
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
     #[error("cannot connect to the database: {0}")]
-    Connect(#[from] diesel::ConnectionError),
+    Connect(diesel::ConnectionError),
     #[error("cannot build the connection pool: {0}")]
-    Pool(#[from] r2d2::Error),
+    Pool(r2d2::Error),
     #[error("database query failed: {0}")]
-    Query(#[from] diesel::result::Error),
+    Query(diesel::result::Error),
     #[error("migration failed: {0}")]
     Migration(String),
+}
+
+impl From<diesel::ConnectionError> for DbError {
+    fn from(e: diesel::ConnectionError) -> Self {
+        DbError::Connect(e)
+    }
+}
+
+impl From<r2d2::Error> for DbError {
+    fn from(e: r2d2::Error) -> Self {
+        DbError::Pool(e)
+    }
+}
+
+impl From<diesel::result::Error> for DbError {
+    fn from(e: diesel::result::Error) -> Self {
+        DbError::Query(e)
+    }
 }
 
 /// Session settings every focuser connection runs with: UTC times, so that `DATETIME`

@@ -382,7 +382,7 @@ mod tests {
 
     fn load(text: &str) -> Result<Conf, DeError> {
         let root = parse(text).unwrap();
-        from_node::<Conf>(&root).map(|c| c)
+        from_node::<Conf>(&root)
     }
 
     #[test]

@@ -1,0 +1,135 @@
+//! A database restart under a running daemon: it says so in its log and on its status page,
+//! stops promptly if asked meanwhile, and carries on when the server is back.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{free_port, http, wait_exit, wait_for, Testd};
+use nix::sys::signal::Signal;
+
+const SECS: fn(u64) -> Duration = Duration::from_secs;
+
+/// A MariaDB of this test's own (scripts/db.sh with a private var/ and port), so that
+/// restarting it disturbs no other test.
+struct OwnServer {
+    var: tempfile::TempDir,
+    port: u16,
+}
+
+impl OwnServer {
+    fn db_sh(&self, action: &str) -> String {
+        let out = Command::new(common::repo_root().join("scripts/db.sh"))
+            .arg(action)
+            .env("FOCUSER_VAR", self.var.path())
+            .env("FOCUSER_DB_PORT", self.port.to_string())
+            .env_remove("DATABASE_URL")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "db.sh {action}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn url(&self) -> String {
+        self.db_sh("up")
+            .lines()
+            .find_map(|l| l.strip_prefix("DATABASE_URL="))
+            .unwrap()
+            .to_string()
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let _ = Command::new(common::repo_root().join("scripts/db.sh"))
+            .arg("down")
+            .env("FOCUSER_VAR", self.var.path())
+            .env("FOCUSER_DB_PORT", self.port.to_string())
+            .output();
+    }
+}
+
+fn figure(addr: SocketAddr, name: &str) -> f64 {
+    let (_, _, json) = http(addr, "GET", "/status.json", None);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .map(|f| f["value"].as_f64().unwrap())
+        .unwrap_or(0.0)
+}
+
+fn start_testd(url: &str, port: u16) -> Testd {
+    Testd::new(&format!(
+        "database = {url}\nWork.UseDb = 1\nWork.TickMs = 50\nstatus_listen = {port}\n"
+    ))
+}
+
+#[test]
+fn the_daemon_reports_a_database_restart_and_carries_on() {
+    let server = OwnServer {
+        var: tempfile::tempdir().unwrap(),
+        port: free_port(),
+    };
+    let url = server.url();
+    let status_port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    let t = start_testd(&url, status_port);
+    let mut child = t.spawn();
+    wait_for(SECS(20), || figure(addr, "db_queries_total") >= 3.0).expect("queries run");
+    assert_eq!(figure(addr, "db_up"), 1.0);
+
+    server.db_sh("down");
+    t.wait_log("database unreachable (tick)", SECS(30));
+    wait_for(SECS(10), || figure(addr, "db_up") == 0.0).expect("the status page shows the outage");
+    assert_eq!(figure(addr, "db_outages_total"), 1.0);
+    let during = figure(addr, "db_queries_total");
+
+    server.url(); // up again, same data directory and port
+    t.wait_log("database reachable again after", SECS(60));
+    wait_for(SECS(10), || {
+        figure(addr, "db_queries_total") >= during + 3.0
+    })
+    .expect("queries again");
+    assert_eq!(figure(addr, "db_up"), 1.0);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "it kept running throughout"
+    );
+    assert_eq!(
+        t.log_text().matches("database unreachable").count(),
+        1,
+        "the outage is logged once, not per try"
+    );
+
+    t.signal(Signal::SIGTERM);
+    assert!(wait_exit(&mut child, SECS(10)).success());
+}
+
+#[test]
+fn a_stop_during_an_outage_is_prompt() {
+    let server = OwnServer {
+        var: tempfile::tempdir().unwrap(),
+        port: free_port(),
+    };
+    let url = server.url();
+    let t = start_testd(&url, free_port());
+    let mut child = t.spawn();
+    t.wait_log("tick 2 ", SECS(20));
+    server.db_sh("down");
+    t.wait_log("database unreachable", SECS(30));
+    t.signal(Signal::SIGTERM);
+    let status = wait_exit(&mut child, SECS(5));
+    assert!(status.success(), "{status:?}");
+    assert!(!Path::new(&t.pidfile).exists());
+}
