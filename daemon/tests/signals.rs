@@ -204,3 +204,47 @@ fn a_stop_slower_than_stop_timeout_is_cut_short() {
         .contains("did not stop within stop_timeout (1 s)"));
     assert!(!t.pidfile.exists());
 }
+
+#[test]
+fn a_logconfig_yaml_is_used_and_rebuilt_on_hup() {
+    let shipped = std::fs::read_to_string(common::repo_root().join("conf/log4rs.yaml")).unwrap();
+    let yaml = shipped
+        .replace("logs/master.log", "logs/testd.log")
+        .replace("master[", "yamlcfg[");
+    assert_ne!(yaml, shipped);
+    let t = Testd::new("logconfig = conf/log4rs.yaml\n");
+    std::fs::write(
+        &t.config,
+        std::fs::read_to_string(&t.config)
+            .unwrap()
+            .replace("logfile = logs/testd.log\n", ""),
+    )
+    .unwrap();
+    std::fs::create_dir_all(t.root().join("conf")).unwrap();
+    std::fs::write(t.root().join("conf/log4rs.yaml"), yaml).unwrap();
+    let mut child = t.spawn();
+    t.wait_log("tick 3 ", SECS(10));
+    assert!(
+        t.log_text()
+            .contains(&format!("yamlcfg[{}] INFO", child.id())),
+        "{}",
+        t.log_text()
+    );
+
+    std::fs::rename(&t.log, t.root().join("logs/testd.log.1")).unwrap();
+    t.signal(Signal::SIGHUP);
+    t.wait_log("log reopened", SECS(10));
+    t.wait_log("tick", SECS(10));
+    t.signal(Signal::SIGTERM);
+    assert!(wait_exit(&mut child, SECS(10)).success());
+
+    // A broken YAML file is a start-up error naming it.
+    std::fs::write(t.root().join("conf/log4rs.yaml"), "appenders: [unclosed\n").unwrap();
+    let out = t.run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("log config conf/log4rs.yaml"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
