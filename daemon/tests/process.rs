@@ -165,14 +165,8 @@ fn daemon_mode_detaches_and_the_starter_exits_once_it_is_ready() {
     wait_for(SECS(10), || !alive(pid)).expect("stopped");
     assert!(!t.pidfile.exists());
 
-    t.write_config("logfile =\n");
-    std::fs::write(
-        &t.config,
-        std::fs::read_to_string(&t.config)
-            .unwrap()
-            .replace("logfile = logs/testd.log\n", ""),
-    )
-    .unwrap();
+    t.write_config("");
+    t.remove_line("logfile = logs/testd.log");
     let out = t.run(&["--daemon"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(

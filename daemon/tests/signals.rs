@@ -120,13 +120,7 @@ fn usr2_applies_a_valid_config_and_keeps_the_old_one_on_a_bad_file() {
 
     // A key that cannot change live is named, and its running value kept.
     t.write_config("Work.Message = four\npidfile = logs/other.pid\n");
-    std::fs::write(
-        &t.config,
-        std::fs::read_to_string(&t.config)
-            .unwrap()
-            .replace("pidfile = logs/testd.pid\n", ""),
-    )
-    .unwrap();
+    t.remove_line("pidfile = logs/testd.pid");
     t.signal(Signal::SIGUSR2);
     t.wait_log(
         "take effect only at restart (running values kept): pidfile",
@@ -213,13 +207,7 @@ fn a_logconfig_yaml_is_used_and_rebuilt_on_hup() {
         .replace("master[", "yamlcfg[");
     assert_ne!(yaml, shipped);
     let t = Testd::new("logconfig = conf/log4rs.yaml\n");
-    std::fs::write(
-        &t.config,
-        std::fs::read_to_string(&t.config)
-            .unwrap()
-            .replace("logfile = logs/testd.log\n", ""),
-    )
-    .unwrap();
+    t.remove_line("logfile = logs/testd.log");
     std::fs::create_dir_all(t.root().join("conf")).unwrap();
     std::fs::write(t.root().join("conf/log4rs.yaml"), yaml).unwrap();
     let mut child = t.spawn();

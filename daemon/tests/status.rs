@@ -136,14 +136,7 @@ fn posts_need_the_right_password() {
     assert_eq!(http(addr, "POST", "/reload", Some("eve:s3cret")).0, 401);
     assert!(!t.log_text().contains("reloaded:"), "nothing happened");
 
-    t.write_config(
-        &std::fs::read_to_string(&t.config)
-            .unwrap()
-            .replace("before", "after")
-            .split_once("status_listen")
-            .map(|(_, rest)| format!("status_listen{rest}"))
-            .unwrap(),
-    );
+    t.edit_config("Work.Message = before", "Work.Message = after");
     let (status, _, body) = http(addr, "POST", "/reload", Some("ops:s3cret"));
     assert_eq!((status, body.trim()), (200, "reload requested"));
     t.wait_log("reloaded: message=after", SECS(10));
@@ -197,10 +190,7 @@ fn a_pwfile_others_can_read_is_refused_and_no_pwfile_means_no_posts() {
         "{err}"
     );
 
-    let text = std::fs::read_to_string(&t.config)
-        .unwrap()
-        .replace("pwfile = conf/focuser.passwd\n", "");
-    std::fs::write(&t.config, text).unwrap();
+    t.remove_line("pwfile = conf/focuser.passwd");
     let mut child = t.spawn();
     assert_eq!(http(addr, "POST", "/reload", Some("ops:s3cret")).0, 403);
     t.signal(Signal::SIGTERM);
@@ -208,14 +198,7 @@ fn a_pwfile_others_can_read_is_refused_and_no_pwfile_means_no_posts() {
 
     // A missing pwfile is a start-up error that names it, once.
     std::fs::remove_file(&pwfile).unwrap();
-    std::fs::write(
-        &t.config,
-        format!(
-            "{}pwfile = conf/focuser.passwd\n",
-            std::fs::read_to_string(&t.config).unwrap()
-        ),
-    )
-    .unwrap();
+    t.append_config("pwfile = conf/focuser.passwd\n");
     let out = t.run(&[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));

@@ -80,6 +80,26 @@ impl Testd {
         std::fs::write(&self.config, format!("{}{extra}", self.base)).unwrap();
     }
 
+    /// Replaces `from` (which must be there) by `to` in the config file.
+    pub fn edit_config(&self, from: &str, to: &str) {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        assert!(
+            text.contains(from),
+            "{from:?} is not in the config:\n{text}"
+        );
+        std::fs::write(&self.config, text.replace(from, to)).unwrap();
+    }
+
+    /// Removes one line (a key the test wants unset) from the config.
+    pub fn remove_line(&self, line: &str) {
+        self.edit_config(&format!("{line}\n"), "");
+    }
+
+    pub fn append_config(&self, lines: &str) {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        std::fs::write(&self.config, format!("{text}{lines}")).unwrap();
+    }
+
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(testd_binary());
         cmd.arg("-c").arg(&self.config).env_remove("DATABASE_URL");
