@@ -6,12 +6,17 @@
 //!   (an insert), `FooChanges` (an update), and `impl Foo { fn …(conn) }` for the queries.
 //!   Model functions take `&mut MysqlConnection` so callers can group them in one transaction.
 //! * [`db`]: the connection pool and the embedded migrations.
+//! * [`urls`]: URL normalisation, the 64-bit URL id, the routing domain.
+//! * [`formats`]: reflog lines and queue files; [`fsutil`]: publishing files atomically.
 //!
 //! Times in the database are UTC `DATETIME`s; every connection runs with `time_zone = '+00:00'`.
 
 pub mod db;
+pub mod formats;
+pub mod fsutil;
 pub mod models;
 #[rustfmt::skip]
 pub mod schema;
+pub mod urls;
 
 pub use db::{migrate, pool, DbError, Pool, PooledConn, MIGRATIONS};

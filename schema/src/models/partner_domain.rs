@@ -49,6 +49,50 @@ impl PartnerDomain {
             .load(conn)
     }
 
+    /// The whole domain map: `(domain, node)` for every row.
+    pub fn map(conn: &mut MysqlConnection) -> QueryResult<Vec<(String, u32)>> {
+        partner_domain::table
+            .select((partner_domain::domain, partner_domain::yacobot_id))
+            .load(conn)
+    }
+
+    /// The rows of `domains` (those that exist), in chunks the server takes comfortably.
+    pub fn find_many(conn: &mut MysqlConnection, domains: &[&str]) -> QueryResult<Vec<Self>> {
+        let mut rows = Vec::with_capacity(domains.len());
+        for chunk in domains.chunks(1000) {
+            rows.extend(
+                partner_domain::table
+                    .filter(partner_domain::domain.eq_any(chunk))
+                    .select(Self::as_select())
+                    .load(conn)?,
+            );
+        }
+        Ok(rows)
+    }
+
+    /// Moves `domain` from node `from` to node `to`, only if it is still on `from`: of two
+    /// masters re-assigning a domain whose node was disabled, the first one wins.
+    pub fn reassign(
+        conn: &mut MysqlConnection,
+        domain: &str,
+        from: u32,
+        to: u32,
+        by: &str,
+        now: NaiveDateTime,
+    ) -> QueryResult<usize> {
+        diesel::update(
+            partner_domain::table
+                .filter(partner_domain::domain.eq(domain))
+                .filter(partner_domain::yacobot_id.eq(from)),
+        )
+        .set((
+            partner_domain::yacobot_id.eq(to),
+            partner_domain::assigned_by.eq(by),
+            partner_domain::updated_at.eq(now),
+        ))
+        .execute(conn)
+    }
+
     pub fn update(
         conn: &mut MysqlConnection,
         domain: &str,
@@ -79,6 +123,22 @@ impl NewPartnerDomain<'_> {
             .set(partner_domain::domain.eq(partner_domain::domain))
             .execute(conn)?;
         PartnerDomain::find(conn, self.domain)
+    }
+
+    /// [`NewPartnerDomain::insert_if_absent`] for many rows, in multi-row statements.
+    pub fn insert_many_if_absent(
+        conn: &mut MysqlConnection,
+        rows: &[NewPartnerDomain<'_>],
+    ) -> QueryResult<()> {
+        for chunk in rows.chunks(500) {
+            diesel::insert_into(partner_domain::table)
+                .values(chunk)
+                .on_conflict(DuplicatedKeys)
+                .do_update()
+                .set(partner_domain::domain.eq(partner_domain::domain))
+                .execute(conn)?;
+        }
+        Ok(())
     }
 
     /// Inserts the mapping or moves the domain to this node (an admin's re-assignment, or a

@@ -1,0 +1,544 @@
+//! One master cycle (SPEC §5), all or nothing.
+//!
+//! Commit protocol (docs/formats.md): the journal is written first (cycle number, clock,
+//! inputs); then every output is written under a temporary name and fsynced — new
+//! current_log, queue files, reject files — with the routing plan journaled before it reaches
+//! the database. Journaling `prepared` is the commit point. Publishing renames the outputs
+//! into place, disposes of the inputs and removes the journal; it is idempotent, so a crash
+//! during it is finished at the next start, and a crash before it redoes the cycle with the
+//! same inputs, clock and plan, which yields the same bytes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{anyhow, Context};
+use focuser_schema::formats::queue::{QueueHeader, QueueRecord, QueueWriter};
+use focuser_schema::fsutil;
+
+use crate::config::MasterConfig;
+use crate::current_log::{self, LogEntry};
+use crate::filter::{self, Reason};
+use crate::ingest::{self, Domains, IngestStats};
+use crate::journal::Journal;
+use crate::route::{self, Assignment, DomainCounts, DomainMap};
+
+/// Where the domain map lives: the database, behind retries in the daemon.
+pub trait DomainStore {
+    /// The map at the start of a cycle (domains_from_db).
+    fn load(&mut self) -> anyhow::Result<DomainMap>;
+    /// Writes `plan` (idempotently) and returns the node each planned domain has in the
+    /// database afterwards — ours, or another master's if it was first.
+    fn apply(
+        &mut self,
+        plan: &[Assignment],
+        by: &str,
+        now: i64,
+    ) -> anyhow::Result<HashMap<String, u32>>;
+}
+
+/// What a cycle did (logged, and shown on the status page).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CycleStats {
+    pub seq: u64,
+    pub ingest: IngestStats,
+    pub parts: usize,
+    pub unique_urls: u64,
+    pub forwarded_new: u64,
+    pub forwarded_window: u64,
+    pub forwarded_updatetag: u64,
+    /// In current_log and in this cycle, held back (hits added to pending).
+    pub kept: u64,
+    /// In current_log, not in this cycle, within retention.
+    pub retained: u64,
+    pub expired: u64,
+    pub new_domains: u64,
+    pub per_node: BTreeMap<u32, u64>,
+    pub current_log_entries: u64,
+    pub seconds: f64,
+}
+
+impl CycleStats {
+    pub fn forwarded(&self) -> u64 {
+        self.forwarded_new + self.forwarded_window + self.forwarded_updatetag
+    }
+}
+
+/// The master's directories, as configured (relative to rootdir, the working directory).
+pub struct Master<'a> {
+    pub cfg: &'a MasterConfig,
+}
+
+impl Master<'_> {
+    fn current_log(&self) -> PathBuf {
+        self.cfg.state_dir.join("current_log")
+    }
+
+    fn queue_name(&self, seq: u64) -> String {
+        format!("{}-{seq:010}.q", self.cfg.name)
+    }
+
+    /// Reflog files ready in incoming_dir, in name order (dot-files are being written).
+    pub fn ready_inputs(&self) -> anyhow::Result<Vec<PathBuf>> {
+        let dir = &self.cfg.incoming_dir;
+        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("incoming_dir {}", dir.display()))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+            .map(|e| e.path())
+            .filter(|p| {
+                !p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_none_or(|n| n.starts_with('.'))
+            })
+            .collect();
+        names.sort();
+        if self.cfg.cycle.max_files > 0 {
+            names.truncate(self.cfg.cycle.max_files);
+        }
+        Ok(names)
+    }
+
+    fn ensure_dirs(&self) -> anyhow::Result<()> {
+        for d in [
+            &self.cfg.state_dir,
+            &self.cfg.queue_dir,
+            &self.cfg.rejects_dir,
+            &self.cfg.tmp_dir,
+        ] {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        if let Some(d) = &self.cfg.done_dir {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Finishes or redoes a cycle a crash interrupted. Returns the cycle number, if any.
+    pub fn recover(&self, store: &mut dyn DomainStore) -> anyhow::Result<Option<u64>> {
+        self.ensure_dirs()?;
+        let Some(journal) = Journal::load(&self.cfg.state_dir)? else {
+            return Ok(None);
+        };
+        if journal.prepared {
+            log::warn!(
+                "cycle {}: was interrupted while publishing; finishing it",
+                journal.seq
+            );
+            self.publish(&journal)?;
+        } else {
+            log::warn!(
+                "cycle {}: was interrupted; redoing it with the same inputs and clock",
+                journal.seq
+            );
+            self.execute(journal, store)?;
+        }
+        Ok(Some(journal_seq_done(&self.cfg.state_dir)?))
+    }
+
+    /// Runs a cycle over the ready inputs (`explicit`: given files, left in place, as
+    /// `master replay` does). `None` when there is nothing to do.
+    pub fn run(
+        &self,
+        store: &mut dyn DomainStore,
+        now: i64,
+        explicit: Option<Vec<PathBuf>>,
+    ) -> anyhow::Result<Option<CycleStats>> {
+        self.ensure_dirs()?;
+        if let Some(j) = Journal::load(&self.cfg.state_dir)? {
+            return Err(anyhow!(
+                "cycle {} is still journaled; recover it first",
+                j.seq
+            ));
+        }
+        let keep_inputs = explicit.is_some();
+        let inputs = match explicit {
+            Some(files) => files,
+            None => self.ready_inputs()?,
+        };
+        if inputs.is_empty() {
+            return Ok(None);
+        }
+        let seq = match current_log::Reader::open(&self.current_log())? {
+            Some(r) => r.cycle + 1,
+            None => 1,
+        };
+        let journal = Journal {
+            seq,
+            now,
+            keep_inputs,
+            inputs,
+            plan: None,
+            prepared: false,
+        };
+        journal.save(&self.cfg.state_dir)?;
+        self.execute(journal, store).map(Some)
+    }
+
+    /// Computes every output under temporary names, commits, publishes.
+    fn execute(
+        &self,
+        mut journal: Journal,
+        store: &mut dyn DomainStore,
+    ) -> anyhow::Result<CycleStats> {
+        let started = Instant::now();
+        let cfg = self.cfg;
+        self.discard_temporaries(journal.seq)?;
+        let map = store.load().context("reading the domain map")?;
+
+        let bytes: u64 = journal
+            .inputs
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        let parts = ingest::parts_for(bytes, cfg.memory_budget());
+        let mut domains = Domains::default();
+        let offset = cfg.utc_offset().map_err(|e| anyhow!(e))?;
+        let mut ingested = ingest::ingest(
+            &journal.inputs,
+            parts,
+            &cfg.tmp_dir,
+            &cfg.rejects_dir,
+            offset,
+            cfg.url.max_length,
+            &mut domains,
+        )
+        .context("reading the reflog files")?;
+        let mut stats = CycleStats {
+            seq: journal.seq,
+            parts,
+            ingest: ingested.stats.clone(),
+            ..Default::default()
+        };
+
+        // join + filter_url, part by part, in id order: the new current_log and the forwarded URLs.
+        let next_log = cfg.state_dir.join("current_log.next");
+        let forwarded_path = cfg.tmp_dir.join("forwarded.spill");
+        let mut writer = current_log::Writer::new(
+            BufWriter::with_capacity(1 << 20, File::create(&next_log)?),
+            journal.seq,
+        )?;
+        let mut forwarded = BufWriter::with_capacity(1 << 20, File::create(&forwarded_path)?);
+        let mut reader = current_log::Reader::open(&self.current_log())?;
+        let mut pending_entry: Option<LogEntry> = None;
+        let mut counts: Vec<DomainCounts> = Vec::new();
+        let count = |counts: &mut Vec<DomainCounts>, d: u32| -> usize {
+            let i = d as usize;
+            if counts.len() <= i {
+                counts.resize(i + 1, DomainCounts::default());
+            }
+            i
+        };
+        let (window, retention) = (cfg.filter.window, cfg.filter.retention);
+        for p in 0..parts {
+            let aggs = ingested.part(p)?;
+            stats.unique_urls += aggs.len() as u64;
+            let mut aggs = aggs.into_iter().peekable();
+            loop {
+                if pending_entry.is_none() {
+                    if let Some(r) = reader.as_mut() {
+                        pending_entry = r.next_entry()?;
+                    }
+                }
+                let log_in_part = pending_entry
+                    .as_ref()
+                    .filter(|e| ingest::part_of(e.entry.id, parts) <= p);
+                let next_agg_id = aggs.peek().map(|(id, _)| *id);
+                let (id, from_log, from_input) =
+                    match (log_in_part.map(|e| e.entry.id), next_agg_id) {
+                        (None, None) => break,
+                        (Some(l), Some(a)) if l == a => (l, true, true),
+                        (Some(l), Some(a)) if l < a => (l, true, false),
+                        (Some(l), None) => (l, true, false),
+                        (_, Some(a)) => (a, false, true),
+                    };
+                let log_entry = if from_log { pending_entry.take() } else { None };
+                let agg = if from_input {
+                    aggs.next().map(|(_, a)| a)
+                } else {
+                    None
+                };
+                let d = filter::decide(
+                    id,
+                    log_entry.as_ref().map(|e| &e.entry),
+                    agg.as_ref().map(|a| &a.incoming),
+                    journal.now,
+                    window,
+                    retention,
+                );
+                let (url, domain) = match (&agg, &log_entry) {
+                    (Some(a), _) => (a.url.as_str(), a.domain),
+                    (None, Some(e)) => (e.url.as_str(), domains.intern(&e.domain)),
+                    (None, None) => continue,
+                };
+                let di = count(&mut counts, domain);
+                if let Some(next) = &d.next {
+                    writer.write(next, &domains.names[domain as usize], url)?;
+                    counts[di].in_log += 1;
+                }
+                match (&d.forward, &agg, &d.next) {
+                    (Some((hits, reason)), Some(a), Some(next)) => {
+                        match reason {
+                            Reason::New => stats.forwarded_new += 1,
+                            Reason::Window => stats.forwarded_window += 1,
+                            Reason::Updatetag => stats.forwarded_updatetag += 1,
+                        }
+                        counts[di].forwarded += 1;
+                        write_forwarded(
+                            &mut forwarded,
+                            id,
+                            a.incoming.ts,
+                            *hits,
+                            domain,
+                            *reason == Reason::New,
+                            &next.tag,
+                            url,
+                        )?;
+                    }
+                    _ if d.expired => stats.expired += 1,
+                    _ if agg.is_some() => stats.kept += 1,
+                    _ => stats.retained += 1,
+                }
+            }
+        }
+        let (mut out, entries) = writer.finish()?;
+        out.flush()?;
+        out.get_ref().sync_all()?;
+        stats.current_log_entries = entries;
+        forwarded.flush()?;
+        drop(forwarded);
+
+        // route: the plan is journaled before it reaches the database, so a redo reuses it.
+        let domain_counts: HashMap<&str, DomainCounts> = counts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (domains.names[i].as_str(), *c))
+            .collect();
+        let plan = match journal.plan.clone() {
+            Some(plan) => plan,
+            None => {
+                let plan = route::plan(&map, &domain_counts)?;
+                journal.plan = Some(plan.clone());
+                journal.save(&cfg.state_dir)?;
+                plan
+            }
+        };
+        let assigned = if plan.is_empty() {
+            HashMap::new()
+        } else {
+            store
+                .apply(&plan, &cfg.name, journal.now)
+                .context("writing partner_domain")?
+        };
+        stats.new_domains = plan.len() as u64;
+        let node_of: Vec<Option<u32>> = domains
+            .names
+            .iter()
+            .map(|d| assigned.get(d).copied().or_else(|| map.routed(d)))
+            .collect();
+
+        // logsaver: one queue file per node, records in id order.
+        let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BufWriter<File>>)> = BTreeMap::new();
+        let mut input = BufReader::with_capacity(1 << 20, File::open(&forwarded_path)?);
+        while let Some(f) = read_forwarded(&mut input)? {
+            let domain = &domains.names[f.domain as usize];
+            let node =
+                node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
+            if !writers.contains_key(&node) {
+                let dir = cfg.queue_dir.join(node.to_string());
+                std::fs::create_dir_all(&dir)?;
+                let tmp = fsutil::temp_path(&dir.join(self.queue_name(journal.seq)));
+                let header = QueueHeader {
+                    master: cfg.name.clone(),
+                    cycle: journal.seq,
+                    node,
+                    time: journal.now,
+                };
+                let w = QueueWriter::new(
+                    BufWriter::with_capacity(256 << 10, File::create(&tmp)?),
+                    &header,
+                )?;
+                writers.insert(node, (tmp, w));
+            }
+            if let Some((_, w)) = writers.get_mut(&node) {
+                w.write(&QueueRecord {
+                    id: f.id,
+                    url: f.url,
+                    domain: domain.clone(),
+                    timestamp: f.ts,
+                    hits: f.hits,
+                    updatetag: f.tag,
+                    new: f.new,
+                })?;
+            }
+        }
+        std::fs::remove_file(&forwarded_path)?;
+        for (node, (_, w)) in writers {
+            let (mut out, n) = w.finish()?;
+            out.flush()?;
+            out.get_ref().sync_all()?;
+            stats.per_node.insert(node, n);
+        }
+        for (tmp, _) in &ingested.rejects {
+            File::open(tmp)?.sync_all()?;
+        }
+
+        journal.prepared = true;
+        journal.save(&cfg.state_dir)?;
+        self.publish(&journal)?;
+        stats.seconds = started.elapsed().as_secs_f64();
+        Ok(stats)
+    }
+
+    /// Puts a prepared cycle's outputs in place; safe to repeat after a crash.
+    fn publish(&self, journal: &Journal) -> anyhow::Result<()> {
+        let cfg = self.cfg;
+        let name = self.queue_name(journal.seq);
+        if let Ok(nodes) = std::fs::read_dir(&cfg.queue_dir) {
+            for node in nodes.filter_map(|e| e.ok()) {
+                let final_path = node.path().join(&name);
+                let tmp = fsutil::temp_path(&final_path);
+                if tmp.exists() {
+                    fsutil::publish(&tmp, &final_path)?;
+                }
+            }
+        }
+        for input in &journal.inputs {
+            let final_path = cfg.rejects_dir.join(format!("{}.rej", file_name(input)));
+            let tmp = fsutil::temp_path(&final_path);
+            if tmp.exists() {
+                fsutil::publish(&tmp, &final_path)?;
+            }
+        }
+        let next_log = cfg.state_dir.join("current_log.next");
+        if next_log.exists() {
+            fsutil::publish(&next_log, &self.current_log())?;
+        }
+        if !journal.keep_inputs {
+            for input in &journal.inputs {
+                if !input.exists() {
+                    continue;
+                }
+                match &cfg.done_dir {
+                    Some(done) => fsutil::publish(input, &done.join(file_name(input)))?,
+                    None => {
+                        std::fs::remove_file(input)?;
+                        if let Some(dir) = input.parent() {
+                            fsutil::sync_dir(dir)?;
+                        }
+                    }
+                }
+            }
+        }
+        Journal::remove(&cfg.state_dir)?;
+        Ok(())
+    }
+
+    /// Leftovers of an attempt at cycle `seq` that did not reach its commit point.
+    fn discard_temporaries(&self, seq: u64) -> anyhow::Result<()> {
+        let cfg = self.cfg;
+        let name = self.queue_name(seq);
+        if let Ok(nodes) = std::fs::read_dir(&cfg.queue_dir) {
+            for node in nodes.filter_map(|e| e.ok()) {
+                remove_if_there(&fsutil::temp_path(&node.path().join(&name)))?;
+            }
+        }
+        remove_if_there(&cfg.state_dir.join("current_log.next"))?;
+        if let Ok(entries) = std::fs::read_dir(&cfg.tmp_dir) {
+            for e in entries.filter_map(|e| e.ok()) {
+                remove_if_there(&e.path())?;
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(&cfg.rejects_dir) {
+            for e in entries.filter_map(|e| e.ok()) {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                if n.starts_with('.') && n.ends_with(".rej.tmp") {
+                    remove_if_there(&e.path())?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The cycle number in current_log after a recovery.
+fn journal_seq_done(state_dir: &Path) -> anyhow::Result<u64> {
+    Ok(current_log::Reader::open(&state_dir.join("current_log"))?
+        .map(|r| r.cycle)
+        .unwrap_or(0))
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn remove_if_there(p: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+struct Forwarded {
+    id: u64,
+    ts: i64,
+    hits: u64,
+    domain: u32,
+    new: bool,
+    tag: String,
+    url: String,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_forwarded(
+    w: &mut impl Write,
+    id: u64,
+    ts: i64,
+    hits: u64,
+    domain: u32,
+    new: bool,
+    tag: &str,
+    url: &str,
+) -> std::io::Result<()> {
+    w.write_all(&id.to_le_bytes())?;
+    w.write_all(&ts.to_le_bytes())?;
+    w.write_all(&hits.to_le_bytes())?;
+    w.write_all(&domain.to_le_bytes())?;
+    w.write_all(&[u8::from(new)])?;
+    w.write_all(&(tag.len() as u32).to_le_bytes())?;
+    w.write_all(&(url.len() as u32).to_le_bytes())?;
+    w.write_all(tag.as_bytes())?;
+    w.write_all(url.as_bytes())
+}
+
+fn read_forwarded(r: &mut impl Read) -> std::io::Result<Option<Forwarded>> {
+    let mut head = [0u8; 37];
+    match r.read_exact(&mut head) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or_default());
+    let u32_at = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().unwrap_or_default());
+    let (tag_len, url_len) = (u32_at(29) as usize, u32_at(33) as usize);
+    let mut body = vec![0u8; tag_len + url_len];
+    r.read_exact(&mut body)?;
+    let url = String::from_utf8_lossy(&body[tag_len..]).into_owned();
+    body.truncate(tag_len);
+    Ok(Some(Forwarded {
+        id: u64_at(0),
+        ts: u64_at(8) as i64,
+        hits: u64_at(16),
+        domain: u32_at(24),
+        new: head[28] == 1,
+        tag: String::from_utf8(body).unwrap_or_default(),
+        url,
+    }))
+}

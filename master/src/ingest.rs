@@ -1,0 +1,431 @@
+//! analyze_dump and group_sum (SPEC §5 steps 1–2): reflog files in, one aggregate per URL out,
+//! bad lines to reject files.
+//!
+//! URL ids are spread evenly over 64 bits, so the id space is cut into `parts` equal ranges.
+//! One part is aggregated in memory directly; with more (an input larger than
+//! `Cycle.MemoryLimit`), each line goes to its part's spill file in `tmp_dir` and the parts
+//! are aggregated one at a time, in id order, which is also current_log's order.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use focuser_schema::formats::reflog::{self, Reject};
+use focuser_schema::fsutil;
+
+use crate::filter::Incoming;
+
+/// Lines longer than this are rejected without being held in memory.
+pub const MAX_LINE: usize = 1 << 20;
+/// How much of a rejected line its reject file keeps.
+const REJECT_EXCERPT: usize = 1024;
+
+/// Domains are few (hundreds of thousands at most) and repeat on every line: keep each once.
+#[derive(Debug, Default)]
+pub struct Domains {
+    index: HashMap<String, u32>,
+    pub names: Vec<String>,
+}
+
+impl Domains {
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        i
+    }
+}
+
+/// A URL's aggregate in this cycle.
+#[derive(Debug, Clone)]
+pub struct Agg {
+    pub url: String,
+    pub domain: u32,
+    pub incoming: Incoming,
+    /// Timestamp of the line `incoming.tag` came from (`i64::MIN`: no tag yet).
+    tag_ts: i64,
+}
+
+impl Agg {
+    fn new(url: String, domain: u32) -> Agg {
+        Agg {
+            url,
+            domain,
+            incoming: Incoming {
+                ts: i64::MIN,
+                hits: 0,
+                tag: String::new(),
+            },
+            tag_ts: i64::MIN,
+        }
+    }
+
+    /// group_sum: hits add up, the latest timestamp wins, and the last non-empty updatetag in
+    /// timestamp order (lines come in file and line order, so a tie goes to the later line).
+    fn add(&mut self, ts: i64, hits: u64, tag: &str) {
+        self.incoming.hits = self.incoming.hits.saturating_add(hits);
+        self.incoming.ts = self.incoming.ts.max(ts);
+        if !tag.is_empty() && ts >= self.tag_ts {
+            self.tag_ts = ts;
+            if self.incoming.tag != tag {
+                self.incoming.tag = tag.to_string();
+            }
+        }
+    }
+}
+
+/// What reading the inputs counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IngestStats {
+    pub files: u64,
+    pub lines: u64,
+    pub rejected: BTreeMap<&'static str, u64>,
+}
+
+impl IngestStats {
+    pub fn rejected_total(&self) -> u64 {
+        self.rejected.values().sum()
+    }
+}
+
+/// The id range of part `p` of `parts`: `[start, end)`, the last one closed at `u64::MAX`.
+pub fn part_of(id: u64, parts: usize) -> usize {
+    ((u128::from(id) * parts as u128) >> 64) as usize
+}
+
+/// The result of reading the inputs: per-part aggregates, in memory or spilled.
+pub struct Ingested {
+    pub parts: usize,
+    memory: Option<HashMap<u64, Agg>>,
+    spills: Vec<PathBuf>,
+    pub stats: IngestStats,
+    /// Reject files written (temporary names) and where each is to be published.
+    pub rejects: Vec<(PathBuf, PathBuf)>,
+}
+
+/// How many parts an input of `bytes` needs within `budget` bytes of memory. An aggregate
+/// costs about three times its share of the input (URL kept, normalisation cache, map).
+pub fn parts_for(bytes: u64, budget: u64) -> usize {
+    let need = bytes.saturating_mul(3);
+    (need.div_ceil(budget.max(1))).clamp(1, 4096) as usize
+}
+
+/// Reads `inputs` in order. Reject files go to `rejects_dir` under temporary names (listed in
+/// the result, published by the caller at commit).
+pub fn ingest(
+    inputs: &[PathBuf],
+    parts: usize,
+    tmp_dir: &Path,
+    rejects_dir: &Path,
+    offset: i64,
+    max_url: usize,
+    domains: &mut Domains,
+) -> std::io::Result<Ingested> {
+    let mut ingested = Ingested {
+        parts,
+        memory: (parts == 1).then(HashMap::new),
+        spills: Vec::new(),
+        stats: IngestStats::default(),
+        rejects: Vec::new(),
+    };
+    let mut spill_writers = Vec::new();
+    if parts > 1 {
+        std::fs::create_dir_all(tmp_dir)?;
+        for p in 0..parts {
+            let path = tmp_dir.join(format!("part-{p:04}.spill"));
+            spill_writers.push(BufWriter::with_capacity(256 << 10, File::create(&path)?));
+            ingested.spills.push(path);
+        }
+    }
+    // Normalising is the expensive step; the same raw URL comes back on many lines.
+    let mut cache: HashMap<Box<[u8]>, Result<(u64, u32), Reject>> = HashMap::new();
+    for input in inputs {
+        ingested.stats.files += 1;
+        let name = input
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let final_reject = rejects_dir.join(format!("{name}.rej"));
+        let mut rejects = RejectFile::new(fsutil::temp_path(&final_reject));
+        let mut lines = Lines::new(File::open(input)?);
+        let mut line_no = 0u64;
+        while let Some(line) = lines.next_line()? {
+            line_no += 1;
+            if line_no == 1 {
+                continue; // the header line
+            }
+            ingested.stats.lines += 1;
+            let reject =
+                |why: Reject, rejects: &mut RejectFile, stats: &mut IngestStats, line: &[u8]| {
+                    *stats.rejected.entry(why.kind()).or_insert(0) += 1;
+                    rejects.add(line_no, &why.to_string(), line)
+                };
+            let text = match line {
+                Line::Text(text) => text,
+                Line::TooLong => {
+                    reject(
+                        Reject::LineTooLong(MAX_LINE),
+                        &mut rejects,
+                        &mut ingested.stats,
+                        b"",
+                    )?;
+                    continue;
+                }
+            };
+            let parsed = match reflog::parse_line(text, offset) {
+                Ok(p) => p,
+                Err(why) => {
+                    reject(why, &mut rejects, &mut ingested.stats, text)?;
+                    continue;
+                }
+            };
+            if let Some(memory) = ingested.memory.as_mut() {
+                let key = parsed.url.as_bytes();
+                let found = match cache.get(key) {
+                    Some(hit) => hit.clone(),
+                    None => {
+                        let result = reflog::normalize_url(parsed.url, max_url).map(|n| {
+                            let domain = domains.intern(&n.domain);
+                            memory
+                                .entry(n.id)
+                                .or_insert_with(|| Agg::new(n.url, domain));
+                            (n.id, domain)
+                        });
+                        cache.insert(key.into(), result.clone());
+                        result
+                    }
+                };
+                match found {
+                    Ok((id, _)) => {
+                        if let Some(agg) = memory.get_mut(&id) {
+                            agg.add(parsed.timestamp, parsed.hits, parsed.updatetag);
+                        }
+                    }
+                    Err(why) => reject(why, &mut rejects, &mut ingested.stats, text)?,
+                }
+            } else {
+                match reflog::normalize_url(parsed.url, max_url) {
+                    Ok(n) => {
+                        let domain = domains.intern(&n.domain);
+                        let w = &mut spill_writers[part_of(n.id, parts)];
+                        write_spill(
+                            w,
+                            n.id,
+                            parsed.timestamp,
+                            parsed.hits,
+                            domain,
+                            parsed.updatetag,
+                            &n.url,
+                        )?;
+                    }
+                    Err(why) => reject(why, &mut rejects, &mut ingested.stats, text)?,
+                }
+            }
+        }
+        if let Some(tmp) = rejects.finish()? {
+            ingested.rejects.push((tmp, final_reject));
+        }
+    }
+    for mut w in spill_writers {
+        w.flush()?;
+    }
+    Ok(ingested)
+}
+
+impl Ingested {
+    /// The aggregates of part `p`, sorted by id.
+    pub fn part(&mut self, p: usize) -> std::io::Result<Vec<(u64, Agg)>> {
+        let map = match self.memory.take() {
+            Some(map) => map,
+            None => {
+                let mut map: HashMap<u64, Agg> = HashMap::new();
+                let path = &self.spills[p];
+                let mut r = BufReader::with_capacity(256 << 10, File::open(path)?);
+                while let Some((id, ts, hits, domain, tag, url)) = read_spill(&mut r)? {
+                    map.entry(id)
+                        .or_insert_with(|| Agg::new(url, domain))
+                        .add(ts, hits, &tag);
+                }
+                std::fs::remove_file(path)?;
+                map
+            }
+        };
+        let mut sorted: Vec<(u64, Agg)> = map.into_iter().collect();
+        sorted.sort_unstable_by_key(|(id, _)| *id);
+        Ok(sorted)
+    }
+}
+
+fn write_spill(
+    w: &mut impl Write,
+    id: u64,
+    ts: i64,
+    hits: u64,
+    domain: u32,
+    tag: &str,
+    url: &str,
+) -> std::io::Result<()> {
+    let tag = &tag.as_bytes()[..tag.len().min(u16::MAX as usize)];
+    w.write_all(&id.to_le_bytes())?;
+    w.write_all(&ts.to_le_bytes())?;
+    w.write_all(&hits.to_le_bytes())?;
+    w.write_all(&domain.to_le_bytes())?;
+    w.write_all(&(tag.len() as u16).to_le_bytes())?;
+    w.write_all(&(url.len() as u32).to_le_bytes())?;
+    w.write_all(tag)?;
+    w.write_all(url.as_bytes())
+}
+
+type SpillRecord = (u64, i64, u64, u32, String, String);
+
+fn read_spill(r: &mut impl Read) -> std::io::Result<Option<SpillRecord>> {
+    let mut head = [0u8; 34];
+    match r.read_exact(&mut head) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or_default());
+    let (id, ts, hits) = (u64_at(0), u64_at(8) as i64, u64_at(16));
+    let domain = u32::from_le_bytes(head[24..28].try_into().unwrap_or_default());
+    let tag_len = u16::from_le_bytes(head[28..30].try_into().unwrap_or_default()) as usize;
+    let url_len = u32::from_le_bytes(head[30..34].try_into().unwrap_or_default()) as usize;
+    let mut body = vec![0u8; tag_len + url_len];
+    r.read_exact(&mut body)?;
+    let url = String::from_utf8_lossy(&body[tag_len..]).into_owned();
+    body.truncate(tag_len);
+    let tag = String::from_utf8(body).unwrap_or_default();
+    Ok(Some((id, ts, hits, domain, tag, url)))
+}
+
+/// A line as read: whole, or too long to keep.
+enum Line<'a> {
+    Text(&'a [u8]),
+    TooLong,
+}
+
+/// Reads `\n`-terminated lines, holding at most [`MAX_LINE`] bytes of one.
+struct Lines<R: Read> {
+    input: BufReader<R>,
+    buf: Vec<u8>,
+    overlong: usize,
+}
+
+impl<R: Read> Lines<R> {
+    fn new(input: R) -> Self {
+        Lines {
+            input: BufReader::with_capacity(1 << 20, input),
+            buf: Vec::with_capacity(4096),
+            overlong: 0,
+        }
+    }
+
+    fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
+        self.buf.clear();
+        self.overlong = 0;
+        let mut read_any = false;
+        loop {
+            let chunk = self.input.fill_buf()?;
+            if chunk.is_empty() {
+                break;
+            }
+            read_any = true;
+            let (take, done) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (i, true),
+                None => (chunk.len(), false),
+            };
+            if self.overlong > 0 || self.buf.len() + take > MAX_LINE {
+                self.overlong += self.buf.len() + take;
+                self.buf.clear();
+            } else {
+                self.buf.extend_from_slice(&chunk[..take]);
+            }
+            self.input.consume(take + usize::from(done));
+            if done {
+                break;
+            }
+        }
+        if !read_any {
+            return Ok(None);
+        }
+        Ok(Some(if self.overlong > 0 {
+            Line::TooLong
+        } else {
+            Line::Text(&self.buf)
+        }))
+    }
+}
+
+/// `<line> \t <reason> \t <the line, cut at 1 KiB>` for each rejected line of one input.
+struct RejectFile {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+}
+
+impl RejectFile {
+    fn new(path: PathBuf) -> Self {
+        RejectFile { path, out: None }
+    }
+
+    fn add(&mut self, line_no: u64, reason: &str, line: &[u8]) -> std::io::Result<()> {
+        if self.out.is_none() {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            self.out = Some(BufWriter::new(File::create(&self.path)?));
+        }
+        let Some(out) = self.out.as_mut() else {
+            return Ok(());
+        };
+        let cut = &line[..line.len().min(REJECT_EXCERPT)];
+        let excerpt = String::from_utf8_lossy(cut).replace(['\n', '\r'], " ");
+        let more = if line.len() > REJECT_EXCERPT {
+            format!(" [... {} bytes]", line.len())
+        } else {
+            String::new()
+        };
+        writeln!(out, "{line_no}\t{reason}\t{excerpt}{more}")
+    }
+
+    /// Flushes and fsyncs; the temporary path if anything was rejected.
+    fn finish(self) -> std::io::Result<Option<PathBuf>> {
+        let Some(out) = self.out else { return Ok(None) };
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        Ok(Some(self.path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_cover_the_id_space_in_order() {
+        assert_eq!(part_of(0, 4), 0);
+        assert_eq!(part_of(u64::MAX, 4), 3);
+        assert_eq!(part_of(1 << 62, 4), 1);
+        assert_eq!(part_of(u64::MAX, 1), 0);
+        assert_eq!(parts_for(100, 1000), 1);
+        assert_eq!(parts_for(1000, 1000), 3);
+    }
+
+    #[test]
+    fn the_last_non_empty_tag_in_timestamp_order_wins() {
+        let mut a = Agg::new("u".into(), 0);
+        a.add(10, 1, "x");
+        a.add(30, 1, "");
+        a.add(20, 1, "y");
+        a.add(5, 1, "old");
+        assert_eq!(
+            (a.incoming.ts, a.incoming.hits, a.incoming.tag.as_str()),
+            (30, 4, "y")
+        );
+        a.add(20, 1, "z"); // same second as y, later line
+        assert_eq!(a.incoming.tag, "z");
+    }
+}

@@ -1,0 +1,19 @@
+//! master (SPEC §5): reflog files in, deduplicated and domain-routed queue files out, one per
+//! crawler node per cycle, crash-safe.
+//!
+//! A cycle: [`ingest`] (analyze_dump, group_sum) → [`filter`] against [`current_log`] (join,
+//! filter_url) → [`route`] through [`store`] (domains_from_db, least-loaded assignment) →
+//! queue files (logsaver) → commit, all driven by [`cycle`] under the [`journal`].
+
+pub mod admin;
+pub mod config;
+pub mod current_log;
+pub mod cycle;
+pub mod daemon;
+pub mod filter;
+pub mod ingest;
+pub mod journal;
+pub mod route;
+pub mod store;
+
+pub use config::MasterConfig;

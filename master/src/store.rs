@@ -1,0 +1,143 @@
+//! The domain map in MySQL: partner_domain joined with enabled yacobot_nodes.
+
+use std::collections::HashMap;
+
+use anyhow::Context;
+use diesel::mysql::MysqlConnection;
+use diesel::Connection;
+use focuser_daemon::db::Database;
+use focuser_schema::models::{NewPartnerDomain, PartnerDomain, YacobotNode};
+
+use crate::cycle::DomainStore;
+use crate::route::{Assignment, DomainMap};
+
+/// Tries for a transaction that InnoDB chose as a deadlock victim (two masters inserting the
+/// same new domains at once).
+const DEADLOCK_TRIES: usize = 5;
+
+pub fn load_map(conn: &mut MysqlConnection) -> diesel::QueryResult<DomainMap> {
+    let nodes = YacobotNode::enabled(conn)?
+        .into_iter()
+        .map(|n| n.id)
+        .collect();
+    let rows = PartnerDomain::map(conn)?.into_iter().collect();
+    Ok(DomainMap { nodes, rows })
+}
+
+/// Writes the plan in one transaction and reads back what the database holds for it.
+pub fn apply_plan(
+    conn: &mut MysqlConnection,
+    plan: &[Assignment],
+    by: &str,
+    now: i64,
+) -> diesel::QueryResult<HashMap<String, u32>> {
+    let when = chrono::DateTime::from_timestamp(now, 0)
+        .map(|t| t.naive_utc())
+        .unwrap_or_default();
+    let mut sorted: Vec<&Assignment> = plan.iter().collect();
+    sorted.sort_by(|a, b| a.domain.cmp(&b.domain)); // the same lock order in every master
+    conn.transaction(|c| {
+        let fresh: Vec<NewPartnerDomain<'_>> = sorted
+            .iter()
+            .filter(|a| a.previous.is_none())
+            .map(|a| NewPartnerDomain {
+                domain: &a.domain,
+                yacobot_id: a.node,
+                assigned_by: by,
+            })
+            .collect();
+        NewPartnerDomain::insert_many_if_absent(c, &fresh)?;
+        for a in sorted.iter().filter(|a| a.previous.is_some()) {
+            if let Some(from) = a.previous {
+                if PartnerDomain::reassign(c, &a.domain, from, a.node, by, when)? == 1 {
+                    log::info!(
+                        "domain {} moved from node {from} (disabled or gone) to node {}",
+                        a.domain,
+                        a.node
+                    );
+                }
+            }
+        }
+        let domains: Vec<&str> = sorted.iter().map(|a| a.domain.as_str()).collect();
+        let mut rows: HashMap<String, u32> = PartnerDomain::find_many(c, &domains)?
+            .into_iter()
+            .map(|r| (r.domain, r.yacobot_id))
+            .collect();
+        // A row deleted under us: insert ours.
+        let missing: Vec<NewPartnerDomain<'_>> = sorted
+            .iter()
+            .filter(|a| !rows.contains_key(&a.domain))
+            .map(|a| NewPartnerDomain {
+                domain: &a.domain,
+                yacobot_id: a.node,
+                assigned_by: by,
+            })
+            .collect();
+        if !missing.is_empty() {
+            NewPartnerDomain::insert_many_if_absent(c, &missing)?;
+            let again: Vec<&str> = missing.iter().map(|m| m.domain).collect();
+            rows.extend(
+                PartnerDomain::find_many(c, &again)?
+                    .into_iter()
+                    .map(|r| (r.domain, r.yacobot_id)),
+            );
+        }
+        Ok(rows)
+    })
+}
+
+fn is_deadlock(e: &diesel::result::Error) -> bool {
+    matches!(e, diesel::result::Error::DatabaseError(_, info) if info.message().contains("Deadlock"))
+}
+
+fn with_deadlock_retry<R>(mut f: impl FnMut() -> diesel::QueryResult<R>) -> diesel::QueryResult<R> {
+    let mut tries = 0;
+    loop {
+        match f() {
+            Err(e) if is_deadlock(&e) && tries + 1 < DEADLOCK_TRIES => {
+                tries += 1;
+                log::debug!("partner_domain: deadlock, trying again ({tries})");
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A plain connection (`master replay`, admin commands, tests).
+pub struct ConnStore(pub MysqlConnection);
+
+impl DomainStore for ConnStore {
+    fn load(&mut self) -> anyhow::Result<DomainMap> {
+        load_map(&mut self.0).context("reading partner_domain and yacobot_node")
+    }
+
+    fn apply(
+        &mut self,
+        plan: &[Assignment],
+        by: &str,
+        now: i64,
+    ) -> anyhow::Result<HashMap<String, u32>> {
+        with_deadlock_retry(|| apply_plan(&mut self.0, plan, by, now))
+            .context("writing partner_domain")
+    }
+}
+
+/// The daemon's pool: waits out a lost database instead of failing the cycle.
+pub struct PoolStore<'a>(pub &'a Database);
+
+impl DomainStore for PoolStore<'_> {
+    fn load(&mut self) -> anyhow::Result<DomainMap> {
+        Ok(self.0.run("domains_from_db", load_map)?)
+    }
+
+    fn apply(
+        &mut self,
+        plan: &[Assignment],
+        by: &str,
+        now: i64,
+    ) -> anyhow::Result<HashMap<String, u32>> {
+        Ok(self.0.run("route", |c| {
+            with_deadlock_retry(|| apply_plan(c, plan, by, now))
+        })?)
+    }
+}

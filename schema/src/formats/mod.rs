@@ -1,0 +1,5 @@
+//! On-disk formats shared between daemons, each specified in docs/formats.md.
+
+pub mod queue;
+pub mod reflog;
+pub mod stamp;

@@ -1,0 +1,254 @@
+//! Queue files: the master's output for one node and one cycle, the loader's input.
+//!
+//! ```text
+//! #focuser-queue 1 master=<name> cycle=<seq> node=<id> time=<YYYYMMDDhhmmss>
+//! <id> \t <url> \t <domain> \t <YYYYMMDDhhmmss> \t <hits> \t <updatetag> \t <new 0|1>
+//! ...
+//! #end records=<n>
+//! ```
+//!
+//! `id` is the decimal URL id; times are UTC. A file without its trailer, or whose count does
+//! not match, is incomplete and must not be applied.
+
+use std::io::{BufRead, Write};
+
+use crate::formats::stamp;
+
+pub const MAGIC: &str = "#focuser-queue 1";
+
+/// The header's facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueHeader {
+    pub master: String,
+    pub cycle: u64,
+    pub node: u32,
+    /// The cycle's clock (seconds since the epoch).
+    pub time: i64,
+}
+
+/// One forwarded URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueRecord {
+    pub id: u64,
+    pub url: String,
+    pub domain: String,
+    /// The URL's latest hit in the cycle (seconds since the epoch).
+    pub timestamp: i64,
+    pub hits: u64,
+    pub updatetag: String,
+    /// Not in the master's current_log before this cycle.
+    pub new: bool,
+}
+
+/// Writes a queue file: header, records, trailer.
+pub struct QueueWriter<W: Write> {
+    out: W,
+    records: u64,
+}
+
+impl<W: Write> QueueWriter<W> {
+    pub fn new(mut out: W, header: &QueueHeader) -> std::io::Result<Self> {
+        writeln!(
+            out,
+            "{MAGIC} master={} cycle={} node={} time={}",
+            header.master,
+            header.cycle,
+            header.node,
+            stamp::format(header.time)
+        )?;
+        Ok(QueueWriter { out, records: 0 })
+    }
+
+    pub fn write(&mut self, r: &QueueRecord) -> std::io::Result<()> {
+        self.records += 1;
+        writeln!(
+            self.out,
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            r.id,
+            r.url,
+            r.domain,
+            stamp::format(r.timestamp),
+            r.hits,
+            r.updatetag,
+            u8::from(r.new)
+        )
+    }
+
+    /// Writes the trailer; returns the writer and the record count.
+    pub fn finish(mut self) -> std::io::Result<(W, u64)> {
+        writeln!(self.out, "#end records={}", self.records)?;
+        Ok((self.out, self.records))
+    }
+}
+
+/// Why a queue file cannot be applied: the line and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct QueueError {
+    pub line: u64,
+    pub message: String,
+}
+
+fn bad(line: u64, message: impl Into<String>) -> QueueError {
+    QueueError {
+        line,
+        message: message.into(),
+    }
+}
+
+fn header_field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split(' ')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// Reads a whole queue file, checking header, every record and the trailer.
+pub fn read(input: impl BufRead) -> Result<(QueueHeader, Vec<QueueRecord>), QueueError> {
+    let mut lines = input.split(b'\n');
+    let mut next = |n: u64| -> Result<Option<String>, QueueError> {
+        match lines.next() {
+            None => Ok(None),
+            Some(Err(e)) => Err(bad(n, format!("read error: {e}"))),
+            Some(Ok(bytes)) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| bad(n, "not valid UTF-8")),
+        }
+    };
+    let first = next(1)?.ok_or_else(|| bad(1, "empty file"))?;
+    if !first.starts_with(MAGIC) {
+        return Err(bad(1, format!("not a queue file (expected `{MAGIC}`)")));
+    }
+    let field =
+        |key: &str| header_field(&first, key).ok_or_else(|| bad(1, format!("header lacks {key}=")));
+    let header = QueueHeader {
+        master: field("master")?.to_string(),
+        cycle: field("cycle")?.parse().map_err(|_| bad(1, "bad cycle="))?,
+        node: field("node")?.parse().map_err(|_| bad(1, "bad node="))?,
+        time: stamp::parse(field("time")?.as_bytes(), 0).ok_or_else(|| bad(1, "bad time="))?,
+    };
+    let mut records = Vec::new();
+    let mut n = 1;
+    loop {
+        n += 1;
+        let Some(line) = next(n)? else {
+            return Err(bad(
+                n,
+                "missing trailer `#end records=N`: the file is incomplete",
+            ));
+        };
+        if let Some(count) = line.strip_prefix("#end records=") {
+            let count: usize = count.parse().map_err(|_| bad(n, "bad trailer"))?;
+            if count != records.len() {
+                return Err(bad(
+                    n,
+                    format!(
+                        "trailer says {count} records, the file holds {}",
+                        records.len()
+                    ),
+                ));
+            }
+            if let Some(extra) = next(n + 1)? {
+                if !extra.is_empty() || next(n + 2)?.is_some() {
+                    return Err(bad(n + 1, "data after the trailer"));
+                }
+            }
+            return Ok((header, records));
+        }
+        records.push(parse_record(&line).map_err(|m| bad(n, m))?);
+    }
+}
+
+fn parse_record(line: &str) -> Result<QueueRecord, String> {
+    let f: Vec<&str> = line.split('\t').collect();
+    if f.len() != 7 {
+        return Err(format!(
+            "expected 7 tab-separated fields, found {}",
+            f.len()
+        ));
+    }
+    Ok(QueueRecord {
+        id: f[0].parse().map_err(|_| "bad id")?,
+        url: f[1].to_string(),
+        domain: f[2].to_string(),
+        timestamp: stamp::parse(f[3].as_bytes(), 0).ok_or("bad timestamp")?,
+        hits: f[4].parse().map_err(|_| "bad hits")?,
+        updatetag: f[5].to_string(),
+        new: match f[6] {
+            "0" => false,
+            "1" => true,
+            _ => return Err("new is not 0 or 1".into()),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let header = QueueHeader {
+            master: "m1".into(),
+            cycle: 7,
+            node: 2,
+            time: 1311797321,
+        };
+        let mut w = QueueWriter::new(Vec::new(), &header).unwrap();
+        w.write(&QueueRecord {
+            id: u64::MAX,
+            url: "http://a.ru/x?y=1".into(),
+            domain: "a.ru".into(),
+            timestamp: 1311797321,
+            hits: 5,
+            updatetag: "".into(),
+            new: true,
+        })
+        .unwrap();
+        w.finish().unwrap().0
+    }
+
+    #[test]
+    fn round_trip() {
+        let bytes = sample();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert_eq!(
+            text,
+            "#focuser-queue 1 master=m1 cycle=7 node=2 time=20110727200841\n\
+             18446744073709551615\thttp://a.ru/x?y=1\ta.ru\t20110727200841\t5\t\t1\n#end records=1\n"
+        );
+        let (h, r) = read(&bytes[..]).unwrap();
+        assert_eq!(
+            (h.master.as_str(), h.cycle, h.node, r.len(), r[0].new),
+            ("m1", 7, 2, 1, true)
+        );
+    }
+
+    #[test]
+    fn incomplete_or_damaged_files_are_refused_with_the_line() {
+        let good = String::from_utf8(sample()).unwrap();
+        let cases = [
+            (good.replace("#end records=1\n", ""), 3, "missing trailer"),
+            (
+                good.replace("#end records=1", "#end records=2"),
+                3,
+                "trailer says 2",
+            ),
+            (
+                good.replace("\t1\n#end", "\t7\n#end"),
+                2,
+                "new is not 0 or 1",
+            ),
+            (good.replace("\ta.ru\t", "\t"), 2, "expected 7"),
+            (
+                good.replace("#focuser-queue 1", "#something else"),
+                1,
+                "not a queue file",
+            ),
+            (format!("{good}junk\n"), 4, "data after the trailer"),
+            (String::new(), 1, "empty file"),
+        ];
+        for (text, line, message) in cases {
+            let e = read(text.as_bytes()).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains(message), "{text:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! URL identity every daemon agrees on (SPEC §5 analyze_dump): WHATWG normalisation, the
+//! 64-bit URL id, the routing domain and the doc id. Specified in docs/formats.md.
+
+use md5::{Digest, Md5};
+
+/// SPEC's `Url.MaxLength` default: longer normalised URLs are rejected.
+pub const MAX_URL_LENGTH: usize = 2048;
+
+/// A URL as focuser stores and routes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalUrl {
+    /// WHATWG serialisation: scheme and host lower-cased, IDN in punycode, default port and
+    /// fragment removed. Always ASCII.
+    pub url: String,
+    pub id: u64,
+    pub domain: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("URL does not parse")]
+    Unparsable,
+    #[error("not an http or https URL")]
+    Scheme,
+    #[error("URL has no host")]
+    NoHost,
+    #[error("URL longer than {0} bytes")]
+    TooLong(usize),
+}
+
+/// Normalises `raw` and computes its id and domain.
+pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
+    // Parsing cannot shrink a URL by more than its fragment, and percent-encoding only grows
+    // it, so a raw URL this long is rejected without parsing it (a 10 MB line costs nothing).
+    if raw.len() > max_len.saturating_mul(4) {
+        return Err(UrlError::TooLong(max_len));
+    }
+    let mut parsed = url::Url::parse(raw.trim()).map_err(|_| UrlError::Unparsable)?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(UrlError::Scheme);
+    }
+    parsed.set_fragment(None);
+    let domain = domain_of(
+        parsed
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or(UrlError::NoHost)?,
+    );
+    let url: String = parsed.into();
+    if url.len() > max_len {
+        return Err(UrlError::TooLong(max_len));
+    }
+    Ok(NormalUrl {
+        id: url_id(&url),
+        url,
+        domain,
+    })
+}
+
+/// The 64-bit URL id: the first 8 bytes of the MD5 of the normalised URL, big-endian.
+pub fn url_id(normalized: &str) -> u64 {
+    let digest = Md5::digest(normalized.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
+
+/// The routing domain of a host: lower-cased, a leading `www.` removed.
+pub fn domain_of(host: &str) -> String {
+    let host = host.to_ascii_lowercase();
+    match host.strip_prefix("www.") {
+        Some(rest) if !rest.is_empty() => rest.to_string(),
+        _ => host,
+    }
+}
+
+/// The doc id of a page in the item/index segments: its URL id as 16 lower-case hex digits.
+pub fn doc_id(id: u64) -> String {
+    format!("{id:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_id_and_domain() {
+        let n = normalize("HTTP://WWW.Example.COM:80/a/b?x=1#frag", MAX_URL_LENGTH).unwrap();
+        assert_eq!(n.url, "http://www.example.com/a/b?x=1");
+        assert_eq!(n.domain, "example.com");
+        assert_eq!(n.id, url_id("http://www.example.com/a/b?x=1"));
+        // MD5("http://www.example.com/a/b?x=1") starts with these 8 bytes.
+        let digest = Md5::digest(b"http://www.example.com/a/b?x=1");
+        assert_eq!(n.id.to_be_bytes(), digest[..8]);
+
+        let idn = normalize("https://www.Пример.рф:443/путь", MAX_URL_LENGTH).unwrap();
+        assert_eq!(
+            idn.url,
+            "https://www.xn--e1afmkfd.xn--p1ai/%D0%BF%D1%83%D1%82%D1%8C"
+        );
+        assert_eq!(idn.domain, "xn--e1afmkfd.xn--p1ai");
+        assert_eq!(
+            normalize("http://www./", MAX_URL_LENGTH).unwrap().domain,
+            "www."
+        );
+        assert_eq!(
+            normalize("http://10.0.0.1:8080/", MAX_URL_LENGTH)
+                .unwrap()
+                .domain,
+            "10.0.0.1"
+        );
+        assert_eq!(doc_id(0xab), "00000000000000ab");
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        assert_eq!(normalize("ftp://example.com/", 2048), Err(UrlError::Scheme));
+        assert_eq!(
+            normalize("mailto:x@example.com", 2048),
+            Err(UrlError::Scheme)
+        );
+        assert_eq!(normalize("not a url", 2048), Err(UrlError::Unparsable));
+        assert_eq!(normalize("http://", 2048), Err(UrlError::Unparsable));
+        let long = format!("http://example.com/{}", "a".repeat(2048));
+        assert_eq!(normalize(&long, 2048), Err(UrlError::TooLong(2048)));
+        let exactly = format!("http://example.com/{}", "a".repeat(2048 - 19));
+        assert_eq!(normalize(&exactly, 2048).unwrap().url.len(), 2048);
+        assert_eq!(
+            normalize(&"x".repeat(10 << 20), 2048),
+            Err(UrlError::TooLong(2048))
+        );
+    }
+}
