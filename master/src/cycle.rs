@@ -347,33 +347,36 @@ impl Master<'_> {
             let domain = &domains.names[f.domain as usize];
             let node =
                 node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
-            if !writers.contains_key(&node) {
-                let dir = cfg.queue_dir.join(node.to_string());
-                std::fs::create_dir_all(&dir)?;
-                let tmp = fsutil::temp_path(&dir.join(self.queue_name(journal.seq)));
-                let header = QueueHeader {
-                    master: cfg.name.clone(),
-                    cycle: journal.seq,
-                    node,
-                    time: journal.now,
-                };
-                let w = QueueWriter::new(
-                    BufWriter::with_capacity(256 << 10, File::create(&tmp)?),
-                    &header,
-                )?;
-                writers.insert(node, (tmp, w));
-            }
-            if let Some((_, w)) = writers.get_mut(&node) {
-                w.write(&QueueRecord {
-                    id: f.id,
-                    url: f.url,
-                    domain: domain.clone(),
-                    timestamp: f.ts,
-                    hits: f.hits,
-                    updatetag: f.tag,
-                    new: f.new,
-                })?;
-            }
+            let w = match writers.entry(node) {
+                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    let dir = cfg.queue_dir.join(node.to_string());
+                    std::fs::create_dir_all(&dir)?;
+                    let tmp = fsutil::temp_path(&dir.join(self.queue_name(journal.seq)));
+                    let header = QueueHeader {
+                        master: cfg.name.clone(),
+                        cycle: journal.seq,
+                        node,
+                        time: journal.now,
+                    };
+                    v.insert((
+                        tmp.clone(),
+                        QueueWriter::new(
+                            BufWriter::with_capacity(256 << 10, File::create(&tmp)?),
+                            &header,
+                        )?,
+                    ))
+                }
+            };
+            w.1.write(&QueueRecord {
+                id: f.id,
+                url: f.url,
+                domain: domain.clone(),
+                timestamp: f.ts,
+                hits: f.hits,
+                updatetag: f.tag,
+                new: f.new,
+            })?;
         }
         std::fs::remove_file(&forwarded_path)?;
         for (node, (_, w)) in writers {

@@ -107,6 +107,9 @@ pub struct Ingested {
     pub rejects: Vec<(PathBuf, PathBuf)>,
 }
 
+/// A raw URL's verdict: its id and domain, or why it is rejected.
+type Normalized = Result<(u64, u32), Reject>;
+
 /// How many parts an input of `bytes` needs within `budget` bytes of memory. An aggregate
 /// costs about three times its share of the input (URL kept, normalisation cache, map).
 pub fn parts_for(bytes: u64, budget: u64) -> usize {
@@ -142,7 +145,7 @@ pub fn ingest(
         }
     }
     // Normalising is the expensive step; the same raw URL comes back on many lines.
-    let mut cache: HashMap<Box<[u8]>, Result<(u64, u32), Reject>> = HashMap::new();
+    let mut cache: HashMap<Box<[u8]>, Normalized> = HashMap::new();
     for input in inputs {
         ingested.stats.files += 1;
         let name = input
@@ -186,7 +189,7 @@ pub fn ingest(
             if let Some(memory) = ingested.memory.as_mut() {
                 let key = parsed.url.as_bytes();
                 let found = match cache.get(key) {
-                    Some(hit) => hit.clone(),
+                    Some(hit) => *hit,
                     None => {
                         let result = reflog::normalize_url(parsed.url, max_url).map(|n| {
                             let domain = domains.intern(&n.domain);
@@ -195,7 +198,7 @@ pub fn ingest(
                                 .or_insert_with(|| Agg::new(n.url, domain));
                             (n.id, domain)
                         });
-                        cache.insert(key.into(), result.clone());
+                        cache.insert(key.into(), result);
                         result
                     }
                 };
