@@ -5,7 +5,6 @@
 mod common;
 
 use common::{line, map_domain, nodes, partner_domains, Site, T0};
-use focuser_master::cycle::Master;
 use focuser_tests::TestDb;
 
 #[test]
