@@ -1,0 +1,96 @@
+//! The master as a daemon: a cycle on SIGUSR1, its figures on /metrics, the shipped config.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{line, nodes, Site, T0};
+use focuser_tests::TestDb;
+
+fn get(port: u16, path: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    body
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
+    let db = TestDb::new();
+    nodes(&db, &[("yb1", true)]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let site = Site::new(db.url(), &format!("status_listen = {port}\nCycle.Interval = 3600\n"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
+        .arg("-c")
+        .arg(&site.config)
+        .args(["--now", &common::stamp(T0 + 60)])
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let log = || std::fs::read_to_string(site.root().join("master.log")).unwrap_or_default();
+    wait_for("start", || log().contains("started: pid"));
+    // The first cycle found nothing; the next is an hour away, unless asked for.
+    site.reflog("r1.log", &[line(T0, "http://a.ru/x", 2, ""), "junk\n".to_string()]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(site.queue_files().is_empty());
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1).unwrap();
+    wait_for("a cycle", || site.queue_files().len() == 1);
+    wait_for("its log line", || log().contains("cycle 1: 1 files, 2 lines (1 rejected: 1 fields)"));
+    let metrics = get(port, "/metrics");
+    assert!(metrics.contains("focuser_master_cycles_total{daemon=\"master\"} 1"), "{metrics}");
+    assert!(metrics.contains("focuser_master_rejected_total{daemon=\"master\",reason=\"fields\"} 1"), "{metrics}");
+    assert!(metrics.contains("focuser_master_forwarded_total{daemon=\"master\",reason=\"new\"} 1"), "{metrics}");
+    assert!(metrics.contains("focuser_master_current_log_entries{daemon=\"master\"} 1"), "{metrics}");
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn the_shipped_config_checks_out() {
+    let out = Command::new(env!("CARGO_BIN_EXE_master"))
+        .arg("-c")
+        .arg(focuser_tests::repo_root().join("conf/master.cf"))
+        .arg("--check-config")
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Filter.Window = 3600") && text.contains("database = mysql://focuser:***@"), "{text}");
+}
+
+#[test]
+fn assign_and_domains_for_the_operator() {
+    let db = TestDb::new();
+    let ids = nodes(&db, &[("yb1", true), ("yb2", true), ("off", false)]);
+    let site = Site::new(db.url(), "");
+    let out = site.master(&["assign", "WWW.Example.org", "yb2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("example.org assigned to node"));
+    let out = site.master(&["assign", "example.org", &ids[0].to_string()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("example.org moved from node {} to node {}", ids[1], ids[0])));
+    let refused = site.master(&["assign", "example.org", "off"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is disabled"));
+    let listed = String::from_utf8_lossy(&site.master(&["domains"]).stdout).into_owned();
+    assert!(listed.contains(&format!("example.org\t{}", ids[0])), "{listed}");
+    assert!(listed.lines().nth(1).unwrap().trim_end().ends_with('1'), "yb1 has one domain: {listed}");
+    let row = focuser_schema::models::PartnerDomain::find(&mut db.conn(), "example.org").unwrap();
+    assert!(row.assigned_by.starts_with("admin:"));
+}
