@@ -188,18 +188,11 @@ impl Master<'_> {
         self.discard_temporaries(journal.seq)?;
         let map = store.load().context("reading the domain map")?;
 
-        let bytes: u64 = journal
-            .inputs
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
-        let parts = ingest::parts_for(bytes, cfg.memory_budget());
         let mut domains = Domains::default();
         let offset = cfg.utc_offset().map_err(|e| anyhow!(e))?;
         let mut ingested = ingest::ingest(
             &journal.inputs,
-            parts,
+            cfg.memory_budget(),
             &cfg.tmp_dir,
             &cfg.rejects_dir,
             offset,
@@ -207,6 +200,13 @@ impl Master<'_> {
             &mut domains,
         )
         .context("reading the reflog files")?;
+        let parts = ingested.parts;
+        log::debug!(
+            "cycle {}: read {} lines into {parts} part(s) in {:.2} s",
+            journal.seq,
+            ingested.stats.lines,
+            started.elapsed().as_secs_f64()
+        );
         let mut stats = CycleStats {
             seq: journal.seq,
             parts,
@@ -311,6 +311,11 @@ impl Master<'_> {
         forwarded.flush()?;
         drop(forwarded);
 
+        log::debug!(
+            "cycle {}: joined and filtered in {:.2} s",
+            journal.seq,
+            started.elapsed().as_secs_f64()
+        );
         // route: the plan is journaled before it reaches the database, so a redo reuses it.
         let domain_counts: HashMap<&str, DomainCounts> = counts
             .iter()
@@ -340,6 +345,11 @@ impl Master<'_> {
             .map(|d| assigned.get(d).copied().or_else(|| map.routed(d)))
             .collect();
 
+        log::debug!(
+            "cycle {}: routed in {:.2} s",
+            journal.seq,
+            started.elapsed().as_secs_f64()
+        );
         // logsaver: one queue file per node, records in id order.
         let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BufWriter<File>>)> = BTreeMap::new();
         let mut input = BufReader::with_capacity(1 << 20, File::open(&forwarded_path)?);
@@ -389,6 +399,11 @@ impl Master<'_> {
             File::open(tmp)?.sync_all()?;
         }
 
+        log::debug!(
+            "cycle {}: queue files written in {:.2} s",
+            journal.seq,
+            started.elapsed().as_secs_f64()
+        );
         journal.prepared = true;
         journal.save(&cfg.state_dir)?;
         self.publish(&journal)?;

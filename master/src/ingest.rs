@@ -1,18 +1,21 @@
 //! analyze_dump and group_sum (SPEC §5 steps 1–2): reflog files in, one aggregate per URL out,
 //! bad lines to reject files.
 //!
-//! URL ids are spread evenly over 64 bits, so the id space is cut into `parts` equal ranges.
-//! One part is aggregated in memory directly; with more (an input larger than
-//! `Cycle.MemoryLimit`), each line goes to its part's spill file in `tmp_dir` and the parts
-//! are aggregated one at a time, in id order, which is also current_log's order.
+//! Lines are aggregated in memory while an estimate of the working set stays within
+//! `Cycle.MemoryLimit`. If it would not, what is aggregated so far is written out and the id
+//! space (URL ids are spread evenly over 64 bits) is cut into equal ranges, one spill file
+//! each in `tmp_dir`; every further line goes to its range's file, and the ranges are then
+//! aggregated one at a time, in id order, which is also current_log's order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use focuser_schema::formats::reflog::{self, Reject};
 use focuser_schema::fsutil;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::filter::Incoming;
 
@@ -24,7 +27,7 @@ const REJECT_EXCERPT: usize = 1024;
 /// Domains are few (hundreds of thousands at most) and repeat on every line: keep each once.
 #[derive(Debug, Default)]
 pub struct Domains {
-    index: HashMap<String, u32>,
+    index: FxHashMap<String, u32>,
     pub names: Vec<String>,
 }
 
@@ -66,11 +69,11 @@ impl Agg {
 
     /// group_sum: hits add up, the latest timestamp wins, and the last non-empty updatetag in
     /// timestamp order (lines come in file and line order, so a tie goes to the later line).
-    fn add(&mut self, ts: i64, hits: u64, tag: &str) {
+    fn add(&mut self, ts: i64, hits: u64, tag: &str, tag_ts: i64) {
         self.incoming.hits = self.incoming.hits.saturating_add(hits);
         self.incoming.ts = self.incoming.ts.max(ts);
-        if !tag.is_empty() && ts >= self.tag_ts {
-            self.tag_ts = ts;
+        if !tag.is_empty() && tag_ts >= self.tag_ts {
+            self.tag_ts = tag_ts;
             if self.incoming.tag != tag {
                 self.incoming.tag = tag.to_string();
             }
@@ -97,55 +100,88 @@ pub fn part_of(id: u64, parts: usize) -> usize {
     ((u128::from(id) * parts as u128) >> 64) as usize
 }
 
+/// Aggregates held in memory: densely in `aggs`, found by URL id, and by the raw URL of a
+/// line (a fast hash as key, a CRC-32C and the length as check: a hit is two memory
+/// accesses, which is what reading a reflog costs per line).
+#[derive(Default)]
+struct InMemory {
+    aggs: Vec<(u64, Agg)>,
+    by_id: FxHashMap<u64, u32>,
+    by_raw: FxHashMap<u64, (u64, u32)>,
+}
+
+impl InMemory {
+    fn with_capacity(n: usize) -> Self {
+        InMemory {
+            aggs: Vec::with_capacity(n),
+            by_id: FxHashMap::with_capacity_and_hasher(n, FxBuildHasher),
+            by_raw: FxHashMap::with_capacity_and_hasher(n, FxBuildHasher),
+        }
+    }
+}
+
 /// The result of reading the inputs: per-part aggregates, in memory or spilled.
 pub struct Ingested {
     pub parts: usize,
-    memory: Option<HashMap<u64, Agg>>,
+    memory: Option<InMemory>,
     spills: Vec<PathBuf>,
     pub stats: IngestStats,
     /// Reject files written (temporary names) and where each is to be published.
     pub rejects: Vec<(PathBuf, PathBuf)>,
 }
 
-/// A raw URL's verdict: its id and domain, or why it is rejected.
-type Normalized = Result<(u64, u32), Reject>;
-
-/// How many parts an input of `bytes` needs within `budget` bytes of memory. An aggregate
-/// costs about three times its share of the input (URL kept, normalisation cache, map).
-pub fn parts_for(bytes: u64, budget: u64) -> usize {
-    let need = bytes.saturating_mul(3);
-    (need.div_ceil(budget.max(1))).clamp(1, 4096) as usize
+/// A raw URL's key and check (two independent hashes, 96 bits in all; the 64-bit URL id
+/// itself is far likelier to collide).
+fn raw_hash(raw: &[u8]) -> (u64, u64) {
+    let mut h = FxBuildHasher.build_hasher();
+    h.write(raw);
+    (
+        h.finish(),
+        (u64::from(crc32c::crc32c(raw)) << 32) | raw.len() as u64,
+    )
 }
 
-/// Reads `inputs` in order. Reject files go to `rejects_dir` under temporary names (listed in
-/// the result, published by the caller at commit).
+/// How many parts an input of `bytes` needs within `budget` bytes of memory, if every line
+/// were a URL of its own: an aggregate costs about three times its line.
+pub fn parts_for(bytes: u64, budget: u64) -> usize {
+    let need = bytes.saturating_mul(3);
+    (need.div_ceil(budget.max(1))).clamp(2, 4096) as usize
+}
+
+/// The memory a new distinct URL is taken to cost: its raw and normalised text, plus the
+/// cache entry, the map entry and their hash table slots.
+fn entry_cost(raw: usize, url: usize) -> u64 {
+    (raw + url + 200) as u64
+}
+
+/// Reads `inputs` in order within `budget` bytes. Reject files go to `rejects_dir` under
+/// temporary names (listed in the result, published by the caller at commit).
 pub fn ingest(
     inputs: &[PathBuf],
-    parts: usize,
+    budget: u64,
     tmp_dir: &Path,
     rejects_dir: &Path,
     offset: i64,
     max_url: usize,
     domains: &mut Domains,
 ) -> std::io::Result<Ingested> {
+    let total_bytes: u64 = inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    // Room for a URL every few lines (within the budget), so the tables rarely grow.
+    let expected = (total_bytes / 300).min(budget / 400) as usize;
     let mut ingested = Ingested {
-        parts,
-        memory: (parts == 1).then(HashMap::new),
+        parts: 1,
+        memory: Some(InMemory::with_capacity(expected)),
         spills: Vec::new(),
         stats: IngestStats::default(),
         rejects: Vec::new(),
     };
-    let mut spill_writers = Vec::new();
-    if parts > 1 {
-        std::fs::create_dir_all(tmp_dir)?;
-        for p in 0..parts {
-            let path = tmp_dir.join(format!("part-{p:04}.spill"));
-            spill_writers.push(BufWriter::with_capacity(256 << 10, File::create(&path)?));
-            ingested.spills.push(path);
-        }
-    }
+    let mut spill_writers: Vec<BufWriter<File>> = Vec::new();
+    let mut used: u64 = 0;
     // Normalising is the expensive step; the same raw URL comes back on many lines.
-    let mut cache: HashMap<Box<[u8]>, Normalized> = HashMap::new();
     for input in inputs {
         ingested.stats.files += 1;
         let name = input
@@ -188,42 +224,65 @@ pub fn ingest(
             };
             if let Some(memory) = ingested.memory.as_mut() {
                 let key = parsed.url.as_bytes();
-                let found = match cache.get(key) {
-                    Some(hit) => *hit,
-                    None => {
-                        let result = reflog::normalize_url(parsed.url, max_url).map(|n| {
-                            let domain = domains.intern(&n.domain);
+                let (hash, check) = raw_hash(key);
+                let hit = match memory.by_raw.get(&hash) {
+                    Some(&(c, i)) if c == check => Some(i as usize),
+                    _ => None,
+                };
+                let found = match hit {
+                    Some(i) => Ok(i),
+                    // Not seen (or a hash shared with another raw URL): normalise.
+                    None => reflog::normalize_url(parsed.url, max_url).map(|n| {
+                        let next = memory.aggs.len() as u32;
+                        let i = *memory.by_id.entry(n.id).or_insert(next);
+                        if i == next {
+                            used += entry_cost(key.len(), n.url.len());
                             memory
-                                .entry(n.id)
-                                .or_insert_with(|| Agg::new(n.url, domain));
-                            (n.id, domain)
-                        });
-                        cache.insert(key.into(), result);
-                        result
-                    }
+                                .aggs
+                                .push((n.id, Agg::new(n.url, domains.intern(&n.domain))));
+                        }
+                        memory.by_raw.entry(hash).or_insert((check, i));
+                        i as usize
+                    }),
                 };
                 match found {
-                    Ok((id, _)) => {
-                        if let Some(agg) = memory.get_mut(&id) {
-                            agg.add(parsed.timestamp, parsed.hits, parsed.updatetag);
-                        }
-                    }
+                    Ok(i) => memory.aggs[i].1.add(
+                        parsed.timestamp,
+                        parsed.hits,
+                        parsed.updatetag,
+                        parsed.timestamp,
+                    ),
                     Err(why) => reject(why, &mut rejects, &mut ingested.stats, text)?,
+                }
+                if used > budget {
+                    // Over budget: from here on, partitions on disk.
+                    let parts = parts_for(total_bytes, budget);
+                    log::info!("input larger than Cycle.MemoryLimit: partitioning it into {parts} parts in {}", tmp_dir.display());
+                    std::fs::create_dir_all(tmp_dir)?;
+                    for p in 0..parts {
+                        let path = tmp_dir.join(format!("part-{p:04}.spill"));
+                        spill_writers
+                            .push(BufWriter::with_capacity(256 << 10, File::create(&path)?));
+                        ingested.spills.push(path);
+                    }
+                    for (id, a) in std::mem::take(&mut memory.aggs) {
+                        let w = &mut spill_writers[part_of(id, parts)];
+                        write_spill(w, id, &a.incoming, a.tag_ts, a.domain, &a.url)?;
+                    }
+                    ingested.memory = None;
+                    ingested.parts = parts;
                 }
             } else {
                 match reflog::normalize_url(parsed.url, max_url) {
                     Ok(n) => {
                         let domain = domains.intern(&n.domain);
-                        let w = &mut spill_writers[part_of(n.id, parts)];
-                        write_spill(
-                            w,
-                            n.id,
-                            parsed.timestamp,
-                            parsed.hits,
-                            domain,
-                            parsed.updatetag,
-                            &n.url,
-                        )?;
+                        let w = &mut spill_writers[part_of(n.id, ingested.parts)];
+                        let line = Incoming {
+                            ts: parsed.timestamp,
+                            hits: parsed.hits,
+                            tag: parsed.updatetag.to_string(),
+                        };
+                        write_spill(w, n.id, &line, parsed.timestamp, domain, &n.url)?;
                     }
                     Err(why) => reject(why, &mut rejects, &mut ingested.stats, text)?,
                 }
@@ -242,40 +301,41 @@ pub fn ingest(
 impl Ingested {
     /// The aggregates of part `p`, sorted by id.
     pub fn part(&mut self, p: usize) -> std::io::Result<Vec<(u64, Agg)>> {
-        let map = match self.memory.take() {
-            Some(map) => map,
+        let mut sorted = match self.memory.take() {
+            Some(memory) => memory.aggs,
             None => {
-                let mut map: HashMap<u64, Agg> = HashMap::new();
+                let mut map: FxHashMap<u64, Agg> = FxHashMap::default();
                 let path = &self.spills[p];
                 let mut r = BufReader::with_capacity(256 << 10, File::open(path)?);
-                while let Some((id, ts, hits, domain, tag, url)) = read_spill(&mut r)? {
+                while let Some((id, ts, hits, tag_ts, domain, tag, url)) = read_spill(&mut r)? {
                     map.entry(id)
                         .or_insert_with(|| Agg::new(url, domain))
-                        .add(ts, hits, &tag);
+                        .add(ts, hits, &tag, tag_ts);
                 }
                 std::fs::remove_file(path)?;
-                map
+                map.into_iter().collect()
             }
         };
-        let mut sorted: Vec<(u64, Agg)> = map.into_iter().collect();
         sorted.sort_unstable_by_key(|(id, _)| *id);
         Ok(sorted)
     }
 }
 
+/// One spilled line or aggregate: id, latest time, hits, the time its tag is from, domain,
+/// then the tag and the URL (little-endian, lengths first).
 fn write_spill(
     w: &mut impl Write,
     id: u64,
-    ts: i64,
-    hits: u64,
+    i: &Incoming,
+    tag_ts: i64,
     domain: u32,
-    tag: &str,
     url: &str,
 ) -> std::io::Result<()> {
-    let tag = &tag.as_bytes()[..tag.len().min(u16::MAX as usize)];
+    let tag = &i.tag.as_bytes()[..i.tag.len().min(u16::MAX as usize)];
     w.write_all(&id.to_le_bytes())?;
-    w.write_all(&ts.to_le_bytes())?;
-    w.write_all(&hits.to_le_bytes())?;
+    w.write_all(&i.ts.to_le_bytes())?;
+    w.write_all(&i.hits.to_le_bytes())?;
+    w.write_all(&tag_ts.to_le_bytes())?;
     w.write_all(&domain.to_le_bytes())?;
     w.write_all(&(tag.len() as u16).to_le_bytes())?;
     w.write_all(&(url.len() as u32).to_le_bytes())?;
@@ -283,26 +343,26 @@ fn write_spill(
     w.write_all(url.as_bytes())
 }
 
-type SpillRecord = (u64, i64, u64, u32, String, String);
+type SpillRecord = (u64, i64, u64, i64, u32, String, String);
 
 fn read_spill(r: &mut impl Read) -> std::io::Result<Option<SpillRecord>> {
-    let mut head = [0u8; 34];
+    let mut head = [0u8; 42];
     match r.read_exact(&mut head) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
     let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or_default());
-    let (id, ts, hits) = (u64_at(0), u64_at(8) as i64, u64_at(16));
-    let domain = u32::from_le_bytes(head[24..28].try_into().unwrap_or_default());
-    let tag_len = u16::from_le_bytes(head[28..30].try_into().unwrap_or_default()) as usize;
-    let url_len = u32::from_le_bytes(head[30..34].try_into().unwrap_or_default()) as usize;
+    let (id, ts, hits, tag_ts) = (u64_at(0), u64_at(8) as i64, u64_at(16), u64_at(24) as i64);
+    let domain = u32::from_le_bytes(head[32..36].try_into().unwrap_or_default());
+    let tag_len = u16::from_le_bytes(head[36..38].try_into().unwrap_or_default()) as usize;
+    let url_len = u32::from_le_bytes(head[38..42].try_into().unwrap_or_default()) as usize;
     let mut body = vec![0u8; tag_len + url_len];
     r.read_exact(&mut body)?;
     let url = String::from_utf8_lossy(&body[tag_len..]).into_owned();
     body.truncate(tag_len);
     let tag = String::from_utf8(body).unwrap_or_default();
-    Ok(Some((id, ts, hits, domain, tag, url)))
+    Ok(Some((id, ts, hits, tag_ts, domain, tag, url)))
 }
 
 /// A line as read: whole, or too long to keep.
@@ -413,22 +473,22 @@ mod tests {
         assert_eq!(part_of(u64::MAX, 4), 3);
         assert_eq!(part_of(1 << 62, 4), 1);
         assert_eq!(part_of(u64::MAX, 1), 0);
-        assert_eq!(parts_for(100, 1000), 1);
+        assert_eq!(parts_for(100, 1000), 2);
         assert_eq!(parts_for(1000, 1000), 3);
     }
 
     #[test]
     fn the_last_non_empty_tag_in_timestamp_order_wins() {
         let mut a = Agg::new("u".into(), 0);
-        a.add(10, 1, "x");
-        a.add(30, 1, "");
-        a.add(20, 1, "y");
-        a.add(5, 1, "old");
+        a.add(10, 1, "x", 10);
+        a.add(30, 1, "", 30);
+        a.add(20, 1, "y", 20);
+        a.add(5, 1, "old", 5);
         assert_eq!(
             (a.incoming.ts, a.incoming.hits, a.incoming.tag.as_str()),
             (30, 4, "y")
         );
-        a.add(20, 1, "z"); // same second as y, later line
+        a.add(20, 1, "z", 20); // same second as y, later line
         assert_eq!(a.incoming.tag, "z");
     }
 }

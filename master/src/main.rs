@@ -91,6 +91,13 @@ fn tool(cli: &Cli, cmd: &Cmd) -> anyhow::Result<()> {
         .database
         .clone()
         .ok_or_else(|| anyhow!("no database configured"))?;
+    // The tools log to standard error, as much as the config's debuglevel says.
+    let _logging = focuser_daemon::logging::Logging::init(focuser_daemon::logging::LogSettings {
+        progname: "master".into(),
+        logfile: None,
+        logconfig: None,
+        debuglevel: config.common.debuglevel,
+    })?;
     let mut conn = focuser_schema::db::connect(&url).context("connecting to the database")?;
     let files = match cmd {
         Cmd::Replay { files } => files

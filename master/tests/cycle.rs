@@ -263,7 +263,7 @@ fn partitioned_and_in_memory_cycles_write_the_same_files() {
                 &format!(
                     "http://d{}.ru/page/{}?ref={}",
                     i % 50,
-                    i % 9000,
+                    i % 60_000,
                     "x".repeat(20)
                 ),
                 i % 3,

@@ -31,8 +31,15 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
 fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
     let db = TestDb::new();
     nodes(&db, &[("yb1", true)]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let site = Site::new(db.url(), &format!("status_listen = {port}\nCycle.Interval = 3600\n"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let site = Site::new(
+        db.url(),
+        &format!("status_listen = {port}\nCycle.Interval = 3600\n"),
+    );
     let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
         .arg("-c")
         .arg(&site.config)
@@ -45,18 +52,35 @@ fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
     let log = || std::fs::read_to_string(site.root().join("master.log")).unwrap_or_default();
     wait_for("start", || log().contains("started: pid"));
     // The first cycle found nothing; the next is an hour away, unless asked for.
-    site.reflog("r1.log", &[line(T0, "http://a.ru/x", 2, ""), "junk\n".to_string()]);
+    site.reflog(
+        "r1.log",
+        &[line(T0, "http://a.ru/x", 2, ""), "junk\n".to_string()],
+    );
     std::thread::sleep(Duration::from_millis(200));
     assert!(site.queue_files().is_empty());
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1).unwrap();
     wait_for("a cycle", || site.queue_files().len() == 1);
-    wait_for("its log line", || log().contains("cycle 1: 1 files, 2 lines (1 rejected: 1 fields)"));
+    wait_for("its log line", || {
+        log().contains("cycle 1: 1 files, 2 lines (1 rejected: 1 fields)")
+    });
     let metrics = get(port, "/metrics");
-    assert!(metrics.contains("focuser_master_cycles_total{daemon=\"master\"} 1"), "{metrics}");
-    assert!(metrics.contains("focuser_master_rejected_total{daemon=\"master\",reason=\"fields\"} 1"), "{metrics}");
-    assert!(metrics.contains("focuser_master_forwarded_total{daemon=\"master\",reason=\"new\"} 1"), "{metrics}");
-    assert!(metrics.contains("focuser_master_current_log_entries{daemon=\"master\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("focuser_master_cycles_total{daemon=\"master\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("focuser_master_rejected_total{daemon=\"master\",reason=\"fields\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("focuser_master_forwarded_total{daemon=\"master\",reason=\"new\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("focuser_master_current_log_entries{daemon=\"master\"} 1"),
+        "{metrics}"
+    );
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     assert!(child.wait().unwrap().success());
 }
@@ -70,9 +94,16 @@ fn the_shipped_config_checks_out() {
         .env_remove("DATABASE_URL")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Filter.Window = 3600") && text.contains("database = mysql://focuser:***@"), "{text}");
+    assert!(
+        text.contains("Filter.Window = 3600") && text.contains("database = mysql://focuser:***@"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -81,16 +112,29 @@ fn assign_and_domains_for_the_operator() {
     let ids = nodes(&db, &[("yb1", true), ("yb2", true), ("off", false)]);
     let site = Site::new(db.url(), "");
     let out = site.master(&["assign", "WWW.Example.org", "yb2"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("example.org assigned to node"));
     let out = site.master(&["assign", "example.org", &ids[0].to_string()]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("example.org moved from node {} to node {}", ids[1], ids[0])));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!(
+        "example.org moved from node {} to node {}",
+        ids[1], ids[0]
+    )));
     let refused = site.master(&["assign", "example.org", "off"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is disabled"));
     let listed = String::from_utf8_lossy(&site.master(&["domains"]).stdout).into_owned();
-    assert!(listed.contains(&format!("example.org\t{}", ids[0])), "{listed}");
-    assert!(listed.lines().nth(1).unwrap().trim_end().ends_with('1'), "yb1 has one domain: {listed}");
+    assert!(
+        listed.contains(&format!("example.org\t{}", ids[0])),
+        "{listed}"
+    );
+    assert!(
+        listed.lines().nth(1).unwrap().trim_end().ends_with('1'),
+        "yb1 has one domain: {listed}"
+    );
     let row = focuser_schema::models::PartnerDomain::find(&mut db.conn(), "example.org").unwrap();
     assert!(row.assigned_by.starts_with("admin:"));
 }
