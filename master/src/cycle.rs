@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -24,6 +24,7 @@ use crate::filter::{self, Reason};
 use crate::ingest::{self, Domains, IngestStats};
 use crate::journal::Journal;
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
+use crate::scratch;
 
 /// Where the domain map lives: the database, behind retries in the daemon.
 pub trait DomainStore {
@@ -287,15 +288,16 @@ impl Master<'_> {
                             Reason::Updatetag => stats.forwarded_updatetag += 1,
                         }
                         counts[di].forwarded += 1;
-                        write_forwarded(
+                        scratch::write(
                             &mut forwarded,
-                            id,
-                            a.incoming.ts,
-                            *hits,
-                            domain,
-                            *reason == Reason::New,
-                            &next.tag,
-                            url,
+                            [
+                                id,
+                                a.incoming.ts as u64,
+                                *hits,
+                                u64::from(domain),
+                                u64::from(*reason == Reason::New),
+                            ],
+                            &[next.tag.as_bytes(), url.as_bytes()],
                         )?;
                     }
                     _ if d.expired => stats.expired += 1,
@@ -353,7 +355,16 @@ impl Master<'_> {
         // logsaver: one queue file per node, records in id order.
         let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BufWriter<File>>)> = BTreeMap::new();
         let mut input = BufReader::with_capacity(1 << 20, File::open(&forwarded_path)?);
-        while let Some(f) = read_forwarded(&mut input)? {
+        while let Some(([id, ts, hits, domain, new], [tag, url])) = scratch::read(&mut input)? {
+            let f = Forwarded {
+                id,
+                ts: ts as i64,
+                hits,
+                domain: domain as u32,
+                new: new == 1,
+                tag,
+                url,
+            };
             let domain = &domains.names[f.domain as usize];
             let node =
                 node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
@@ -504,6 +515,8 @@ fn remove_if_there(p: &Path) -> std::io::Result<()> {
     }
 }
 
+/// A forwarded URL on its way from the merge to the queue files (in the scratch file: id,
+/// latest time, hits, domain, new; the tag and the URL).
 struct Forwarded {
     id: u64,
     ts: i64,
@@ -512,51 +525,4 @@ struct Forwarded {
     new: bool,
     tag: String,
     url: String,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn write_forwarded(
-    w: &mut impl Write,
-    id: u64,
-    ts: i64,
-    hits: u64,
-    domain: u32,
-    new: bool,
-    tag: &str,
-    url: &str,
-) -> std::io::Result<()> {
-    w.write_all(&id.to_le_bytes())?;
-    w.write_all(&ts.to_le_bytes())?;
-    w.write_all(&hits.to_le_bytes())?;
-    w.write_all(&domain.to_le_bytes())?;
-    w.write_all(&[u8::from(new)])?;
-    w.write_all(&(tag.len() as u32).to_le_bytes())?;
-    w.write_all(&(url.len() as u32).to_le_bytes())?;
-    w.write_all(tag.as_bytes())?;
-    w.write_all(url.as_bytes())
-}
-
-fn read_forwarded(r: &mut impl Read) -> std::io::Result<Option<Forwarded>> {
-    let mut head = [0u8; 37];
-    match r.read_exact(&mut head) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or_default());
-    let u32_at = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().unwrap_or_default());
-    let (tag_len, url_len) = (u32_at(29) as usize, u32_at(33) as usize);
-    let mut body = vec![0u8; tag_len + url_len];
-    r.read_exact(&mut body)?;
-    let url = String::from_utf8_lossy(&body[tag_len..]).into_owned();
-    body.truncate(tag_len);
-    Ok(Some(Forwarded {
-        id: u64_at(0),
-        ts: u64_at(8) as i64,
-        hits: u64_at(16),
-        domain: u32_at(24),
-        new: head[28] == 1,
-        tag: String::from_utf8(body).unwrap_or_default(),
-        url,
-    }))
 }

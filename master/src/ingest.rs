@@ -18,6 +18,7 @@ use focuser_schema::fsutil;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::filter::Incoming;
+use crate::scratch;
 
 /// Lines longer than this are rejected without being held in memory.
 pub const MAX_LINE: usize = 1 << 20;
@@ -307,10 +308,12 @@ impl Ingested {
                 let mut map: FxHashMap<u64, Agg> = FxHashMap::default();
                 let path = &self.spills[p];
                 let mut r = BufReader::with_capacity(256 << 10, File::open(path)?);
-                while let Some((id, ts, hits, tag_ts, domain, tag, url)) = read_spill(&mut r)? {
+                while let Some(([id, ts, hits, tag_ts, domain], [tag, url])) =
+                    scratch::read(&mut r)?
+                {
                     map.entry(id)
-                        .or_insert_with(|| Agg::new(url, domain))
-                        .add(ts, hits, &tag, tag_ts);
+                        .or_insert_with(|| Agg::new(url, domain as u32))
+                        .add(ts as i64, hits, &tag, tag_ts as i64);
                 }
                 std::fs::remove_file(path)?;
                 map.into_iter().collect()
@@ -321,8 +324,8 @@ impl Ingested {
     }
 }
 
-/// One spilled line or aggregate: id, latest time, hits, the time its tag is from, domain,
-/// then the tag and the URL (little-endian, lengths first).
+/// One spilled line or aggregate: id, latest time, hits, the time its tag is from, domain;
+/// the tag and the URL.
 fn write_spill(
     w: &mut impl Write,
     id: u64,
@@ -331,38 +334,11 @@ fn write_spill(
     domain: u32,
     url: &str,
 ) -> std::io::Result<()> {
-    let tag = &i.tag.as_bytes()[..i.tag.len().min(u16::MAX as usize)];
-    w.write_all(&id.to_le_bytes())?;
-    w.write_all(&i.ts.to_le_bytes())?;
-    w.write_all(&i.hits.to_le_bytes())?;
-    w.write_all(&tag_ts.to_le_bytes())?;
-    w.write_all(&domain.to_le_bytes())?;
-    w.write_all(&(tag.len() as u16).to_le_bytes())?;
-    w.write_all(&(url.len() as u32).to_le_bytes())?;
-    w.write_all(tag)?;
-    w.write_all(url.as_bytes())
-}
-
-type SpillRecord = (u64, i64, u64, i64, u32, String, String);
-
-fn read_spill(r: &mut impl Read) -> std::io::Result<Option<SpillRecord>> {
-    let mut head = [0u8; 42];
-    match r.read_exact(&mut head) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or_default());
-    let (id, ts, hits, tag_ts) = (u64_at(0), u64_at(8) as i64, u64_at(16), u64_at(24) as i64);
-    let domain = u32::from_le_bytes(head[32..36].try_into().unwrap_or_default());
-    let tag_len = u16::from_le_bytes(head[36..38].try_into().unwrap_or_default()) as usize;
-    let url_len = u32::from_le_bytes(head[38..42].try_into().unwrap_or_default()) as usize;
-    let mut body = vec![0u8; tag_len + url_len];
-    r.read_exact(&mut body)?;
-    let url = String::from_utf8_lossy(&body[tag_len..]).into_owned();
-    body.truncate(tag_len);
-    let tag = String::from_utf8(body).unwrap_or_default();
-    Ok(Some((id, ts, hits, tag_ts, domain, tag, url)))
+    scratch::write(
+        w,
+        [id, i.ts as u64, i.hits, tag_ts as u64, u64::from(domain)],
+        &[i.tag.as_bytes(), url.as_bytes()],
+    )
 }
 
 /// A line as read: whole, or too long to keep.

@@ -14,6 +14,7 @@ pub mod filter;
 pub mod ingest;
 pub mod journal;
 pub mod route;
+mod scratch;
 pub mod store;
 
 pub use config::MasterConfig;
