@@ -155,8 +155,96 @@ fn entry_cost(raw: usize, url: usize) -> u64 {
     (raw + url + 200) as u64
 }
 
+/// Lines parsed by the reading thread, in order, with their bytes in one arena.
+struct Batch {
+    arena: Vec<u8>,
+    items: Vec<Item>,
+}
+
+/// A parsed line, or one rejected while parsing: where its bytes are in the arena (and, for a
+/// good line, where its URL and updatetag are within them).
+enum Item {
+    Line { line_no: u64, line: (usize, usize), url: (usize, usize), tag: (usize, usize), ts: i64, hits: u64, hash: (u64, u64) },
+    Reject { line_no: u64, why: Reject, line: (usize, usize) },
+}
+
+enum Message {
+    Batch(Batch),
+    /// The end of input file `n`.
+    EndOfFile,
+    Failed(std::io::Error),
+}
+
+const BATCH_LINES: usize = 8192;
+
+/// The reading thread: splits and parses every line of every input, in order.
+fn produce(inputs: &[PathBuf], offset: i64, tx: &std::sync::mpsc::SyncSender<Message>) {
+    for input in inputs {
+        let mut lines = match File::open(input) {
+            Ok(f) => Lines::new(f),
+            Err(e) => {
+                let _ = tx.send(Message::Failed(std::io::Error::new(e.kind(), format!("{}: {e}", input.display()))));
+                return;
+            }
+        };
+        let mut batch = Batch { arena: Vec::with_capacity(BATCH_LINES * 128), items: Vec::with_capacity(BATCH_LINES) };
+        let mut line_no = 0u64;
+        loop {
+            let line = match lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = tx.send(Message::Failed(e));
+                    return;
+                }
+            };
+            line_no += 1;
+            if line_no == 1 {
+                continue; // the header line
+            }
+            let start = batch.arena.len();
+            match line {
+                Line::TooLong => batch.items.push(Item::Reject { line_no, why: Reject::LineTooLong(MAX_LINE), line: (start, start) }),
+                Line::Text(text) => {
+                    batch.arena.extend_from_slice(text);
+                    let line = (start, batch.arena.len());
+                    let base = text.as_ptr() as usize;
+                    let range = |s: &str| {
+                        let from = s.as_ptr() as usize - base + start;
+                        (from, from + s.len())
+                    };
+                    batch.items.push(match reflog::parse_line(text, offset) {
+                        Ok(p) => Item::Line {
+                            line_no,
+                            line,
+                            url: range(p.url),
+                            tag: range(p.updatetag),
+                            ts: p.timestamp,
+                            hits: p.hits,
+                            hash: raw_hash(p.url.as_bytes()),
+                        },
+                        Err(why) => Item::Reject { line_no, why, line },
+                    });
+                }
+            }
+            if batch.items.len() == BATCH_LINES {
+                let full = std::mem::replace(&mut batch, Batch { arena: Vec::with_capacity(BATCH_LINES * 128), items: Vec::with_capacity(BATCH_LINES) });
+                if tx.send(Message::Batch(full)).is_err() {
+                    return;
+                }
+            }
+        }
+        if tx.send(Message::Batch(batch)).is_err() || tx.send(Message::EndOfFile).is_err() {
+            return;
+        }
+    }
+}
+
 /// Reads `inputs` in order within `budget` bytes. Reject files go to `rejects_dir` under
 /// temporary names (listed in the result, published by the caller at commit).
+///
+/// A second thread reads and parses the lines while this one looks them up and aggregates:
+/// reading is cheap per line but aggregating waits on memory, and the two overlap.
 pub fn ingest(
     inputs: &[PathBuf],
     budget: u64,
@@ -166,137 +254,181 @@ pub fn ingest(
     max_url: usize,
     domains: &mut Domains,
 ) -> std::io::Result<Ingested> {
-    let total_bytes: u64 = inputs
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
-    // Room for a URL every few lines (within the budget), so the tables rarely grow.
-    let expected = (total_bytes / 300).min(budget / 400) as usize;
-    let mut ingested = Ingested {
-        parts: 1,
-        memory: Some(InMemory::with_capacity(expected)),
-        spills: Vec::new(),
-        stats: IngestStats::default(),
-        rejects: Vec::new(),
-    };
-    let mut spill_writers: Vec<BufWriter<File>> = Vec::new();
-    let mut used: u64 = 0;
-    // Normalising is the expensive step; the same raw URL comes back on many lines.
-    for input in inputs {
-        ingested.stats.files += 1;
-        let name = input
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let final_reject = rejects_dir.join(format!("{name}.rej"));
-        let mut rejects = RejectFile::new(fsutil::temp_path(&final_reject));
-        let mut lines = Lines::new(File::open(input)?);
-        let mut line_no = 0u64;
-        while let Some(line) = lines.next_line()? {
-            line_no += 1;
-            if line_no == 1 {
-                continue; // the header line
-            }
-            ingested.stats.lines += 1;
-            let reject =
-                |why: Reject, rejects: &mut RejectFile, stats: &mut IngestStats, line: &[u8]| {
-                    *stats.rejected.entry(why.kind()).or_insert(0) += 1;
-                    rejects.add(line_no, &why.to_string(), line)
-                };
-            let text = match line {
-                Line::Text(text) => text,
-                Line::TooLong => {
-                    reject(
-                        Reject::LineTooLong(MAX_LINE),
-                        &mut rejects,
-                        &mut ingested.stats,
-                        b"",
-                    )?;
-                    continue;
-                }
-            };
-            let parsed = match reflog::parse_line(text, offset) {
-                Ok(p) => p,
-                Err(why) => {
-                    reject(why, &mut rejects, &mut ingested.stats, text)?;
-                    continue;
-                }
-            };
-            if let Some(memory) = ingested.memory.as_mut() {
-                let key = parsed.url.as_bytes();
-                let (hash, check) = raw_hash(key);
-                let hit = match memory.by_raw.get(&hash) {
-                    Some(&(c, i)) if c == check => Some(i as usize),
-                    _ => None,
-                };
-                let found = match hit {
-                    Some(i) => Ok(i),
-                    // Not seen (or a hash shared with another raw URL): normalise.
-                    None => reflog::normalize_url(parsed.url, max_url).map(|n| {
-                        let next = memory.aggs.len() as u32;
-                        let i = *memory.by_id.entry(n.id).or_insert(next);
-                        if i == next {
-                            used += entry_cost(key.len(), n.url.len());
-                            memory
-                                .aggs
-                                .push((n.id, Agg::new(n.url, domains.intern(&n.domain))));
-                        }
-                        memory.by_raw.entry(hash).or_insert((check, i));
-                        i as usize
-                    }),
-                };
-                match found {
-                    Ok(i) => memory.aggs[i].1.add(
-                        parsed.timestamp,
-                        parsed.hits,
-                        parsed.updatetag,
-                        parsed.timestamp,
-                    ),
-                    Err(why) => reject(why, &mut rejects, &mut ingested.stats, text)?,
-                }
-                if used > budget {
-                    // Over budget: from here on, partitions on disk.
-                    let parts = parts_for(total_bytes, budget);
-                    log::info!("input larger than Cycle.MemoryLimit: partitioning it into {parts} parts in {}", tmp_dir.display());
-                    std::fs::create_dir_all(tmp_dir)?;
-                    for p in 0..parts {
-                        let path = tmp_dir.join(format!("part-{p:04}.spill"));
-                        spill_writers
-                            .push(BufWriter::with_capacity(256 << 10, File::create(&path)?));
-                        ingested.spills.push(path);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || produce(inputs, offset, &tx));
+        let mut consumer = Consumer::new(inputs, budget, tmp_dir, max_url, domains);
+        let mut file = 0;
+        let mut rejects: Option<RejectFile> = None;
+        for message in rx {
+            match message {
+                Message::Failed(e) => return Err(e),
+                Message::EndOfFile => {
+                    let final_reject = rejects_dir.join(format!("{}.rej", file_name(&inputs[file])));
+                    if let Some(tmp) = rejects.take().map(RejectFile::finish).transpose()?.flatten() {
+                        consumer.ingested.rejects.push((tmp, final_reject));
                     }
-                    for (id, a) in std::mem::take(&mut memory.aggs) {
-                        let w = &mut spill_writers[part_of(id, parts)];
-                        write_spill(w, id, &a.incoming, a.tag_ts, a.domain, &a.url)?;
-                    }
-                    ingested.memory = None;
-                    ingested.parts = parts;
+                    consumer.ingested.stats.files += 1;
+                    file += 1;
                 }
-            } else {
-                match reflog::normalize_url(parsed.url, max_url) {
-                    Ok(n) => {
-                        let domain = domains.intern(&n.domain);
-                        let w = &mut spill_writers[part_of(n.id, ingested.parts)];
-                        let line = Incoming {
-                            ts: parsed.timestamp,
-                            hits: parsed.hits,
-                            tag: parsed.updatetag.to_string(),
-                        };
-                        write_spill(w, n.id, &line, parsed.timestamp, domain, &n.url)?;
-                    }
-                    Err(why) => reject(why, &mut rejects, &mut ingested.stats, text)?,
+                Message::Batch(batch) => {
+                    let rejects = rejects.get_or_insert_with(|| {
+                        RejectFile::new(fsutil::temp_path(&rejects_dir.join(format!("{}.rej", file_name(&inputs[file])))))
+                    });
+                    consumer.batch(&batch, rejects)?;
                 }
             }
         }
-        if let Some(tmp) = rejects.finish()? {
-            ingested.rejects.push((tmp, final_reject));
+        consumer.finish()
+    })
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The aggregating side of [`ingest`].
+struct Consumer<'a> {
+    ingested: Ingested,
+    spill_writers: Vec<BufWriter<File>>,
+    used: u64,
+    budget: u64,
+    total_bytes: u64,
+    tmp_dir: &'a Path,
+    max_url: usize,
+    domains: &'a mut Domains,
+}
+
+impl<'a> Consumer<'a> {
+    fn new(inputs: &[PathBuf], budget: u64, tmp_dir: &'a Path, max_url: usize, domains: &'a mut Domains) -> Self {
+        let total_bytes: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+        // Room for a URL every few lines (within the budget), so the tables rarely grow.
+        let expected = (total_bytes / 300).min(budget / 400) as usize;
+        Consumer {
+            ingested: Ingested {
+                parts: 1,
+                memory: Some(InMemory::with_capacity(expected)),
+                spills: Vec::new(),
+                stats: IngestStats::default(),
+                rejects: Vec::new(),
+            },
+            spill_writers: Vec::new(),
+            used: 0,
+            budget,
+            total_bytes,
+            tmp_dir,
+            max_url,
+            domains,
         }
     }
-    for mut w in spill_writers {
-        w.flush()?;
+
+    fn reject(&mut self, rejects: &mut RejectFile, line_no: u64, why: Reject, line: &[u8]) -> std::io::Result<()> {
+        *self.ingested.stats.rejected.entry(why.kind()).or_insert(0) += 1;
+        rejects.add(line_no, &why.to_string(), line)
     }
-    Ok(ingested)
+
+    fn batch(&mut self, batch: &Batch, rejects: &mut RejectFile) -> std::io::Result<()> {
+        // Look every line up first, then aggregate: the lookups of a batch are independent,
+        // so their cache misses overlap instead of queueing one behind the other.
+        let known: Vec<Option<u32>> = match &self.ingested.memory {
+            Some(memory) => batch
+                .items
+                .iter()
+                .map(|item| match item {
+                    Item::Line { hash: (h, c), .. } => match memory.by_raw.get(h) {
+                        Some(&(check, i)) if check == *c => Some(i),
+                        _ => None,
+                    },
+                    Item::Reject { .. } => None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        for (k, item) in batch.items.iter().enumerate() {
+            self.ingested.stats.lines += 1;
+            let (line_no, line, url, tag, ts, hits, hash) = match *item {
+                Item::Reject { line_no, why, line } => {
+                    self.reject(rejects, line_no, why, &batch.arena[line.0..line.1])?;
+                    continue;
+                }
+                Item::Line { line_no, line, url, tag, ts, hits, hash } => (line_no, line, url, tag, ts, hits, hash),
+            };
+            // The reading thread checked both are UTF-8.
+            let (Ok(url), Ok(tag)) = (std::str::from_utf8(&batch.arena[url.0..url.1]), std::str::from_utf8(&batch.arena[tag.0..tag.1])) else {
+                self.reject(rejects, line_no, Reject::Utf8, &batch.arena[line.0..line.1])?;
+                continue;
+            };
+            if let (Some(Some(i)), Some(memory)) = (known.get(k), self.ingested.memory.as_mut()) {
+                memory.aggs[*i as usize].1.add(ts, hits, tag, ts);
+                continue;
+            }
+            if let Err(why) = self.add(url, hash, ts, hits, tag)? {
+                self.reject(rejects, line_no, why, &batch.arena[line.0..line.1])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One good line into memory or its partition; `Ok(Err(why))` if its URL is rejected.
+    fn add(&mut self, raw: &str, (hash, check): (u64, u64), ts: i64, hits: u64, tag: &str) -> std::io::Result<Result<(), Reject>> {
+        let Some(memory) = self.ingested.memory.as_mut() else {
+            let n = match reflog::normalize_url(raw, self.max_url) {
+                Ok(n) => n,
+                Err(why) => return Ok(Err(why)),
+            };
+            let domain = self.domains.intern(&n.domain);
+            let w = &mut self.spill_writers[part_of(n.id, self.ingested.parts)];
+            write_spill(w, n.id, &Incoming { ts, hits, tag: tag.to_string() }, ts, domain, &n.url)?;
+            return Ok(Ok(()));
+        };
+        let i = match memory.by_raw.get(&hash) {
+            Some(&(c, i)) if c == check => i as usize,
+            // Not seen (or a hash shared with another raw URL): normalise.
+            _ => match reflog::normalize_url(raw, self.max_url) {
+                Err(why) => return Ok(Err(why)),
+                Ok(n) => {
+                    let next = memory.aggs.len() as u32;
+                    let i = *memory.by_id.entry(n.id).or_insert(next);
+                    if i == next {
+                        self.used += entry_cost(raw.len(), n.url.len());
+                        memory.aggs.push((n.id, Agg::new(n.url, self.domains.intern(&n.domain))));
+                    }
+                    memory.by_raw.entry(hash).or_insert((check, i));
+                    i as usize
+                }
+            },
+        };
+        memory.aggs[i].1.add(ts, hits, tag, ts);
+        if self.used > self.budget {
+            self.partition()?;
+        }
+        Ok(Ok(()))
+    }
+
+    /// Over budget: what is aggregated goes to disk, and so does every further line.
+    fn partition(&mut self) -> std::io::Result<()> {
+        let Some(memory) = self.ingested.memory.take() else { return Ok(()) };
+        let parts = parts_for(self.total_bytes, self.budget);
+        log::info!("input larger than Cycle.MemoryLimit: partitioning it into {parts} parts in {}", self.tmp_dir.display());
+        std::fs::create_dir_all(self.tmp_dir)?;
+        for p in 0..parts {
+            let path = self.tmp_dir.join(format!("part-{p:04}.spill"));
+            self.spill_writers.push(BufWriter::with_capacity(256 << 10, File::create(&path)?));
+            self.ingested.spills.push(path);
+        }
+        for (id, a) in memory.aggs {
+            write_spill(&mut self.spill_writers[part_of(id, parts)], id, &a.incoming, a.tag_ts, a.domain, &a.url)?;
+        }
+        self.ingested.parts = parts;
+        Ok(())
+    }
+
+    fn finish(mut self) -> std::io::Result<Ingested> {
+        for w in &mut self.spill_writers {
+            w.flush()?;
+        }
+        Ok(self.ingested)
+    }
 }
 
 impl Ingested {
