@@ -222,7 +222,7 @@ impl Master<'_> {
             BufWriter::with_capacity(1 << 20, File::create(&next_log)?),
             journal.seq,
         )?;
-        let mut forwarded = BufWriter::with_capacity(1 << 20, File::create(&forwarded_path)?);
+        let mut forwarded = ForwardedList::new(parts == 1, &forwarded_path)?;
         let mut reader = current_log::Reader::open(&self.current_log())?;
         let mut pending_entry: Option<LogEntry> = None;
         let mut counts: Vec<DomainCounts> = Vec::new();
@@ -288,17 +288,15 @@ impl Master<'_> {
                             Reason::Updatetag => stats.forwarded_updatetag += 1,
                         }
                         counts[di].forwarded += 1;
-                        scratch::write(
-                            &mut forwarded,
-                            [
-                                id,
-                                a.incoming.ts as u64,
-                                *hits,
-                                u64::from(domain),
-                                u64::from(*reason == Reason::New),
-                            ],
-                            &[next.tag.as_bytes(), url.as_bytes()],
-                        )?;
+                        forwarded.push(Forwarded {
+                            id,
+                            ts: a.incoming.ts,
+                            hits: *hits,
+                            domain,
+                            new: *reason == Reason::New,
+                            tag: next.tag.clone(),
+                            url: url.to_string(),
+                        })?;
                     }
                     _ if d.expired => stats.expired += 1,
                     _ if agg.is_some() => stats.kept += 1,
@@ -310,8 +308,6 @@ impl Master<'_> {
         out.flush()?;
         out.get_ref().sync_all()?;
         stats.current_log_entries = entries;
-        forwarded.flush()?;
-        drop(forwarded);
 
         log::debug!(
             "cycle {}: joined and filtered in {:.2} s",
@@ -354,17 +350,8 @@ impl Master<'_> {
         );
         // logsaver: one queue file per node, records in id order.
         let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BufWriter<File>>)> = BTreeMap::new();
-        let mut input = BufReader::with_capacity(1 << 20, File::open(&forwarded_path)?);
-        while let Some(([id, ts, hits, domain, new], [tag, url])) = scratch::read(&mut input)? {
-            let f = Forwarded {
-                id,
-                ts: ts as i64,
-                hits,
-                domain: domain as u32,
-                new: new == 1,
-                tag,
-                url,
-            };
+        for f in forwarded.records()? {
+            let f = f?;
             let domain = &domains.names[f.domain as usize];
             let node =
                 node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
@@ -399,7 +386,7 @@ impl Master<'_> {
                 new: f.new,
             })?;
         }
-        std::fs::remove_file(&forwarded_path)?;
+        remove_if_there(&forwarded_path)?;
         for (node, (_, w)) in writers {
             let (mut out, n) = w.finish()?;
             out.flush()?;
@@ -515,7 +502,7 @@ fn remove_if_there(p: &Path) -> std::io::Result<()> {
     }
 }
 
-/// A forwarded URL on its way from the merge to the queue files (in the scratch file: id,
+/// A forwarded URL on its way from the merge to the queue files (in a scratch file: id,
 /// latest time, hits, domain, new; the tag and the URL).
 struct Forwarded {
     id: u64,
@@ -525,4 +512,71 @@ struct Forwarded {
     new: bool,
     tag: String,
     url: String,
+}
+
+/// The forwarded URLs between the merge and the queue files: in memory when the input fitted
+/// in memory (they are fewer than the aggregates it held), else in a scratch file.
+enum ForwardedList {
+    Memory(Vec<Forwarded>),
+    File(PathBuf, BufWriter<File>),
+}
+
+impl ForwardedList {
+    fn new(in_memory: bool, path: &Path) -> std::io::Result<Self> {
+        Ok(if in_memory {
+            ForwardedList::Memory(Vec::new())
+        } else {
+            ForwardedList::File(
+                path.to_path_buf(),
+                BufWriter::with_capacity(1 << 20, File::create(path)?),
+            )
+        })
+    }
+
+    fn push(&mut self, f: Forwarded) -> std::io::Result<()> {
+        match self {
+            ForwardedList::Memory(v) => {
+                v.push(f);
+                Ok(())
+            }
+            ForwardedList::File(_, w) => scratch::write(
+                w,
+                [
+                    f.id,
+                    f.ts as u64,
+                    f.hits,
+                    u64::from(f.domain),
+                    u64::from(f.new),
+                ],
+                &[f.tag.as_bytes(), f.url.as_bytes()],
+            ),
+        }
+    }
+
+    /// The records, in the order they were pushed.
+    fn records(self) -> std::io::Result<Box<dyn Iterator<Item = std::io::Result<Forwarded>>>> {
+        match self {
+            ForwardedList::Memory(v) => Ok(Box::new(v.into_iter().map(Ok))),
+            ForwardedList::File(path, mut w) => {
+                w.flush()?;
+                drop(w);
+                let mut input = BufReader::with_capacity(1 << 20, File::open(&path)?);
+                Ok(Box::new(std::iter::from_fn(move || {
+                    scratch::read(&mut input)
+                        .map(|r| {
+                            r.map(|([id, ts, hits, domain, new], [tag, url])| Forwarded {
+                                id,
+                                ts: ts as i64,
+                                hits,
+                                domain: domain as u32,
+                                new: new == 1,
+                                tag,
+                                url,
+                            })
+                        })
+                        .transpose()
+                })))
+            }
+        }
+    }
 }

@@ -164,8 +164,20 @@ struct Batch {
 /// A parsed line, or one rejected while parsing: where its bytes are in the arena (and, for a
 /// good line, where its URL and updatetag are within them).
 enum Item {
-    Line { line_no: u64, line: (usize, usize), url: (usize, usize), tag: (usize, usize), ts: i64, hits: u64, hash: (u64, u64) },
-    Reject { line_no: u64, why: Reject, line: (usize, usize) },
+    Line {
+        line_no: u64,
+        line: (usize, usize),
+        url: (usize, usize),
+        tag: (usize, usize),
+        ts: i64,
+        hits: u64,
+        hash: (u64, u64),
+    },
+    Reject {
+        line_no: u64,
+        why: Reject,
+        line: (usize, usize),
+    },
 }
 
 enum Message {
@@ -183,11 +195,17 @@ fn produce(inputs: &[PathBuf], offset: i64, tx: &std::sync::mpsc::SyncSender<Mes
         let mut lines = match File::open(input) {
             Ok(f) => Lines::new(f),
             Err(e) => {
-                let _ = tx.send(Message::Failed(std::io::Error::new(e.kind(), format!("{}: {e}", input.display()))));
+                let _ = tx.send(Message::Failed(std::io::Error::new(
+                    e.kind(),
+                    format!("{}: {e}", input.display()),
+                )));
                 return;
             }
         };
-        let mut batch = Batch { arena: Vec::with_capacity(BATCH_LINES * 128), items: Vec::with_capacity(BATCH_LINES) };
+        let mut batch = Batch {
+            arena: Vec::with_capacity(BATCH_LINES * 128),
+            items: Vec::with_capacity(BATCH_LINES),
+        };
         let mut line_no = 0u64;
         loop {
             let line = match lines.next_line() {
@@ -204,7 +222,11 @@ fn produce(inputs: &[PathBuf], offset: i64, tx: &std::sync::mpsc::SyncSender<Mes
             }
             let start = batch.arena.len();
             match line {
-                Line::TooLong => batch.items.push(Item::Reject { line_no, why: Reject::LineTooLong(MAX_LINE), line: (start, start) }),
+                Line::TooLong => batch.items.push(Item::Reject {
+                    line_no,
+                    why: Reject::LineTooLong(MAX_LINE),
+                    line: (start, start),
+                }),
                 Line::Text(text) => {
                     batch.arena.extend_from_slice(text);
                     let line = (start, batch.arena.len());
@@ -228,7 +250,13 @@ fn produce(inputs: &[PathBuf], offset: i64, tx: &std::sync::mpsc::SyncSender<Mes
                 }
             }
             if batch.items.len() == BATCH_LINES {
-                let full = std::mem::replace(&mut batch, Batch { arena: Vec::with_capacity(BATCH_LINES * 128), items: Vec::with_capacity(BATCH_LINES) });
+                let full = std::mem::replace(
+                    &mut batch,
+                    Batch {
+                        arena: Vec::with_capacity(BATCH_LINES * 128),
+                        items: Vec::with_capacity(BATCH_LINES),
+                    },
+                );
                 if tx.send(Message::Batch(full)).is_err() {
                     return;
                 }
@@ -264,8 +292,14 @@ pub fn ingest(
             match message {
                 Message::Failed(e) => return Err(e),
                 Message::EndOfFile => {
-                    let final_reject = rejects_dir.join(format!("{}.rej", file_name(&inputs[file])));
-                    if let Some(tmp) = rejects.take().map(RejectFile::finish).transpose()?.flatten() {
+                    let final_reject =
+                        rejects_dir.join(format!("{}.rej", file_name(&inputs[file])));
+                    if let Some(tmp) = rejects
+                        .take()
+                        .map(RejectFile::finish)
+                        .transpose()?
+                        .flatten()
+                    {
                         consumer.ingested.rejects.push((tmp, final_reject));
                     }
                     consumer.ingested.stats.files += 1;
@@ -273,7 +307,9 @@ pub fn ingest(
                 }
                 Message::Batch(batch) => {
                     let rejects = rejects.get_or_insert_with(|| {
-                        RejectFile::new(fsutil::temp_path(&rejects_dir.join(format!("{}.rej", file_name(&inputs[file])))))
+                        RejectFile::new(fsutil::temp_path(
+                            &rejects_dir.join(format!("{}.rej", file_name(&inputs[file]))),
+                        ))
                     });
                     consumer.batch(&batch, rejects)?;
                 }
@@ -284,7 +320,9 @@ pub fn ingest(
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The aggregating side of [`ingest`].
@@ -300,8 +338,18 @@ struct Consumer<'a> {
 }
 
 impl<'a> Consumer<'a> {
-    fn new(inputs: &[PathBuf], budget: u64, tmp_dir: &'a Path, max_url: usize, domains: &'a mut Domains) -> Self {
-        let total_bytes: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    fn new(
+        inputs: &[PathBuf],
+        budget: u64,
+        tmp_dir: &'a Path,
+        max_url: usize,
+        domains: &'a mut Domains,
+    ) -> Self {
+        let total_bytes: u64 = inputs
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
         // Room for a URL every few lines (within the budget), so the tables rarely grow.
         let expected = (total_bytes / 300).min(budget / 400) as usize;
         Consumer {
@@ -322,7 +370,13 @@ impl<'a> Consumer<'a> {
         }
     }
 
-    fn reject(&mut self, rejects: &mut RejectFile, line_no: u64, why: Reject, line: &[u8]) -> std::io::Result<()> {
+    fn reject(
+        &mut self,
+        rejects: &mut RejectFile,
+        line_no: u64,
+        why: Reject,
+        line: &[u8],
+    ) -> std::io::Result<()> {
         *self.ingested.stats.rejected.entry(why.kind()).or_insert(0) += 1;
         rejects.add(line_no, &why.to_string(), line)
     }
@@ -351,10 +405,21 @@ impl<'a> Consumer<'a> {
                     self.reject(rejects, line_no, why, &batch.arena[line.0..line.1])?;
                     continue;
                 }
-                Item::Line { line_no, line, url, tag, ts, hits, hash } => (line_no, line, url, tag, ts, hits, hash),
+                Item::Line {
+                    line_no,
+                    line,
+                    url,
+                    tag,
+                    ts,
+                    hits,
+                    hash,
+                } => (line_no, line, url, tag, ts, hits, hash),
             };
             // The reading thread checked both are UTF-8.
-            let (Ok(url), Ok(tag)) = (std::str::from_utf8(&batch.arena[url.0..url.1]), std::str::from_utf8(&batch.arena[tag.0..tag.1])) else {
+            let (Ok(url), Ok(tag)) = (
+                std::str::from_utf8(&batch.arena[url.0..url.1]),
+                std::str::from_utf8(&batch.arena[tag.0..tag.1]),
+            ) else {
                 self.reject(rejects, line_no, Reject::Utf8, &batch.arena[line.0..line.1])?;
                 continue;
             };
@@ -370,7 +435,14 @@ impl<'a> Consumer<'a> {
     }
 
     /// One good line into memory or its partition; `Ok(Err(why))` if its URL is rejected.
-    fn add(&mut self, raw: &str, (hash, check): (u64, u64), ts: i64, hits: u64, tag: &str) -> std::io::Result<Result<(), Reject>> {
+    fn add(
+        &mut self,
+        raw: &str,
+        (hash, check): (u64, u64),
+        ts: i64,
+        hits: u64,
+        tag: &str,
+    ) -> std::io::Result<Result<(), Reject>> {
         let Some(memory) = self.ingested.memory.as_mut() else {
             let n = match reflog::normalize_url(raw, self.max_url) {
                 Ok(n) => n,
@@ -378,7 +450,18 @@ impl<'a> Consumer<'a> {
             };
             let domain = self.domains.intern(&n.domain);
             let w = &mut self.spill_writers[part_of(n.id, self.ingested.parts)];
-            write_spill(w, n.id, &Incoming { ts, hits, tag: tag.to_string() }, ts, domain, &n.url)?;
+            write_spill(
+                w,
+                n.id,
+                &Incoming {
+                    ts,
+                    hits,
+                    tag: tag.to_string(),
+                },
+                ts,
+                domain,
+                &n.url,
+            )?;
             return Ok(Ok(()));
         };
         let i = match memory.by_raw.get(&hash) {
@@ -391,7 +474,9 @@ impl<'a> Consumer<'a> {
                     let i = *memory.by_id.entry(n.id).or_insert(next);
                     if i == next {
                         self.used += entry_cost(raw.len(), n.url.len());
-                        memory.aggs.push((n.id, Agg::new(n.url, self.domains.intern(&n.domain))));
+                        memory
+                            .aggs
+                            .push((n.id, Agg::new(n.url, self.domains.intern(&n.domain))));
                     }
                     memory.by_raw.entry(hash).or_insert((check, i));
                     i as usize
@@ -407,17 +492,30 @@ impl<'a> Consumer<'a> {
 
     /// Over budget: what is aggregated goes to disk, and so does every further line.
     fn partition(&mut self) -> std::io::Result<()> {
-        let Some(memory) = self.ingested.memory.take() else { return Ok(()) };
+        let Some(memory) = self.ingested.memory.take() else {
+            return Ok(());
+        };
         let parts = parts_for(self.total_bytes, self.budget);
-        log::info!("input larger than Cycle.MemoryLimit: partitioning it into {parts} parts in {}", self.tmp_dir.display());
+        log::info!(
+            "input larger than Cycle.MemoryLimit: partitioning it into {parts} parts in {}",
+            self.tmp_dir.display()
+        );
         std::fs::create_dir_all(self.tmp_dir)?;
         for p in 0..parts {
             let path = self.tmp_dir.join(format!("part-{p:04}.spill"));
-            self.spill_writers.push(BufWriter::with_capacity(256 << 10, File::create(&path)?));
+            self.spill_writers
+                .push(BufWriter::with_capacity(256 << 10, File::create(&path)?));
             self.ingested.spills.push(path);
         }
         for (id, a) in memory.aggs {
-            write_spill(&mut self.spill_writers[part_of(id, parts)], id, &a.incoming, a.tag_ts, a.domain, &a.url)?;
+            write_spill(
+                &mut self.spill_writers[part_of(id, parts)],
+                id,
+                &a.incoming,
+                a.tag_ts,
+                a.domain,
+                &a.url,
+            )?;
         }
         self.ingested.parts = parts;
         Ok(())
