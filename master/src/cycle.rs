@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, Context};
-use focuser_schema::formats::queue::{QueueHeader, QueueRecord, QueueWriter};
+use focuser_schema::formats::queue::{QueueHeader, QueueWriter};
 use focuser_schema::fsutil;
 
 use crate::config::MasterConfig;
@@ -376,15 +376,7 @@ impl Master<'_> {
                     ))
                 }
             };
-            w.1.write(&QueueRecord {
-                id: f.id,
-                url: f.url,
-                domain: domain.clone(),
-                timestamp: f.ts,
-                hits: f.hits,
-                updatetag: f.tag,
-                new: f.new,
-            })?;
+            w.1.write_fields(f.id, &f.url, domain, f.ts, f.hits, &f.tag, f.new)?;
         }
         remove_if_there(&forwarded_path)?;
         for (node, (_, w)) in writers {

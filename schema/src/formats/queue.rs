@@ -60,18 +60,33 @@ impl<W: Write> QueueWriter<W> {
     }
 
     pub fn write(&mut self, r: &QueueRecord) -> std::io::Result<()> {
-        self.records += 1;
-        writeln!(
-            self.out,
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        self.write_fields(
             r.id,
-            r.url,
-            r.domain,
-            stamp::format(r.timestamp),
+            &r.url,
+            &r.domain,
+            r.timestamp,
             r.hits,
-            r.updatetag,
-            u8::from(r.new)
+            &r.updatetag,
+            r.new,
         )
+    }
+
+    /// [`QueueWriter::write`] from borrowed fields.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_fields(
+        &mut self,
+        id: u64,
+        url: &str,
+        domain: &str,
+        timestamp: i64,
+        hits: u64,
+        updatetag: &str,
+        new: bool,
+    ) -> std::io::Result<()> {
+        self.records += 1;
+        write!(self.out, "{id}\t{url}\t{domain}\t")?;
+        self.out.write_all(&stamp::digits(timestamp))?;
+        writeln!(self.out, "\t{hits}\t{updatetag}\t{}", u8::from(new))
     }
 
     /// Writes the trailer; returns the writer and the record count.

@@ -21,15 +21,28 @@ pub fn parse(text: &[u8], offset: i64) -> Option<i64> {
 
 /// `YYYYMMDDhhmmss` of `secs` since the epoch, in UTC.
 pub fn format(secs: i64) -> String {
+    String::from_utf8_lossy(&digits(secs)).into_owned()
+}
+
+/// The 14 digits of [`format`], without allocating (queue files write one per record).
+pub fn digits(secs: i64) -> [u8; 14] {
     let days = secs.div_euclid(86400);
     let rest = secs.rem_euclid(86400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}{:02}{:02}{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+    let mut out = [b'0'; 14];
+    let mut put = |at: usize, width: usize, mut v: i64| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + v.rem_euclid(10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, 4, y);
+    put(4, 2, m);
+    put(6, 2, d);
+    put(8, 2, rest / 3600);
+    put(10, 2, rest / 60 % 60);
+    put(12, 2, rest % 60);
+    out
 }
 
 fn is_leap(y: i64) -> bool {
