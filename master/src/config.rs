@@ -22,7 +22,7 @@ pub struct MasterConfig {
     /// current_log and the cycle journal.
     #[serde(default = "default_state_dir")]
     pub state_dir: PathBuf,
-    /// Partitions of inputs larger than `Cycle.MemoryLimit`.
+    /// Partitions, when a cycle outgrows `Cycle.MemoryLimit`.
     #[serde(default = "default_tmp_dir")]
     pub tmp_dir: PathBuf,
     /// The reflog's time zone: `UTC` or an offset such as `+03:00`.
@@ -45,7 +45,7 @@ pub struct CycleConfig {
     /// At most this many reflog files a cycle; 0: all that are ready.
     #[serde(rename = "MaxFiles", default)]
     pub max_files: usize,
-    /// MiB the cycle's working set may take; larger inputs are partitioned through tmp_dir.
+    /// MiB the cycle's working set may take; beyond it the cycle partitions through tmp_dir.
     #[serde(rename = "MemoryLimit", default = "default_memory_limit")]
     pub memory_limit: u64,
 }
