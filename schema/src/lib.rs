@@ -7,7 +7,8 @@
 //!   Model functions take `&mut MysqlConnection` so callers can group them in one transaction.
 //! * [`db`]: the connection pool and the embedded migrations.
 //! * [`urls`]: URL normalisation, the 64-bit URL id, the routing domain.
-//! * [`formats`]: reflog lines and queue files; [`fsutil`]: publishing files atomically.
+//! * [`formats`]: reflog lines and queue files; [`segment`]: item/index segments and position
+//!   files; [`fsutil`]: publishing files atomically.
 //!
 //! Times in the database are UTC `DATETIME`s; every connection runs with `time_zone = '+00:00'`.
 
@@ -17,6 +18,7 @@ pub mod fsutil;
 pub mod models;
 #[rustfmt::skip]
 pub mod schema;
+pub mod segment;
 pub mod urls;
 
 pub use db::{migrate, pool, DbError, Pool, PooledConn, MIGRATIONS};

@@ -1,0 +1,355 @@
+//! The segment store: round trips, rotation, tailing, recovery from torn tails and damaged
+//! indexes, position files.
+
+use std::path::Path;
+
+use focuser_schema::segment::{
+    self, index_path, item_path, read_position, write_position, Cursor, Item, Origin, Partition,
+    Position, PositionError, SegmentIndex, Status, SyncPolicy, Writer, WriterOptions,
+};
+
+fn item(n: u32) -> Item {
+    Item {
+        status: if n % 7 == 0 {
+            Status::Delete
+        } else {
+            Status::Update
+        },
+        doc_id: format!("{:016x}", u64::from(n) * 0x9e37_79b9).into_bytes(),
+        url: format!("http://h{}.example/p/{n}", n % 13).into_bytes(),
+        content: vec![b'a' + (n % 26) as u8; (n as usize * 37) % 3000],
+        time_ms: 1_700_000_000_000 + u64::from(n),
+        origin: Origin::default(),
+    }
+}
+
+fn opts(max_items: u32) -> WriterOptions {
+    WriterOptions {
+        max_age_s: 0,
+        max_items,
+        max_bytes: 1 << 30,
+        sync: SyncPolicy {
+            every_items: 1,
+            every_ms: 0,
+        },
+    }
+}
+
+fn read_all(dir: &Path, from: Position, p: Option<Partition>) -> Vec<(Position, Item)> {
+    let mut c = Cursor::new(dir, from, p);
+    let mut out = Vec::new();
+    while let Some(s) = c.next().unwrap() {
+        out.push((
+            Position {
+                file_id: s.file_id,
+                item_idx: s.item_idx,
+            },
+            s.item,
+        ));
+    }
+    out
+}
+
+#[test]
+fn items_round_trip_across_rotations_and_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, rec) = Writer::open(dir.path(), opts(10)).unwrap();
+    assert_eq!((rec.file_id, rec.items), (1, 0));
+    let mut at = Vec::new();
+    for n in 1..=35 {
+        at.push(w.append(&item(n)).unwrap());
+    }
+    w.rotate().unwrap();
+    w.close().unwrap();
+    assert_eq!(
+        segment::list_segments(dir.path()).unwrap(),
+        vec![1, 2, 3, 4, 5]
+    );
+    assert_eq!(
+        at[10],
+        Position {
+            file_id: 2,
+            item_idx: 1
+        }
+    );
+    let all = read_all(dir.path(), Position::START, None);
+    assert_eq!(all.len(), 35);
+    for (i, (pos, it)) in all.iter().enumerate() {
+        assert_eq!(*pos, at[i]);
+        assert_eq!(*it, item(i as u32 + 1));
+    }
+    // From the middle, and one partition of three: exactly the items that hash there.
+    let tail = read_all(dir.path(), at[20], None);
+    assert_eq!(tail.len(), 15);
+    let mut seen = 0;
+    for k in 0..3 {
+        let part = Partition { count: 3, index: k };
+        let got = read_all(dir.path(), Position::START, Some(part));
+        assert!(got
+            .iter()
+            .all(|(_, it)| segment::doc_hash(&it.doc_id) % 3 == k));
+        seen += got.len();
+    }
+    assert_eq!(seen, 35);
+}
+
+#[test]
+fn a_reader_sees_only_synced_items_and_follows_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(4);
+    o.sync = SyncPolicy {
+        every_items: 3,
+        every_ms: 1_000_000,
+    };
+    let (mut w, _) = Writer::open(dir.path(), o).unwrap();
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    w.append(&item(1)).unwrap();
+    w.append(&item(2)).unwrap();
+    assert!(c.next().unwrap().is_none(), "unsynced items are invisible");
+    w.append(&item(3)).unwrap(); // the third makes the batch durable
+    for n in 1..=3 {
+        assert_eq!(c.next().unwrap().unwrap().item, item(n));
+    }
+    assert!(c.next().unwrap().is_none());
+    w.append(&item(4)).unwrap();
+    w.append(&item(5)).unwrap(); // rotation seals 1..4, 5 waits in segment 2
+    w.sync().unwrap();
+    assert_eq!(c.next().unwrap().unwrap().item, item(4));
+    assert_eq!(c.next().unwrap().unwrap().item, item(5));
+    assert_eq!(
+        c.position(),
+        Position {
+            file_id: 2,
+            item_idx: 2
+        }
+    );
+}
+
+/// Writes items 1..=n into one segment and returns the item file's bytes.
+fn one_segment(dir: &Path, n: u32) -> Vec<u8> {
+    let (mut w, _) = Writer::open(dir, opts(1000)).unwrap();
+    for k in 1..=n {
+        w.append(&item(k)).unwrap();
+    }
+    w.close().unwrap();
+    std::fs::read(item_path(dir, 1)).unwrap()
+}
+
+#[test]
+fn a_torn_tail_cut_at_every_byte_keeps_every_earlier_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = one_segment(dir.path(), 5);
+    let (_, before) = {
+        let d = tempfile::tempdir().unwrap();
+        let b = one_segment(d.path(), 4);
+        (d, b)
+    };
+    let last_start = before.len();
+    assert!(full.len() > last_start + 100);
+    for cut in last_start..full.len() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::copy(index_path(dir.path(), 1), index_path(d.path(), 1)).unwrap();
+        std::fs::write(item_path(d.path(), 1), &full[..cut]).unwrap();
+        let (mut w, rec) = Writer::open(d.path(), opts(1000)).unwrap();
+        assert_eq!(rec.items, 4, "cut at {cut}");
+        assert_eq!(rec.cut_bytes, (cut - last_start) as u64);
+        assert!(rec.index_rebuilt, "the index had 5 entries");
+        // The store goes on: the next item is item 5 again, and everything reads back.
+        assert_eq!(
+            w.append(&item(5)).unwrap(),
+            Position {
+                file_id: 1,
+                item_idx: 5
+            }
+        );
+        w.close().unwrap();
+        let all = read_all(d.path(), Position::START, None);
+        assert_eq!(all.len(), 5);
+        assert_eq!(std::fs::read(item_path(d.path(), 1)).unwrap(), full);
+    }
+}
+
+#[test]
+fn garbage_from_any_offset_to_the_end_is_cut_at_the_first_bad_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = one_segment(dir.path(), 20);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..200 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let from = 32 + (seed as usize % (full.len() - 32));
+        let mut bad = full.clone();
+        for (i, b) in bad[from..].iter_mut().enumerate() {
+            *b = (seed >> (i % 56)) as u8 ^ i as u8;
+        }
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(item_path(d.path(), 1), &bad).unwrap();
+        std::fs::copy(index_path(dir.path(), 1), index_path(d.path(), 1)).unwrap();
+        let (w, rec) = Writer::open(d.path(), opts(1000)).unwrap();
+        w.close().unwrap();
+        let got = read_all(d.path(), Position::START, None);
+        // Every record that ends before the garbage starts survives, and nothing else.
+        let intact = got.len();
+        assert_eq!(rec.items as usize, intact);
+        for (k, (_, it)) in got.iter().enumerate() {
+            assert_eq!(*it, item(k as u32 + 1));
+        }
+        let good_end = 32
+            + (1..=intact as u32)
+                .map(|k| rec_len(&item(k)))
+                .sum::<usize>();
+        assert!(
+            good_end <= from,
+            "a record overlapping the garbage survived"
+        );
+        if intact < 20 {
+            assert!(good_end + rec_len(&item(intact as u32 + 1)) > from);
+        }
+    }
+}
+
+fn rec_len(it: &Item) -> usize {
+    56 + it.doc_id.len() + it.url.len() + it.content.len()
+}
+
+#[test]
+fn an_empty_short_or_zeroed_index_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(6)).unwrap();
+    for k in 1..=10 {
+        w.append(&item(k)).unwrap();
+    }
+    w.close().unwrap();
+    let good1 = std::fs::read(index_path(dir.path(), 1)).unwrap();
+    let good2 = std::fs::read(index_path(dir.path(), 2)).unwrap();
+    let damage: [(&str, fn(&[u8]) -> Vec<u8>); 4] = [
+        ("empty", |_| Vec::new()),
+        ("short", |b| b[..b.len() - 20].to_vec()),
+        ("zeroed", |b| vec![0u8; b.len()]),
+        ("zeroed entries", |b| {
+            let mut v = b.to_vec();
+            v[40..].iter_mut().for_each(|x| *x = 0);
+            v
+        }),
+    ];
+    for (what, f) in damage {
+        // Sealed segment 1: a reader completes the index by scanning the item file.
+        std::fs::write(index_path(dir.path(), 1), f(&good1)).unwrap();
+        let seg = SegmentIndex::open(dir.path(), 1).unwrap().unwrap();
+        assert_eq!(seg.len(), 6, "{what}");
+        assert!(seg.rebuilt, "{what}");
+        assert_eq!(
+            read_all(dir.path(), Position::START, None).len(),
+            10,
+            "{what}"
+        );
+        std::fs::write(index_path(dir.path(), 1), &good1).unwrap();
+        // Active segment 2: the writer's recovery rewrites it.
+        std::fs::write(index_path(dir.path(), 2), f(&good2)).unwrap();
+        let (w, rec) = Writer::open(dir.path(), opts(6)).unwrap();
+        assert!(rec.index_rebuilt, "{what}");
+        assert_eq!(rec.items, 4, "{what}");
+        w.close().unwrap();
+        assert_eq!(
+            std::fs::read(index_path(dir.path(), 2)).unwrap(),
+            good2,
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn a_second_writer_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_w, _) = Writer::open(dir.path(), opts(6)).unwrap();
+    let err = Writer::open(dir.path(), opts(6)).err().unwrap();
+    assert!(err.to_string().contains("another writer"), "{err}");
+}
+
+#[test]
+fn position_files_round_trip_and_damage_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("pos_x.dat");
+    assert!(read_position(&p).unwrap().is_none());
+    let pos = Position {
+        file_id: 17,
+        item_idx: 4242,
+    };
+    write_position(&p, pos).unwrap();
+    assert_eq!(read_position(&p).unwrap(), Some(pos));
+    for (bytes, reason) in [
+        (vec![], "empty"),
+        (vec![0u8; 24], "bad magic"),
+        (vec![0u8; 4096], "wrong length"),
+        (pos.encode()[..23].to_vec(), "wrong length"),
+    ] {
+        std::fs::write(&p, bytes).unwrap();
+        match read_position(&p) {
+            Err(PositionError::Bad { reason: r, .. }) => assert_eq!(r, reason),
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut flipped = pos.encode();
+    flipped[9] ^= 1;
+    std::fs::write(&p, flipped).unwrap();
+    assert!(read_position(&p).is_err());
+}
+
+#[test]
+fn a_cursor_jumps_over_deleted_segments_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(5)).unwrap();
+    for k in 1..=16 {
+        w.append(&item(k)).unwrap();
+    }
+    w.close().unwrap();
+    segment::delete_segment(dir.path(), 1).unwrap();
+    segment::delete_segment(dir.path(), 2).unwrap();
+    let mut c = Cursor::new(
+        dir.path(),
+        Position {
+            file_id: 1,
+            item_idx: 3,
+        },
+        None,
+    );
+    assert_eq!(c.next().unwrap().unwrap().item, item(11));
+    assert_eq!(
+        c.take_gap(),
+        Some((
+            Position {
+                file_id: 1,
+                item_idx: 3
+            },
+            Position {
+                file_id: 3,
+                item_idx: 1
+            }
+        ))
+    );
+    // From the start nothing is a gap.
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    assert_eq!(c.next().unwrap().unwrap().item, item(11));
+    assert_eq!(c.take_gap(), None);
+}
+
+#[test]
+fn a_corrupt_record_in_a_sealed_segment_is_an_error_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(5)).unwrap();
+    for k in 1..=6 {
+        w.append(&item(k)).unwrap();
+    }
+    w.close().unwrap();
+    let p = item_path(dir.path(), 1);
+    let mut b = std::fs::read(&p).unwrap();
+    let off = 32 + rec_len(&item(1)) + 60; // inside item 2's body
+    b[off] ^= 0xff;
+    std::fs::write(&p, b).unwrap();
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    assert_eq!(c.next().unwrap().unwrap().item, item(1));
+    let err = c.next().unwrap_err().to_string();
+    assert!(err.contains("item 2") && err.contains("CRC"), "{err}");
+    assert_eq!(c.next().unwrap().unwrap().item, item(3));
+}
