@@ -1,5 +1,6 @@
 //! The segment store: round trips, rotation, tailing, recovery from torn tails and damaged
 //! indexes, position files.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 
@@ -10,7 +11,7 @@ use focuser_schema::segment::{
 
 fn item(n: u32) -> Item {
     Item {
-        status: if n % 7 == 0 {
+        status: if n.is_multiple_of(7) {
             Status::Delete
         } else {
             Status::Update

@@ -285,6 +285,7 @@ impl Cursor {
 
     /// The next durable item of the partition; Ok(None) when there is none yet. A corrupt
     /// record is returned as an error and skipped: the next call goes on after it.
+    #[allow(clippy::should_implement_trait)] // fallible, and None means "not yet", not "done"
     pub fn next(&mut self) -> Result<Option<StoredItem>, SegmentError> {
         loop {
             let need_open = self
