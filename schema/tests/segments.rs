@@ -224,7 +224,8 @@ fn an_empty_short_or_zeroed_index_is_rebuilt() {
     w.close().unwrap();
     let good1 = std::fs::read(index_path(dir.path(), 1)).unwrap();
     let good2 = std::fs::read(index_path(dir.path(), 2)).unwrap();
-    let damage: [(&str, fn(&[u8]) -> Vec<u8>); 4] = [
+    type Damage = fn(&[u8]) -> Vec<u8>;
+    let damage: [(&str, Damage); 4] = [
         ("empty", |_| Vec::new()),
         ("short", |b| b[..b.len() - 20].to_vec()),
         ("zeroed", |b| vec![0u8; b.len()]),
