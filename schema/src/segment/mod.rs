@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub use position::{read_position, write_position, Position, PositionError};
 pub use reader::{Cursor, Partition, SegmentIndex};
-pub use record::doc_hash;
+pub use record::{doc_hash, IndexEntry};
 pub use writer::{Recovery, SyncPolicy, Writer, WriterOptions};
 
 /// What an item tells its receivers to do with the document.
@@ -167,7 +167,7 @@ pub fn delete_segment(dir: &Path, file_id: u64) -> Result<(), SegmentError> {
     crate::fsutil::sync_dir(dir).map_err(SegmentError::io(dir))
 }
 
-pub(crate) fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

@@ -1,0 +1,47 @@
+//! How far behind a position is: items of a partition after it, and the age of the oldest.
+
+use std::path::Path;
+
+use focuser_schema::segment::{list_segments, Partition, Position, SegmentError, SegmentIndex};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lag {
+    /// Durable items of the partition at or after the position (both statuses).
+    pub items: u64,
+    /// Milliseconds since the epoch of the oldest of them, if any.
+    pub oldest_ms: Option<u64>,
+}
+
+impl Lag {
+    pub fn seconds(&self, now_ms: u64) -> f64 {
+        self.oldest_ms
+            .map(|t| now_ms.saturating_sub(t) as f64 / 1000.0)
+            .unwrap_or(0.0)
+    }
+}
+
+pub fn lag(store: &Path, from: Position, partition: Partition) -> Result<Lag, SegmentError> {
+    let mut out = Lag::default();
+    for id in list_segments(store)? {
+        if id < from.file_id {
+            continue;
+        }
+        let Some(seg) = SegmentIndex::open(store, id)? else {
+            continue;
+        };
+        let first = if id == from.file_id {
+            from.item_idx.max(1)
+        } else {
+            1
+        };
+        for k in first..=seg.len() {
+            if seg.doc_hash(k).is_some_and(|h| partition.wants(h)) {
+                if out.items == 0 {
+                    out.oldest_ms = seg.read(k).ok().map(|s| s.item.time_ms);
+                }
+                out.items += 1;
+            }
+        }
+    }
+    Ok(out)
+}

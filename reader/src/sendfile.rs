@@ -1,0 +1,231 @@
+//! sendfile: whole files from a spool directory (or sealed segment pairs) to a receiver's
+//! inbox, in order, each confirmed before the next; the last one shipped is recorded.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use focuser_schema::fsutil;
+use focuser_schema::segment::{index_path, item_path, list_segments};
+
+use crate::config::SendFileConfig;
+use crate::sender::sleep_unless_stopped;
+use crate::wire::frame::{encode_frame, Fields};
+use crate::wire::handshake;
+use crate::wire::{FileBegin, FrameType, Mode, Secret};
+
+const CHUNK: usize = 1 << 20;
+
+pub struct FileShipper {
+    pub n: u32,
+    pub cfg: SendFileConfig,
+    pub dir: PathBuf,
+    /// `state_dir/sendfile_<n>_<inbox>.last`: the order key of the last file shipped.
+    pub state_file: PathBuf,
+    pub shipped: AtomicU64,
+    pub bytes: AtomicU64,
+    pub failures: AtomicU64,
+    pub connected: AtomicBool,
+    pub last: Mutex<Option<String>>,
+}
+
+/// A file to ship, with the key that orders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ready {
+    pub key: String,
+    pub path: PathBuf,
+    pub name: String,
+}
+
+impl FileShipper {
+    pub fn new(n: u32, cfg: SendFileConfig, dir: PathBuf, state_dir: &Path) -> FileShipper {
+        let state_file = state_dir.join(format!("sendfile_{n}_{}.last", cfg.inbox));
+        let last = std::fs::read_to_string(&state_file)
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        FileShipper {
+            n,
+            cfg,
+            dir,
+            state_file,
+            shipped: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            connected: AtomicBool::new(false),
+            last: Mutex::new(last),
+        }
+    }
+
+    fn last(&self) -> Option<String> {
+        self.last.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Files after the last one shipped, in order.
+    pub fn ready(&self) -> std::io::Result<Vec<Ready>> {
+        let mut out = Vec::new();
+        if self.cfg.kind == "segments" {
+            let ids = list_segments(&self.dir).map_err(std::io::Error::other)?;
+            // Only sealed segments: all but the last.
+            for &id in ids.iter().take(ids.len().saturating_sub(1)) {
+                for (k, p) in [
+                    (0, index_path(&self.dir, id)),
+                    (1, item_path(&self.dir, id)),
+                ] {
+                    let name = p
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    out.push(Ready {
+                        key: format!("{id:020}.{k}"),
+                        path: p,
+                        name,
+                    });
+                }
+            }
+        } else {
+            let pattern = glob::Pattern::new(&self.cfg.pattern).map_err(std::io::Error::other)?;
+            for entry in std::fs::read_dir(&self.dir)? {
+                let entry = entry?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') || !pattern.matches(&name) || !entry.file_type()?.is_file()
+                {
+                    continue;
+                }
+                out.push(Ready {
+                    key: name.clone(),
+                    path: entry.path(),
+                    name,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        if let Some(last) = self.last() {
+            out.retain(|r| r.key > last);
+        }
+        Ok(out)
+    }
+
+    fn record(&self, key: &str) -> std::io::Result<()> {
+        fsutil::write_atomically(&self.state_file, |w| writeln!(w, "{key}"))?;
+        if let Ok(mut l) = self.last.lock() {
+            *l = Some(key.to_string());
+        }
+        Ok(())
+    }
+}
+
+/// Ships until the stop flag is set.
+pub fn run(
+    sh: Arc<FileShipper>,
+    secret: Secret,
+    max_frame: usize,
+    retry: (f64, f64),
+    stop: Arc<AtomicBool>,
+) {
+    let mut backoff = retry.0;
+    while !stop.load(Ordering::SeqCst) {
+        match ship_ready(&sh, &secret, max_frame, &stop) {
+            Ok(0) => sleep_unless_stopped(Duration::from_millis(500), &stop),
+            Ok(_) => backoff = retry.0,
+            Err(e) => {
+                sh.failures.fetch_add(1, Ordering::Relaxed);
+                log::warn!(
+                    "sendfile {} to {}: {e:#} (retrying in {backoff:.1} s)",
+                    sh.n,
+                    sh.cfg.address
+                );
+                sleep_unless_stopped(Duration::from_secs_f64(backoff), &stop);
+                backoff = (backoff * 2.0).min(retry.1);
+            }
+        }
+        sh.connected.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Ships every ready file over one connection; returns how many.
+pub fn ship_ready(
+    sh: &FileShipper,
+    secret: &Secret,
+    max_frame: usize,
+    stop: &AtomicBool,
+) -> anyhow::Result<usize> {
+    let ready = sh.ready()?;
+    if ready.is_empty() {
+        return Ok(0);
+    }
+    let addr = sh
+        .cfg
+        .address
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("{} resolves to no address", sh.cfg.address))?;
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    s.set_write_timeout(Some(Duration::from_secs(60)))?;
+    handshake::client(&mut s, secret, Mode::Files, &sh.cfg.inbox, max_frame)?;
+    sh.connected.store(true, Ordering::SeqCst);
+    let mut r = BufReader::new(s.try_clone()?);
+    let mut done = 0;
+    for f in ready {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let size = send_file(&mut s, &f, max_frame)?;
+        let ack = handshake::expect(&mut r, FrameType::FileAck, max_frame)?;
+        let mut fl = Fields::new(&ack, "FILE_ACK");
+        let name = fl.string()?;
+        if name != f.name {
+            anyhow::bail!("acknowledged {name:?}, sent {:?}", f.name);
+        }
+        sh.record(&f.key)?;
+        if sh.cfg.remove && sh.cfg.kind == "spool" {
+            std::fs::remove_file(&f.path)?;
+        }
+        sh.shipped.fetch_add(1, Ordering::Relaxed);
+        sh.bytes.fetch_add(size, Ordering::Relaxed);
+        log::info!(
+            "sendfile {}: shipped {} ({size} bytes) to {}",
+            sh.n,
+            f.name,
+            sh.cfg.address
+        );
+        done += 1;
+    }
+    Ok(done)
+}
+
+fn send_file(s: &mut TcpStream, f: &Ready, max_frame: usize) -> anyhow::Result<u64> {
+    let mut file = File::open(&f.path)?;
+    let size = file.metadata()?.len();
+    let begin = FileBegin {
+        name: f.name.clone(),
+        size,
+    };
+    let mut out = Vec::with_capacity(CHUNK + 64);
+    encode_frame(FrameType::FileBegin, &begin.encode(), &mut out);
+    s.write_all(&out)?;
+    let mut buf = vec![0u8; CHUNK.min(max_frame - 16)];
+    let mut crc = 0u32;
+    let mut sent = 0u64;
+    while sent < size {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            anyhow::bail!("{} shrank while being sent", f.path.display());
+        }
+        let n = n.min((size - sent) as usize);
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        out.clear();
+        encode_frame(FrameType::FileData, &buf[..n], &mut out);
+        s.write_all(&out)?;
+        sent += n as u64;
+    }
+    out.clear();
+    encode_frame(FrameType::FileEnd, &crc.to_le_bytes(), &mut out);
+    s.write_all(&out)?;
+    Ok(size)
+}

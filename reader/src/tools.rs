@@ -1,0 +1,135 @@
+//! The operator's tools: `reader dump FILE` and `reader stat`.
+
+use std::fmt::Write as _;
+use std::io::{BufReader, Read, Write};
+use std::path::Path;
+
+use focuser_schema::segment::record::{
+    self, FileHeader, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC, ITEM_MAGIC,
+    RECORD_HEADER_LEN,
+};
+use focuser_schema::segment::{list_segments, store_bytes, IndexEntry};
+
+use crate::config::ReaderConfig;
+use crate::sender::lag::lag;
+use crate::sender::SenderSpec;
+
+/// Prints an item file's records (or an index file's entries) as JSON lines. Damage stops
+/// the dump with an error naming the offset; what came before it has been printed.
+pub fn dump(path: &Path, out: &mut impl Write) -> anyhow::Result<u64> {
+    let file = std::fs::File::open(path)?;
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let mut head = [0u8; FILE_HEADER_LEN];
+    r.read_exact(&mut head)
+        .map_err(|_| anyhow::anyhow!("{}: shorter than a header", path.display()))?;
+    if let Ok(h) = FileHeader::decode(&head, INDEX_MAGIC) {
+        return dump_index(path, h, &mut r, out);
+    }
+    let h = FileHeader::decode(&head, ITEM_MAGIC)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut offset = FILE_HEADER_LEN as u64;
+    let mut n = 0;
+    let mut buf = vec![0u8; RECORD_HEADER_LEN];
+    loop {
+        buf.resize(RECORD_HEADER_LEN, 0);
+        match r.read_exact(&mut buf) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(n),
+            Err(e) => return Err(e.into()),
+        }
+        let bad = |reason: &str| anyhow::anyhow!("{}: offset {offset}: {reason}", path.display());
+        let rh = RecordHeader::decode(&buf).map_err(|e| bad(e))?;
+        buf.resize(rh.len as usize, 0);
+        r.read_exact(&mut buf[RECORD_HEADER_LEN..])
+            .map_err(|_| bad("torn record"))?;
+        let (rh, item) = record::decode_record(&buf).map_err(|e| bad(e))?;
+        if rh.file_id != h.file_id {
+            return Err(bad("record of another segment"));
+        }
+        let mut v = serde_json::json!({
+            "file_id": rh.file_id,
+            "item_idx": rh.item_idx,
+            "status": item.status.name(),
+            "doc_id": String::from_utf8_lossy(&item.doc_id),
+            "url": String::from_utf8_lossy(&item.url),
+            "time_ms": item.time_ms,
+            "content_len": item.content.len(),
+            "content": String::from_utf8_lossy(&item.content),
+        });
+        if item.origin.stream != 0 {
+            v["origin"] = serde_json::json!({
+                "stream": item.origin.stream,
+                "file_id": item.origin.file_id,
+                "item_idx": item.origin.item_idx,
+            });
+        }
+        writeln!(out, "{v}")?;
+        offset += rh.len as u64;
+        n += 1;
+    }
+}
+
+fn dump_index(
+    path: &Path,
+    h: FileHeader,
+    r: &mut impl Read,
+    out: &mut impl Write,
+) -> anyhow::Result<u64> {
+    let mut b = Vec::new();
+    r.read_to_end(&mut b)?;
+    let mut n = 0;
+    for (i, chunk) in b.chunks(INDEX_ENTRY_LEN).enumerate() {
+        let idx = i as u32 + 1;
+        let e = IndexEntry::decode(chunk, idx).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: entry {idx} (offset {}): {e}",
+                path.display(),
+                FILE_HEADER_LEN + i * INDEX_ENTRY_LEN
+            )
+        })?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({"file_id": h.file_id, "item_idx": idx, "offset": e.offset, "doc_hash": e.doc_hash})
+        )?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Every sender's position and lag, and the store's size, as a table.
+pub fn stat(cfg: &ReaderConfig, store: &Path, state_dir: &Path) -> anyhow::Result<String> {
+    let now = focuser_schema::segment::now_ms();
+    let mut out = String::new();
+    let ids = list_segments(store).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "store {}: {} segments ({}..{}), {} bytes",
+        store.display(),
+        ids.len(),
+        ids.first().copied().unwrap_or(0),
+        ids.last().copied().unwrap_or(0),
+        store_bytes(store).unwrap_or(0)
+    );
+    let _ = writeln!(
+        out,
+        "{:<12} {:<24} {:>9} {:>16} {:>10} {:>10}",
+        "group", "receiver", "partition", "position", "lag items", "lag s"
+    );
+    for spec in SenderSpec::all(cfg, state_dir).map_err(anyhow::Error::msg)? {
+        let (pos, err) = spec.load_position();
+        let l = lag(store, pos, spec.partition)?;
+        let _ = writeln!(
+            out,
+            "{:<12} {:<24} {:>9} {:>16} {:>10} {:>10.1}{}",
+            spec.group,
+            spec.address,
+            format!("{}/{}", spec.partition.index, spec.partition.count),
+            pos.to_string(),
+            l.items,
+            l.seconds(now),
+            err.map(|e| format!("  ({e})")).unwrap_or_default()
+        );
+    }
+    Ok(out)
+}
