@@ -1,0 +1,171 @@
+//! Senders and receivers as processes: partitions, a receiver that is down for a while,
+//! a damaged position file, `reader stat` and `reader dump`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn each_receiver_gets_exactly_its_partition_and_a_late_one_catches_up() {
+    let rig = Rig::new();
+    rig.write(1500, &["--max-items", "200"]);
+    let (a_cf, a) = rig.receiver_cf("a", "");
+    let (b_cf, b) = rig.receiver_cf("b", "");
+    let (c_cf, c) = rig.receiver_cf("c", "");
+    let s_cf = rig.sender_cf(&[("Index.0", &[a, b]), ("Summary.0", &[c])], "");
+    let _ra = Proc::start(&["-c", a_cf.to_str().unwrap(), "--recv"]);
+    let _rc = Proc::start(&["-c", c_cf.to_str().unwrap(), "--recv"]);
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let recv_a = rig.root().join("a/received");
+    let recv_b = rig.root().join("b/received");
+    let recv_c = rig.root().join("c/received");
+    wait_until(
+        "a and c to have their items",
+        Duration::from_secs(60),
+        || ns(&recv_a) == expected(1500, 2, 0) && ns(&recv_c) == expected(1500, 1, 0),
+    );
+    // b is down: the others went on; its sender keeps retrying.
+    assert!(ns(&recv_b).is_empty());
+    // More items while b is down, then b comes up and catches up.
+    rig.write(2000, &["--max-items", "200"]);
+    let _rb = Proc::start(&["-c", b_cf.to_str().unwrap(), "--recv"]);
+    wait_until(
+        "everyone to have everything",
+        Duration::from_secs(60),
+        || {
+            ns(&recv_a) == expected(2000, 2, 0)
+                && ns(&recv_b) == expected(2000, 2, 1)
+                && ns(&recv_c) == expected(2000, 1, 0)
+        },
+    );
+    // The items are the writer's, byte for byte (content and status), with their origin.
+    let stored = items(&recv_b);
+    let first = &stored[0];
+    let n = expected(2000, 2, 1)[0];
+    assert_eq!(first.item.content, segwriter_item(n).content);
+    assert_eq!(first.item.status, segwriter_item(n).status);
+    assert!(first.item.origin.stream > 0 && first.item.origin.item_idx > 0);
+    // Once the writer's segments are passed by every sender, retention deletes them.
+    wait_until(
+        "retention to delete passed segments",
+        Duration::from_secs(30),
+        || {
+            focuser_schema::segment::list_segments(&rig.store())
+                .unwrap()
+                .len()
+                <= 2
+        },
+    );
+    assert!(sender.stop());
+    // reader stat: every sender at the end, no lag.
+    let out = Command::new(env!("CARGO_BIN_EXE_reader"))
+        .args(["-c", s_cf.to_str().unwrap(), "stat"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("127.0.0.1:")).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for l in lines {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(cols[4], "0", "lag items: {l}");
+    }
+}
+
+fn segwriter_item(n: u64) -> focuser_schema::segment::Item {
+    // The same generator as examples/segwriter.rs (content and status only are compared).
+    let mix = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (n >> 7);
+    let size = 100 + (mix as usize % (2000 - 100 + 1));
+    let mut content = Vec::with_capacity(size);
+    let mut x = mix | 1;
+    while content.len() < size {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        content.extend_from_slice(&x.to_le_bytes());
+    }
+    content.truncate(size);
+    focuser_schema::segment::Item {
+        status: if n % 10 == 0 {
+            focuser_schema::segment::Status::Delete
+        } else {
+            focuser_schema::segment::Status::Update
+        },
+        doc_id: format!("{mix:016x}").into_bytes(),
+        url: Vec::new(),
+        content,
+        time_ms: 0,
+        origin: Default::default(),
+    }
+}
+
+#[test]
+fn a_damaged_position_file_is_reported_and_the_sender_starts_from_the_oldest() {
+    for damage in [&b""[..], &[0u8; 24][..]] {
+        let rig = Rig::new();
+        rig.write(300, &[]);
+        let (r_cf, r) = rig.receiver_cf("r", "");
+        let s_cf = rig.sender_cf(&[("Index.0", &[r])], "Store.CheckInterval = 3600");
+        let pos = rig.root().join("sender/state");
+        std::fs::create_dir_all(&pos).unwrap();
+        std::fs::write(pos.join(format!("pos_Index.0_0_127.0.0.1_{r}.dat")), damage).unwrap();
+        let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
+        let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+        let got = rig.root().join("r/received");
+        wait_until("everything from item 1", Duration::from_secs(30), || {
+            ns(&got) == expected(300, 1, 0)
+        });
+        assert!(sender.stop());
+        let log = rig.log("sender");
+        assert!(log.contains("bad position file"), "{log}");
+        assert!(log.contains("starts from the oldest segment"), "{log}");
+    }
+}
+
+#[test]
+fn dump_prints_items_as_json_lines_and_names_the_damage() {
+    let rig = Rig::new();
+    rig.write(20, &["--max-items", "100"]);
+    let file = focuser_schema::segment::item_path(&rig.store(), 1);
+    let out = Command::new(env!("CARGO_BIN_EXE_reader"))
+        .arg("dump")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 20);
+    assert_eq!(lines[9]["status"], "DELETE");
+    assert_eq!(lines[0]["url"], "http://site1.example/doc/1");
+    assert_eq!(lines[0]["item_idx"], 1);
+    // Index files dump their entries.
+    let idx = focuser_schema::segment::index_path(&rig.store(), 1);
+    let out = Command::new(env!("CARGO_BIN_EXE_reader"))
+        .arg("dump")
+        .arg(&idx)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 20);
+    // A damaged record: what came before is printed, then the error with its offset.
+    let mut b = std::fs::read(&file).unwrap();
+    let len = b.len();
+    b[len - 10] ^= 0x55;
+    std::fs::write(&file, &b).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_reader"))
+        .arg("dump")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 19);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("offset") && err.contains("CRC"), "{err}");
+}
