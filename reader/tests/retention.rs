@@ -1,0 +1,78 @@
+//! Retention: a segment goes only once every sender's saved position is past it; past
+//! Store.MaxBytes the oldest go anyway and what senders had not sent is counted as lost.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use common::*;
+use focuser_reader::sender::{retention, SenderSpec, SenderState};
+use focuser_schema::segment::{list_segments, write_position, Partition, Position};
+
+fn sender(rig: &Rig, name: &str, partition: Partition, at: Option<Position>) -> Arc<SenderState> {
+    let spec = SenderSpec {
+        group: "Index.0".into(),
+        address: name.into(),
+        partition,
+        statuses: vec![],
+        stream: "node1.Index.0".into(),
+        position_file: rig.root().join(format!("pos_{name}.dat")),
+    };
+    if let Some(p) = at {
+        write_position(&spec.position_file, p).unwrap();
+    }
+    Arc::new(SenderState::new(spec))
+}
+
+#[test]
+fn no_segment_goes_while_a_sender_still_needs_it() {
+    let rig = Rig::new();
+    rig.write(1000, &["--max-items", "200"]); // segments 1..=5 sealed, 6 active and empty
+    assert_eq!(list_segments(&rig.store()).unwrap(), vec![1, 2, 3, 4, 5, 6]);
+    let whole = Partition { count: 1, index: 0 };
+    let fast = sender(&rig, "fast", whole, Some(Position { file_id: 6, item_idx: 1 }));
+    let slow = sender(&rig, "slow", whole, Some(Position { file_id: 3, item_idx: 150 }));
+    let r = retention::enforce(&rig.store(), &[fast.clone(), slow.clone()], 0).unwrap();
+    assert_eq!(r.deleted, 2);
+    assert_eq!(list_segments(&rig.store()).unwrap(), vec![3, 4, 5, 6]);
+    // A sender that never saved a position needs everything.
+    let new = sender(&rig, "new", whole, None);
+    let r = retention::enforce(&rig.store(), &[fast.clone(), new], 0).unwrap();
+    assert_eq!(r.deleted, 0);
+    // Once everyone is past everything, the active segment still stays.
+    let r = retention::enforce(&rig.store(), &[fast.clone()], 0).unwrap();
+    assert_eq!(r.deleted, 3);
+    assert_eq!(list_segments(&rig.store()).unwrap(), vec![6]);
+    // No senders configured: nothing is deleted by anyone.
+    rig.write(1400, &["--max-items", "200"]);
+    assert_eq!(retention::enforce(&rig.store(), &[], 0).unwrap().deleted, 0);
+}
+
+#[test]
+fn past_max_bytes_the_oldest_go_and_unsent_items_are_counted_as_lost() {
+    let rig = Rig::new();
+    rig.write(1000, &["--max-items", "200"]);
+    let total = focuser_schema::segment::store_bytes(&rig.store()).unwrap();
+    let half0 = Partition { count: 2, index: 0 };
+    let half1 = Partition { count: 2, index: 1 };
+    let a = sender(&rig, "a", half0, Some(Position { file_id: 1, item_idx: 101 }));
+    let b = sender(&rig, "b", half1, Some(Position { file_id: 1, item_idx: 1 }));
+    let seg_bytes = |id| {
+        let p = focuser_schema::segment::item_path(&rig.store(), id);
+        let x = focuser_schema::segment::index_path(&rig.store(), id);
+        std::fs::metadata(p).unwrap().len() + std::fs::metadata(x).unwrap().len()
+    };
+    // Room for exactly segments 3 to 6.
+    let room = total - seg_bytes(1) - seg_bytes(2);
+    let r = retention::enforce(&rig.store(), &[a.clone(), b.clone()], room).unwrap();
+    assert_eq!(r.overflowed, 2);
+    assert_eq!(list_segments(&rig.store()).unwrap(), vec![3, 4, 5, 6]);
+    // a had sent 100 of segment 1; b nothing: every item of their halves in 1 and 2 is lost.
+    let want_a = expected(400, 2, 0).iter().filter(|&&n| n > 100).count() as u64;
+    let want_b = expected(400, 2, 1).len() as u64;
+    assert_eq!(a.lost_items.load(Ordering::Relaxed), want_a);
+    assert_eq!(b.lost_items.load(Ordering::Relaxed), want_b);
+    assert_eq!(r.lost_items, want_a + want_b);
+}

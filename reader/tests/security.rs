@@ -1,0 +1,230 @@
+//! A receiver refuses peers not in allowdb, wrong secrets, oversized and corrupt frames, and
+//! file names that are paths; each is logged and nothing is written.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::*;
+use focuser_reader::wire::frame::{encode_frame, put_string};
+use focuser_reader::wire::handshake::{self, ProtoError};
+use focuser_reader::wire::messages::code;
+use focuser_reader::wire::{read_frame, Batch, FileBegin, FrameType, Mode, Secret, WireItem};
+use focuser_schema::segment::{Item, Origin, Position, Status};
+
+fn connect(port: u16) -> TcpStream {
+    let mut last = None;
+    for _ in 0..200 {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => {
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                return s;
+            }
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("receiver not listening: {last:?}");
+}
+
+fn secret() -> Secret {
+    Secret::from_bytes(SECRET.as_bytes())
+}
+
+fn batch() -> Vec<u8> {
+    let b = Batch {
+        upto: Position { file_id: 1, item_idx: 2 },
+        items: vec![WireItem {
+            at: Position { file_id: 1, item_idx: 1 },
+            item: Item {
+                status: Status::Update,
+                doc_id: b"d1".to_vec(),
+                url: b"http://x/".to_vec(),
+                content: b"hello".to_vec(),
+                time_ms: 1,
+                origin: Origin::default(),
+            },
+        }],
+    };
+    let mut p = Vec::new();
+    b.encode_into(&mut p);
+    p
+}
+
+/// After a refusal the receiver closes the connection: EOF follows.
+fn closed(s: &mut TcpStream) -> bool {
+    let mut rest = Vec::new();
+    matches!(s.read_to_end(&mut rest), Ok(_))
+}
+
+#[test]
+fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
+    let rig = Rig::new();
+    std::fs::write(rig.root().join("hosts.allow"), "10.9.9.9\n").unwrap();
+    let (cf, port) = rig.receiver_cf("r", "");
+    let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
+    let mut s = connect(port);
+    let e = handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap_err();
+    assert!(matches!(e, ProtoError::Refused { code: code::NOT_ALLOWED, .. }), "{e}");
+    wait_until("the refusal in the log", Duration::from_secs(10), || {
+        rig.log("r").contains("not in allowdb")
+    });
+
+    let rig = Rig::new();
+    let (cf, port) = rig.receiver_cf("r", "");
+    let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
+    let mut s = connect(port);
+    let wrong = Secret::from_bytes(b"not-the-shared-secret-at-all");
+    let e = handshake::client(&mut s, &wrong, Mode::Items, "node1.Index.0", 1 << 20).unwrap_err();
+    assert!(matches!(e, ProtoError::Refused { code: code::AUTH, .. }), "{e}");
+    assert!(closed(&mut s));
+    wait_until("the refusal in the log", Duration::from_secs(10), || {
+        rig.log("r").contains("does not know the secret")
+    });
+    // The secret never travels: a sender's whole handshake does not contain it.
+    let mut s = connect(port);
+    let tap = Tap::new(&mut s);
+    let mut tap = tap;
+    handshake::client(&mut tap, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+    let seen = [tap.sent.clone(), tap.got.clone()].concat();
+    assert!(!seen.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()));
+    assert!(items(&rig.root().join("r/received")).is_empty());
+}
+
+/// Records what goes through a stream.
+struct Tap<'a> {
+    s: &'a mut TcpStream,
+    sent: Vec<u8>,
+    got: Vec<u8>,
+}
+
+impl<'a> Tap<'a> {
+    fn new(s: &'a mut TcpStream) -> Self {
+        Tap { s, sent: Vec::new(), got: Vec::new() }
+    }
+}
+
+impl Read for Tap<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.s.read(buf)?;
+        self.got.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl Write for Tap<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.s.write(buf)?;
+        self.sent.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.s.flush()
+    }
+}
+
+#[test]
+fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
+    let rig = Rig::new();
+    let (cf, port) = rig.receiver_cf("r", "MaxFrame = 65536\nSend.BatchBytes = 32768");
+    let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
+    let store = rig.root().join("r/received");
+
+    // A frame announcing more than MaxFrame: refused on its length alone.
+    let mut s = connect(port);
+    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+    let mut huge = Vec::new();
+    huge.extend_from_slice(&(1u32 << 20).to_le_bytes());
+    huge.extend_from_slice(&[0u8; 4]);
+    huge.push(FrameType::Items as u8);
+    s.write_all(&huge).unwrap();
+    let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
+    assert_eq!(f.kind, FrameType::Error);
+    assert!(closed(&mut s));
+
+    // A well-formed batch whose CRC does not match.
+    let mut s = connect(port);
+    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+    let mut frame = Vec::new();
+    encode_frame(FrameType::Items, &batch(), &mut frame);
+    let last = frame.len() - 1;
+    frame[last] ^= 0x20;
+    s.write_all(&frame).unwrap();
+    let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
+    assert_eq!(f.kind, FrameType::Error);
+    assert!(closed(&mut s));
+    assert!(items(&store).is_empty(), "nothing may be written");
+    wait_until("the errors in the log", Duration::from_secs(10), || {
+        let log = rig.log("r");
+        log.contains("exceeds the maximum") && log.contains("CRC mismatch")
+    });
+
+    // The same batch intact is stored and acknowledged, once even if sent twice.
+    for _ in 0..2 {
+        let mut s = connect(port);
+        handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+        let mut frame = Vec::new();
+        encode_frame(FrameType::Items, &batch(), &mut frame);
+        s.write_all(&frame).unwrap();
+        let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
+        assert_eq!(f.kind, FrameType::Ack);
+    }
+    assert_eq!(items(&store).len(), 1);
+}
+
+#[test]
+fn file_names_that_are_paths_are_refused() {
+    let rig = Rig::new();
+    let (cf, port) = rig.receiver_cf("r", "");
+    let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
+    for name in ["../escape.q", "a/b.q", "..", "x\0y.q", ".hidden"] {
+        let mut s = connect(port);
+        handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
+        let mut out = Vec::new();
+        let begin = FileBegin { name: name.into(), size: 3 };
+        encode_frame(FrameType::FileBegin, &begin.encode(), &mut out);
+        encode_frame(FrameType::FileData, b"abc", &mut out);
+        encode_frame(FrameType::FileEnd, &crc32c::crc32c(b"abc").to_le_bytes(), &mut out);
+        let _ = s.write_all(&out);
+        let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
+        assert_eq!(f.kind, FrameType::Error, "{name:?}");
+        assert!(closed(&mut s));
+    }
+    // Nothing was written anywhere: the inbox is empty and nothing escaped it.
+    let inbox = rig.root().join("r/inbox/master1-node1");
+    assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 0);
+    assert!(!rig.root().join("r/inbox/escape.q").exists());
+    assert!(!rig.root().join("r/escape.q").exists());
+    // A good name with a wrong CRC is refused too, and leaves no temporary behind.
+    let mut s = connect(port);
+    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
+    let mut out = Vec::new();
+    encode_frame(FrameType::FileBegin, &FileBegin { name: "ok.q".into(), size: 3 }.encode(), &mut out);
+    encode_frame(FrameType::FileData, b"abc", &mut out);
+    encode_frame(FrameType::FileEnd, &0u32.to_le_bytes(), &mut out);
+    s.write_all(&out).unwrap();
+    let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
+    assert_eq!(f.kind, FrameType::Error);
+    assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 0);
+    // And an intact one lands whole.
+    let mut s = connect(port);
+    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
+    let mut out = Vec::new();
+    encode_frame(FrameType::FileBegin, &FileBegin { name: "ok.q".into(), size: 3 }.encode(), &mut out);
+    encode_frame(FrameType::FileData, b"abc", &mut out);
+    encode_frame(FrameType::FileEnd, &crc32c::crc32c(b"abc").to_le_bytes(), &mut out);
+    s.write_all(&out).unwrap();
+    let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
+    assert_eq!(f.kind, FrameType::FileAck);
+    let mut p = Vec::new();
+    put_string(&mut p, "ok.q");
+    assert_eq!(f.payload, p);
+    assert_eq!(std::fs::read(inbox.join("ok.q")).unwrap(), b"abc");
+    wait_until("the refusals in the log", Duration::from_secs(10), || {
+        let log = rig.log("r");
+        log.contains("contains a path separator") && log.contains("contains a NUL")
+    });
+}
