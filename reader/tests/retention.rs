@@ -32,8 +32,24 @@ fn no_segment_goes_while_a_sender_still_needs_it() {
     rig.write(1000, &["--max-items", "200"]); // segments 1..=5 sealed, 6 active and empty
     assert_eq!(list_segments(&rig.store()).unwrap(), vec![1, 2, 3, 4, 5, 6]);
     let whole = Partition { count: 1, index: 0 };
-    let fast = sender(&rig, "fast", whole, Some(Position { file_id: 6, item_idx: 1 }));
-    let slow = sender(&rig, "slow", whole, Some(Position { file_id: 3, item_idx: 150 }));
+    let fast = sender(
+        &rig,
+        "fast",
+        whole,
+        Some(Position {
+            file_id: 6,
+            item_idx: 1,
+        }),
+    );
+    let slow = sender(
+        &rig,
+        "slow",
+        whole,
+        Some(Position {
+            file_id: 3,
+            item_idx: 150,
+        }),
+    );
     let r = retention::enforce(&rig.store(), &[fast.clone(), slow.clone()], 0).unwrap();
     assert_eq!(r.deleted, 2);
     assert_eq!(list_segments(&rig.store()).unwrap(), vec![3, 4, 5, 6]);
@@ -57,8 +73,24 @@ fn past_max_bytes_the_oldest_go_and_unsent_items_are_counted_as_lost() {
     let total = focuser_schema::segment::store_bytes(&rig.store()).unwrap();
     let half0 = Partition { count: 2, index: 0 };
     let half1 = Partition { count: 2, index: 1 };
-    let a = sender(&rig, "a", half0, Some(Position { file_id: 1, item_idx: 101 }));
-    let b = sender(&rig, "b", half1, Some(Position { file_id: 1, item_idx: 1 }));
+    let a = sender(
+        &rig,
+        "a",
+        half0,
+        Some(Position {
+            file_id: 1,
+            item_idx: 101,
+        }),
+    );
+    let b = sender(
+        &rig,
+        "b",
+        half1,
+        Some(Position {
+            file_id: 1,
+            item_idx: 1,
+        }),
+    );
     let seg_bytes = |id| {
         let p = focuser_schema::segment::item_path(&rig.store(), id);
         let x = focuser_schema::segment::index_path(&rig.store(), id);

@@ -36,9 +36,15 @@ fn secret() -> Secret {
 
 fn batch() -> Vec<u8> {
     let b = Batch {
-        upto: Position { file_id: 1, item_idx: 2 },
+        upto: Position {
+            file_id: 1,
+            item_idx: 2,
+        },
         items: vec![WireItem {
-            at: Position { file_id: 1, item_idx: 1 },
+            at: Position {
+                file_id: 1,
+                item_idx: 1,
+            },
             item: Item {
                 status: Status::Update,
                 doc_id: b"d1".to_vec(),
@@ -67,8 +73,18 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
     let (cf, port) = rig.receiver_cf("r", "");
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
     let mut s = connect(port);
-    let e = handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap_err();
-    assert!(matches!(e, ProtoError::Refused { code: code::NOT_ALLOWED, .. }), "{e}");
+    let e =
+        handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ProtoError::Refused {
+                code: code::NOT_ALLOWED,
+                ..
+            }
+        ),
+        "{e}"
+    );
     wait_until("the refusal in the log", Duration::from_secs(10), || {
         rig.log("r").contains("not in allowdb")
     });
@@ -79,7 +95,16 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
     let mut s = connect(port);
     let wrong = Secret::from_bytes(b"not-the-shared-secret-at-all");
     let e = handshake::client(&mut s, &wrong, Mode::Items, "node1.Index.0", 1 << 20).unwrap_err();
-    assert!(matches!(e, ProtoError::Refused { code: code::AUTH, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ProtoError::Refused {
+                code: code::AUTH,
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(closed(&mut s));
     wait_until("the refusal in the log", Duration::from_secs(10), || {
         rig.log("r").contains("does not know the secret")
@@ -103,7 +128,11 @@ struct Tap<'a> {
 
 impl<'a> Tap<'a> {
     fn new(s: &'a mut TcpStream) -> Self {
-        Tap { s, sent: Vec::new(), got: Vec::new() }
+        Tap {
+            s,
+            sent: Vec::new(),
+            got: Vec::new(),
+        }
     }
 }
 
@@ -184,10 +213,17 @@ fn file_names_that_are_paths_are_refused() {
         let mut s = connect(port);
         handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
         let mut out = Vec::new();
-        let begin = FileBegin { name: name.into(), size: 3 };
+        let begin = FileBegin {
+            name: name.into(),
+            size: 3,
+        };
         encode_frame(FrameType::FileBegin, &begin.encode(), &mut out);
         encode_frame(FrameType::FileData, b"abc", &mut out);
-        encode_frame(FrameType::FileEnd, &crc32c::crc32c(b"abc").to_le_bytes(), &mut out);
+        encode_frame(
+            FrameType::FileEnd,
+            &crc32c::crc32c(b"abc").to_le_bytes(),
+            &mut out,
+        );
         let _ = s.write_all(&out);
         let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
         assert_eq!(f.kind, FrameType::Error, "{name:?}");
@@ -202,7 +238,15 @@ fn file_names_that_are_paths_are_refused() {
     let mut s = connect(port);
     handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
     let mut out = Vec::new();
-    encode_frame(FrameType::FileBegin, &FileBegin { name: "ok.q".into(), size: 3 }.encode(), &mut out);
+    encode_frame(
+        FrameType::FileBegin,
+        &FileBegin {
+            name: "ok.q".into(),
+            size: 3,
+        }
+        .encode(),
+        &mut out,
+    );
     encode_frame(FrameType::FileData, b"abc", &mut out);
     encode_frame(FrameType::FileEnd, &0u32.to_le_bytes(), &mut out);
     s.write_all(&out).unwrap();
@@ -213,9 +257,21 @@ fn file_names_that_are_paths_are_refused() {
     let mut s = connect(port);
     handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
     let mut out = Vec::new();
-    encode_frame(FrameType::FileBegin, &FileBegin { name: "ok.q".into(), size: 3 }.encode(), &mut out);
+    encode_frame(
+        FrameType::FileBegin,
+        &FileBegin {
+            name: "ok.q".into(),
+            size: 3,
+        }
+        .encode(),
+        &mut out,
+    );
     encode_frame(FrameType::FileData, b"abc", &mut out);
-    encode_frame(FrameType::FileEnd, &crc32c::crc32c(b"abc").to_le_bytes(), &mut out);
+    encode_frame(
+        FrameType::FileEnd,
+        &crc32c::crc32c(b"abc").to_le_bytes(),
+        &mut out,
+    );
     s.write_all(&out).unwrap();
     let f = read_frame(&mut BufReader::new(&s), 1 << 20).unwrap();
     assert_eq!(f.kind, FrameType::FileAck);

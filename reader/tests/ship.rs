@@ -177,7 +177,11 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
     let spool = rig.root().join("queue/3");
     std::fs::create_dir_all(&spool).unwrap();
     for k in 1..=3 {
-        std::fs::write(spool.join(format!("master1-{k:010}.q")), format!("queue file {k}\n")).unwrap();
+        std::fs::write(
+            spool.join(format!("master1-{k:010}.q")),
+            format!("queue file {k}\n"),
+        )
+        .unwrap();
     }
     std::fs::write(spool.join(".master1-0000000004.q.tmp"), "half written").unwrap();
     let (r_cf, r) = rig.receiver_cf("r", "");
@@ -196,22 +200,34 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
     let inbox = rig.root().join("r/inbox/master1-node3");
     let names = |d: &std::path::Path| -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(d)
-            .map(|r| r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+            .map(|r| {
+                r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         v.retain(|n: &String| !n.starts_with('.')); // a file being received
         v.sort();
         v
     };
-    wait_until("three queue files in the inbox", Duration::from_secs(30), || names(&inbox).len() == 3);
+    wait_until(
+        "three queue files in the inbox",
+        Duration::from_secs(30),
+        || names(&inbox).len() == 3,
+    );
     for k in 1..=3 {
         let name = format!("master1-{k:010}.q");
-        assert_eq!(std::fs::read(inbox.join(&name)).unwrap(), std::fs::read(spool.join(&name)).unwrap());
+        assert_eq!(
+            std::fs::read(inbox.join(&name)).unwrap(),
+            std::fs::read(spool.join(&name)).unwrap()
+        );
     }
     // Sealed segments arrive as pairs, byte for byte; the active one does not.
     let seg_inbox = rig.root().join("r/inbox/segments-node1");
     let ids = focuser_schema::segment::list_segments(&rig.store()).unwrap();
     let sealed = &ids[..ids.len() - 1];
-    wait_until("the sealed segments", Duration::from_secs(30), || names(&seg_inbox).len() == 2 * sealed.len());
+    wait_until("the sealed segments", Duration::from_secs(30), || {
+        names(&seg_inbox).len() == 2 * sealed.len()
+    });
     for &id in sealed {
         let p = focuser_schema::segment::item_path(&rig.store(), id);
         let got = seg_inbox.join(p.file_name().unwrap());
@@ -219,9 +235,15 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
     }
     // A new file goes too; after a restart nothing is sent again.
     std::fs::write(spool.join("master1-0000000004.q"), "queue file 4\n").unwrap();
-    wait_until("the fourth", Duration::from_secs(30), || names(&inbox).len() == 4);
+    wait_until("the fourth", Duration::from_secs(30), || {
+        names(&inbox).len() == 4
+    });
     assert!(sender.stop());
-    let last = std::fs::read_to_string(rig.root().join("sender/state/sendfile_0_master1-node3.last")).unwrap();
+    let last = std::fs::read_to_string(
+        rig.root()
+            .join("sender/state/sendfile_0_master1-node3.last"),
+    )
+    .unwrap();
     assert_eq!(last.trim(), "master1-0000000004.q");
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     std::thread::sleep(Duration::from_millis(1500));
