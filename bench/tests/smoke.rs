@@ -42,3 +42,30 @@ fn bench_master_at_a_smoke_size() {
         "master and the classic pipeline disagree: {fwd}"
     );
 }
+
+#[test]
+fn bench_segments_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-segments"))
+        .args(["--mib", "16", "--work"])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "limit: dd conv=fsync",
+        "(a) writer, default sync policy",
+        "(b) sender -> receiver, durable",
+        "limit: raw loopback copy",
+        "(c) sender -> receiver that discards",
+    ] {
+        assert!(stdout.contains(expected), "{stdout}");
+    }
+    // Its own temporary stores are gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}

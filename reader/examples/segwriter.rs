@@ -27,7 +27,7 @@ pub fn item(n: u64, min: usize, max: usize) -> Item {
     }
     content.truncate(size);
     Item {
-        status: if n % 10 == 0 {
+        status: if n.is_multiple_of(10) {
             Status::Delete
         } else {
             Status::Update
@@ -44,7 +44,7 @@ pub fn item(n: u64, min: usize, max: usize) -> Item {
 fn last_n(dir: &Path) -> u64 {
     for id in list_segments(dir).unwrap().into_iter().rev() {
         let seg = SegmentIndex::open(dir, id).unwrap().unwrap();
-        if seg.len() > 0 {
+        if !seg.is_empty() {
             let it = seg.read(seg.len()).unwrap().item;
             let url = String::from_utf8(it.url).unwrap();
             return url.rsplit('/').next().unwrap().parse().unwrap();

@@ -4,6 +4,7 @@
 //! receiver's inbox. The wire protocol is in [`wire`] and docs/formats.md.
 
 pub mod config;
+pub mod corpus;
 pub mod daemon;
 pub mod recv;
 pub mod sender;

@@ -38,11 +38,11 @@ pub fn dump(path: &Path, out: &mut impl Write) -> anyhow::Result<u64> {
             Err(e) => return Err(e.into()),
         }
         let bad = |reason: &str| anyhow::anyhow!("{}: offset {offset}: {reason}", path.display());
-        let rh = RecordHeader::decode(&buf).map_err(|e| bad(e))?;
+        let rh = RecordHeader::decode(&buf).map_err(&bad)?;
         buf.resize(rh.len as usize, 0);
         r.read_exact(&mut buf[RECORD_HEADER_LEN..])
             .map_err(|_| bad("torn record"))?;
-        let (rh, item) = record::decode_record(&buf).map_err(|e| bad(e))?;
+        let (rh, item) = record::decode_record(&buf).map_err(&bad)?;
         if rh.file_id != h.file_id {
             return Err(bad("record of another segment"));
         }

@@ -58,7 +58,7 @@ fn no_segment_goes_while_a_sender_still_needs_it() {
     let r = retention::enforce(&rig.store(), &[fast.clone(), new], 0).unwrap();
     assert_eq!(r.deleted, 0);
     // Once everyone is past everything, the active segment still stays.
-    let r = retention::enforce(&rig.store(), &[fast.clone()], 0).unwrap();
+    let r = retention::enforce(&rig.store(), std::slice::from_ref(&fast), 0).unwrap();
     assert_eq!(r.deleted, 3);
     assert_eq!(list_segments(&rig.store()).unwrap(), vec![6]);
     // No senders configured: nothing is deleted by anyone.

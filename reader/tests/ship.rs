@@ -90,7 +90,7 @@ fn segwriter_item(n: u64) -> focuser_schema::segment::Item {
     }
     content.truncate(size);
     focuser_schema::segment::Item {
-        status: if n % 10 == 0 {
+        status: if n.is_multiple_of(10) {
             focuser_schema::segment::Status::Delete
         } else {
             focuser_schema::segment::Status::Update

@@ -107,14 +107,14 @@ fn generate(a: &Args, work: &Path) -> anyhow::Result<Data> {
     writeln!(w, "batch\tpriority\ttimestamp\tpage\turl\thits\tupdatetag")?;
     for i in 0..a.lines {
         // Half Zipf-popular, half uniform: a head of hot URLs and about `urls` distinct ones.
-        let u = if rng.next() % 2 == 0 {
+        let u = if rng.next().is_multiple_of(2) {
             zipf.sample(&mut rng)
         } else {
             rng.next() % a.urls
         };
         let ts = T0 + (i * 3600 / a.lines.max(1)) as i64;
         let r = rng.next();
-        let tag = if r % 100 == 0 {
+        let tag = if r.is_multiple_of(100) {
             format!("v{}", (r >> 8) % 3)
         } else {
             String::new()
@@ -158,7 +158,7 @@ fn previous_state(a: &Args, work: &Path, db: &focuser_tests::TestDb) -> anyhow::
             let url = url(u, a.domains);
             let fwd_ts = T0 - (rng.next() % 7200) as i64;
             let last_seen = fwd_ts + (rng.next() % 1800) as i64;
-            let tag = if rng.next() % 4 == 0 {
+            let tag = if rng.next().is_multiple_of(4) {
                 "v0".to_string()
             } else {
                 String::new()

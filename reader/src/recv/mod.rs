@@ -240,10 +240,10 @@ fn items(
             }
             .into());
         }
-        let batch = Batch::decode(&f.payload)?;
+        let mut batch = Batch::decode(&f.payload)?;
         let applied = {
             let mut store = lock(&sh.store)?;
-            match store.apply(stream, &batch) {
+            match store.apply(stream, &mut batch) {
                 Ok(a) => a,
                 Err(e) => {
                     add(&sh.counts.store_errors, 1);

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use focuser_schema::fsutil;
 use focuser_schema::segment::{
-    Cursor, Item, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
+    Cursor, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
 };
 
 use crate::wire::{Batch, WireItem};
@@ -130,24 +130,21 @@ impl RecvStore {
 
     /// Stores the items of `batch` not already held, makes them durable, and only then
     /// returns: the caller acknowledges after this.
-    pub fn apply(&mut self, stream: &str, batch: &Batch) -> Result<Applied, StoreError> {
+    pub fn apply(&mut self, stream: &str, batch: &mut Batch) -> Result<Applied, StoreError> {
         let number = self.register(stream)?;
         let mut last = self.last(stream);
         let mut applied = Applied::default();
-        for WireItem { at, item } in &batch.items {
+        for WireItem { at, item } in batch.items.iter_mut() {
             if *at <= last {
                 applied.duplicates += 1;
                 continue;
             }
-            let item = Item {
-                origin: Origin {
-                    stream: number,
-                    file_id: at.file_id,
-                    item_idx: at.item_idx,
-                },
-                ..item.clone()
+            item.origin = Origin {
+                stream: number,
+                file_id: at.file_id,
+                item_idx: at.item_idx,
             };
-            self.writer.append(&item)?;
+            self.writer.append(item)?;
             applied.stored += 1;
             applied.bytes += (item.doc_id.len() + item.url.len() + item.content.len()) as u64;
             last = *at;

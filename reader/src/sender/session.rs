@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use focuser_schema::segment::{write_position, Cursor, Position, SegmentError, StoredItem};
 
 use super::{SendCtx, SenderState};
-use crate::wire::frame::{encode_frame, Fields};
+use crate::wire::frame::{begin_frame, finish_frame, Fields};
 use crate::wire::handshake;
 use crate::wire::messages::{position, ErrorMsg, WireItem};
 use crate::wire::{read_frame, Batch, FrameError, FrameType, Mode};
@@ -268,20 +268,19 @@ impl Session<'_> {
     }
 
     fn send(&mut self, s: &mut TcpStream, batch: &Batch) -> Result<(), SessionError> {
-        let mut payload = std::mem::take(&mut self.out);
-        payload.clear();
-        batch.encode_into(&mut payload);
-        let mut frame = Vec::with_capacity(payload.len() + 16);
-        encode_frame(FrameType::Items, &payload, &mut frame);
+        let mut frame = std::mem::take(&mut self.out);
+        frame.clear();
+        let start = begin_frame(FrameType::Items, &mut frame);
+        batch.encode_into(&mut frame);
+        finish_frame(&mut frame, start);
         s.write_all(&frame)
             .map_err(|e| fail(format!("send: {e}")))?;
-        self.out = payload;
+        let frame_len = frame.len() as u64;
+        self.out = frame;
         let n = batch.items.len() as u64;
         self.inflight.push_back((batch.upto, n));
         self.st.sent_items.fetch_add(n, Ordering::Relaxed);
-        self.st
-            .sent_bytes
-            .fetch_add(frame.len() as u64, Ordering::Relaxed);
+        self.st.sent_bytes.fetch_add(frame_len, Ordering::Relaxed);
         Ok(())
     }
 

@@ -119,26 +119,39 @@ fn check_len(len: usize, max: usize) -> Result<(), FrameError> {
 
 /// Reads one frame from a stream; nothing beyond `max` bytes is ever allocated.
 pub fn read_frame(r: &mut impl Read, max: usize) -> Result<Frame, FrameError> {
-    let mut head = [0u8; 8];
-    match r.read_exact(&mut head) {
+    let mut head = [0u8; FRAME_HEADER_LEN];
+    match r.read_exact(&mut head[..8]) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
         Err(e) => return Err(e.into()),
     }
     let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
     check_len(len, max)?;
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body)?;
+    r.read_exact(&mut head[8..9])?;
+    let mut payload = vec![0u8; len - 1];
+    r.read_exact(&mut payload)?;
     let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    if crc32c::crc32c(&body) != crc {
+    if crc32c::crc32c_append(crc32c::crc32c(&head[8..9]), &payload) != crc {
         return Err(FrameError::BadCrc);
     }
-    let kind = FrameType::from_byte(body[0]).ok_or(FrameError::UnknownType(body[0]))?;
-    body.remove(0);
-    Ok(Frame {
-        kind,
-        payload: body,
-    })
+    let kind = FrameType::from_byte(head[8]).ok_or(FrameError::UnknownType(head[8]))?;
+    Ok(Frame { kind, payload })
+}
+
+/// Starts a frame in `out` whose payload the caller appends; [`finish_frame`] completes it.
+pub fn begin_frame(kind: FrameType, out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    out.extend_from_slice(&[0u8; 8]);
+    out.push(kind as u8);
+    start
+}
+
+/// Fills in the length and CRC of the frame started at `start`.
+pub fn finish_frame(out: &mut [u8], start: usize) {
+    let len = (out.len() - start - 8) as u32;
+    let crc = crc32c::crc32c(&out[start + 8..]);
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
 pub fn write_frame(w: &mut impl Write, kind: FrameType, payload: &[u8]) -> std::io::Result<()> {

@@ -7,11 +7,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::record::{
-    self, FileHeader, IndexEntry, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC,
+    FileHeader, IndexEntry, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC,
     ITEM_MAGIC, RECORD_HEADER_LEN,
 };
 use super::scan::scan_items;
-use super::{index_path, item_path, list_segments, Position, SegmentError, StoredItem};
+use super::{index_path, item_path, list_segments, Item, Position, SegmentError, StoredItem};
 
 /// Receiver `index` of a group of `count`: the items whose `doc_hash % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,22 +225,39 @@ impl SegmentIndex {
             .filter(|&k| k < self.entries.len())
             .ok_or(corrupt(0, "no such item"))?;
         let e = self.entries[k];
-        let mut buf = vec![0u8; RECORD_HEADER_LEN];
+        let beyond = |_| corrupt(e.offset, "record beyond the end of the file");
+        let mut head = [0u8; RECORD_HEADER_LEN];
         self.item
-            .read_exact_at(&mut buf, e.offset)
-            .map_err(|_| corrupt(e.offset, "record beyond the end of the file"))?;
-        let h = RecordHeader::decode(&buf).map_err(|r| corrupt(e.offset, r))?;
+            .read_exact_at(&mut head, e.offset)
+            .map_err(beyond)?;
+        let h = RecordHeader::decode(&head).map_err(|r| corrupt(e.offset, r))?;
         if h.file_id != self.file_id || h.item_idx != item_idx {
             return Err(corrupt(e.offset, "record of another place"));
         }
-        buf.resize(h.len as usize, 0);
+        // Straight into the item's own buffers: no copy after the read.
+        let mut ids = vec![0u8; h.doc_id_len as usize + h.url_len as usize];
+        let mut content = vec![0u8; h.content_len as usize];
+        let at = e.offset + RECORD_HEADER_LEN as u64;
+        self.item.read_exact_at(&mut ids, at).map_err(beyond)?;
         self.item
-            .read_exact_at(
-                &mut buf[RECORD_HEADER_LEN..],
-                e.offset + RECORD_HEADER_LEN as u64,
-            )
-            .map_err(|_| corrupt(e.offset, "record beyond the end of the file"))?;
-        let (_, item) = record::decode_record(&buf).map_err(|r| corrupt(e.offset, r))?;
+            .read_exact_at(&mut content, at + ids.len() as u64)
+            .map_err(beyond)?;
+        let crc = crc32c::crc32c_append(
+            crc32c::crc32c_append(crc32c::crc32c(&head[8..]), &ids),
+            &content,
+        );
+        if crc != h.crc {
+            return Err(corrupt(e.offset, "record CRC mismatch"));
+        }
+        let url = ids.split_off(h.doc_id_len as usize);
+        let item = Item {
+            status: h.status,
+            doc_id: ids,
+            url,
+            content,
+            time_ms: h.time_ms,
+            origin: h.origin,
+        };
         Ok(StoredItem {
             file_id: self.file_id,
             item_idx,

@@ -1,0 +1,350 @@
+//! bench-segments: the segment writer, and the sender shipping to a receiver on loopback,
+//! next to the limits measured in the same run (`dd conv=fsync` of the same size, a raw
+//! loopback copy with 1 MiB buffers). See bench/README.md.
+
+use std::io::{BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use focuser_daemon::access::AllowList;
+use focuser_reader::config::SendConfig;
+use focuser_reader::recv::{self, RecvShared, RecvStore};
+use focuser_reader::sender::{self, SendCtx, SenderSpec, SenderState};
+use focuser_reader::wire::handshake;
+use focuser_reader::wire::messages::put_position;
+use focuser_reader::wire::{read_frame, write_frame, Batch, FrameType, Secret};
+use focuser_schema::segment::{Item, Origin, Partition, Status, Writer, WriterOptions};
+
+#[derive(Parser)]
+struct Args {
+    /// MiB of item content to write and ship
+    #[arg(long, default_value_t = 2048)]
+    mib: u64,
+    /// Where the stores go (a temporary directory is made inside)
+    #[arg(long, default_value = "/var/tmp")]
+    work: PathBuf,
+}
+
+const SECRET: &[u8] = b"bench-segments-shared-secret";
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    std::fs::create_dir_all(&args.work)?;
+    let dir = tempfile::Builder::new()
+        .prefix("bench-segments-")
+        .tempdir_in(&args.work)?;
+    let bytes = args.mib << 20;
+    println!(
+        "bench-segments: {} MiB of 2-20 KiB items in {}",
+        args.mib,
+        dir.path().display()
+    );
+
+    let dd = dd_fsync(dir.path(), args.mib)?;
+    let (items, written, write_s) = write_store(&dir.path().join("store"), bytes)?;
+    let durable_s = ship(dir.path(), items, true)?;
+    let discard_s = ship(dir.path(), items, false)?;
+    let raw_s = raw_loopback(written)?;
+
+    let mbs = |b: u64, s: f64| b as f64 / s / 1e6;
+    let dd_mbs = mbs(bytes, dd);
+    println!("items: {items}, store bytes: {written}");
+    println!(
+        "{:<44} {:>8} {:>10} {:>8}",
+        "stage", "seconds", "MB/s", "ratio"
+    );
+    println!(
+        "{:<44} {:>8.2} {:>10.0}",
+        "limit: dd conv=fsync", dd, dd_mbs
+    );
+    let row = |name: &str, s: f64, b: u64, limit: f64, target: f64| {
+        let r = mbs(b, s) / limit;
+        println!(
+            "{name:<44} {s:>8.2} {:>10.0} {r:>8.2}  (target >= {target:.2})",
+            mbs(b, s)
+        );
+    };
+    row(
+        "(a) writer, default sync policy",
+        write_s,
+        written,
+        dd_mbs,
+        0.70,
+    );
+    row(
+        "(b) sender -> receiver, durable",
+        durable_s,
+        written,
+        dd_mbs,
+        0.70,
+    );
+    let raw_mbs = mbs(written, raw_s);
+    println!(
+        "{:<44} {:>8.2} {:>10.0}",
+        "limit: raw loopback copy, 1 MiB buffers", raw_s, raw_mbs
+    );
+    row(
+        "(c) sender -> receiver that discards",
+        discard_s,
+        written,
+        raw_mbs,
+        0.50,
+    );
+    Ok(())
+}
+
+fn dd_fsync(dir: &Path, mib: u64) -> anyhow::Result<f64> {
+    let out = dir.join("dd.bin");
+    let t = Instant::now();
+    let st = Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", out.display()))
+        .args([
+            "bs=1M",
+            &format!("count={mib}"),
+            "conv=fsync",
+            "status=none",
+        ])
+        .status()
+        .context("running dd")?;
+    let s = t.elapsed().as_secs_f64();
+    if !st.success() {
+        bail!("dd failed: {st}");
+    }
+    std::fs::remove_file(out)?;
+    Ok(s)
+}
+
+/// Deterministic items of 2–20 KiB cut from a pool of pseudo-random bytes.
+struct Items {
+    pool: Vec<u8>,
+    x: u64,
+    n: u64,
+}
+
+impl Items {
+    fn new() -> Items {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut pool = Vec::with_capacity(32 << 20);
+        while pool.len() < 32 << 20 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            pool.extend_from_slice(&x.to_le_bytes());
+        }
+        Items { pool, x, n: 0 }
+    }
+
+    fn next(&mut self) -> Item {
+        self.x ^= self.x << 13;
+        self.x ^= self.x >> 7;
+        self.x ^= self.x << 17;
+        self.n += 1;
+        let size = 2048 + (self.x % (18 * 1024 + 1)) as usize;
+        let off = (self.x >> 20) as usize % (self.pool.len() - size);
+        Item {
+            status: if self.n.is_multiple_of(10) {
+                Status::Delete
+            } else {
+                Status::Update
+            },
+            doc_id: format!("{:016x}", self.n.wrapping_mul(0x9e37_79b9_7f4a_7c15)).into_bytes(),
+            url: format!("http://site{}.example/doc/{}", self.n % 1000, self.n).into_bytes(),
+            content: self.pool[off..off + size].to_vec(),
+            time_ms: focuser_schema::segment::now_ms(),
+            origin: Origin::default(),
+        }
+    }
+}
+
+/// (a): returns (items, bytes on disk, seconds).
+fn write_store(store: &Path, bytes: u64) -> anyhow::Result<(u64, u64, f64)> {
+    let mut gen = Items::new();
+    let mut pending: Vec<Item> = Vec::new();
+    let mut content = 0u64;
+    // Items are made before the clock starts: the writer is measured, not the generator.
+    while content < bytes {
+        let it = gen.next();
+        content += it.content.len() as u64;
+        pending.push(it);
+    }
+    let t = Instant::now();
+    let (mut w, _) = Writer::open(store, WriterOptions::default())?;
+    for it in &pending {
+        w.append(it)?;
+    }
+    w.rotate()?;
+    w.close()?;
+    let s = t.elapsed().as_secs_f64();
+    Ok((
+        pending.len() as u64,
+        focuser_schema::segment::store_bytes(store)?,
+        s,
+    ))
+}
+
+/// (b) and (c): a sender over the whole store to one receiver; seconds until all are acked.
+fn ship(dir: &Path, items: u64, durable: bool) -> anyhow::Result<f64> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let secret = Secret::from_bytes(SECRET);
+    let max_frame = 32 << 20;
+    let receiver = if durable {
+        let (store, _) = RecvStore::open(&dir.join("received"), WriterOptions::default())?;
+        let shared = Arc::new(RecvShared::new(
+            store,
+            secret.clone(),
+            AllowList::loopback(),
+            max_frame,
+            dir.join("inbox"),
+            Duration::from_secs(60),
+            4,
+            Arc::clone(&stop),
+        ));
+        recv::serve(listener, shared)?
+    } else {
+        let secret = secret.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = discard(listener, &secret, max_frame) {
+                eprintln!("discarding receiver: {e:#}");
+            }
+        })
+    };
+    let name = if durable { "durable" } else { "discard" };
+    let spec = SenderSpec {
+        group: "Index.0".into(),
+        address: addr.to_string(),
+        partition: Partition { count: 1, index: 0 },
+        statuses: vec![Status::Update, Status::Delete],
+        stream: format!("bench.{name}"),
+        position_file: dir.join(format!("pos_{name}.dat")),
+    };
+    let st = Arc::new(SenderState::new(spec));
+    let ctx = Arc::new(SendCtx {
+        store: dir.join("store"),
+        secret,
+        max_frame,
+        send: SendConfig::default(),
+        stop: Arc::clone(&stop),
+    });
+    let t = Instant::now();
+    let worker = {
+        let (st, ctx) = (Arc::clone(&st), Arc::clone(&ctx));
+        std::thread::spawn(move || sender::run(st, ctx))
+    };
+    while st.acked_items.load(Ordering::Relaxed) < items {
+        if t.elapsed() > Duration::from_secs(600) {
+            bail!(
+                "shipping {name} did not finish: {:?}",
+                st.last_error.lock().ok()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let s = t.elapsed().as_secs_f64();
+    stop.store(true, Ordering::SeqCst);
+    let _ = worker.join();
+    let _ = receiver.join();
+    Ok(s)
+}
+
+/// A receiver that checks and acknowledges every batch and stores nothing.
+fn discard(listener: TcpListener, secret: &Secret, max: usize) -> anyhow::Result<()> {
+    let (s, _) = listener.accept()?;
+    let mut w = s.try_clone()?;
+    let mut r = BufReader::with_capacity(1 << 20, s);
+    let accepted = handshake::server(
+        &mut Both {
+            r: &mut r,
+            w: &mut w,
+        },
+        secret,
+        max,
+    )?;
+    handshake::welcome(&mut w, &accepted, Default::default())?;
+    loop {
+        let f = match read_frame(&mut r, max) {
+            Ok(f) => f,
+            Err(_) => return Ok(()),
+        };
+        if f.kind != FrameType::Items {
+            bail!("unexpected {:?}", f.kind);
+        }
+        let batch = Batch::decode(&f.payload)?;
+        let mut ack = Vec::with_capacity(12);
+        put_position(&mut ack, batch.upto);
+        write_frame(&mut w, FrameType::Ack, &ack)?;
+    }
+}
+
+struct Both<'a> {
+    r: &'a mut BufReader<TcpStream>,
+    w: &'a mut TcpStream,
+}
+
+impl Read for Both<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.r.read(buf)
+    }
+}
+
+impl Write for Both<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// The limit for (c): `bytes` through a loopback socket in 1 MiB writes and reads.
+fn raw_loopback(bytes: u64) -> anyhow::Result<f64> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let got = Arc::new(Mutex::new(0u64));
+    let reader = {
+        let got = Arc::clone(&got);
+        std::thread::spawn(move || -> std::io::Result<()> {
+            let (mut s, _) = listener.accept()?;
+            let mut buf = vec![0u8; 1 << 20];
+            let mut n = 0u64;
+            loop {
+                let k = s.read(&mut buf)?;
+                if k == 0 {
+                    break;
+                }
+                n += k as u64;
+            }
+            if let Ok(mut g) = got.lock() {
+                *g = n;
+            }
+            Ok(())
+        })
+    };
+    let buf = vec![7u8; 1 << 20];
+    let t = Instant::now();
+    let mut s = TcpStream::connect(addr)?;
+    let mut sent = 0u64;
+    while sent < bytes {
+        let k = (bytes - sent).min(buf.len() as u64) as usize;
+        s.write_all(&buf[..k])?;
+        sent += k as u64;
+    }
+    drop(s);
+    reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("reader thread panicked"))??;
+    let s = t.elapsed().as_secs_f64();
+    let n = got.lock().map(|g| *g).unwrap_or(0);
+    if n != bytes {
+        bail!("raw copy moved {n} of {bytes} bytes");
+    }
+    Ok(s)
+}

@@ -1,0 +1,7 @@
+//! Position files.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    focuser_reader::corpus::check_position(data);
+});

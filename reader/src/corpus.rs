@@ -1,0 +1,95 @@
+//! Every decoder of bytes from disk or the network, run over one input with the invariants
+//! that must hold whatever the bytes: no panic, and whatever decodes re-encodes to the same
+//! bytes. The fuzz targets (fuzz/) and the ordinary tests (tests/decoders.rs) both call these.
+
+use focuser_schema::segment::record::{
+    self, FileHeader, IndexEntry, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC,
+    ITEM_MAGIC,
+};
+use focuser_schema::segment::Position;
+
+use crate::wire::messages::{ErrorMsg, FileBegin, Hello, Welcome};
+use crate::wire::{decode_frame, Batch, FrameType};
+
+/// Item files: the header, then records one after another as a reader would take them.
+pub fn check_record(data: &[u8]) {
+    if let Ok(h) = FileHeader::decode(data, ITEM_MAGIC) {
+        assert_eq!(&h.encode(ITEM_MAGIC)[..], &data[..FILE_HEADER_LEN]);
+    }
+    let mut rest = data.get(FILE_HEADER_LEN..).unwrap_or(data);
+    while let Ok(h) = RecordHeader::decode(rest) {
+        let Some(rec) = rest.get(..h.len as usize) else {
+            break;
+        };
+        let Ok((h2, item)) = record::decode_record(rec) else {
+            break;
+        };
+        let mut again = Vec::new();
+        record::encode_record(&item, h2.file_id, h2.item_idx, &mut again);
+        assert_eq!(again, rec, "a decoded record re-encodes to its bytes");
+        rest = &rest[rec.len()..];
+    }
+}
+
+/// Index files: the header and the valid prefix of entries.
+pub fn check_index(data: &[u8]) {
+    if let Ok(h) = FileHeader::decode(data, INDEX_MAGIC) {
+        assert_eq!(&h.encode(INDEX_MAGIC)[..], &data[..FILE_HEADER_LEN]);
+    }
+    let body = data.get(FILE_HEADER_LEN..).unwrap_or(data);
+    let entries = record::decode_entries(body);
+    assert!(entries.len() * INDEX_ENTRY_LEN <= body.len());
+    for (i, e) in entries.iter().enumerate() {
+        let at = i * INDEX_ENTRY_LEN;
+        assert_eq!(
+            e.encode(i as u32 + 1)[..],
+            body[at..at + INDEX_ENTRY_LEN],
+            "a decoded entry re-encodes to its bytes"
+        );
+    }
+    let _ = IndexEntry::decode(data, 1);
+}
+
+pub fn check_position(data: &[u8]) {
+    if let Ok(p) = Position::decode(data) {
+        assert_eq!(&p.encode()[..], data);
+    }
+}
+
+/// A byte stream of frames, each payload through its decoder.
+pub fn check_frames(data: &[u8]) {
+    let mut rest = data;
+    while let Ok(Some((f, used))) = decode_frame(rest, 1 << 20) {
+        assert!(used <= rest.len());
+        match f.kind {
+            FrameType::Hello => {
+                if let Ok(h) = Hello::decode(&f.payload) {
+                    assert_eq!(h.encode(), f.payload);
+                }
+            }
+            FrameType::Welcome => {
+                if let Ok(w) = Welcome::decode(&f.payload) {
+                    assert_eq!(w.encode(), f.payload);
+                }
+            }
+            FrameType::Items => {
+                if let Ok(b) = Batch::decode(&f.payload) {
+                    let mut again = Vec::new();
+                    b.encode_into(&mut again);
+                    assert_eq!(again, f.payload);
+                }
+            }
+            FrameType::Error => {
+                let _ = ErrorMsg::decode(&f.payload);
+            }
+            FrameType::FileBegin => {
+                if let Ok(b) = FileBegin::decode(&f.payload) {
+                    assert_eq!(b.encode(), f.payload);
+                    let _ = crate::wire::check_file_name(&b.name);
+                }
+            }
+            _ => {}
+        }
+        rest = &rest[used..];
+    }
+}
