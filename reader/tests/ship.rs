@@ -251,3 +251,50 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
     let received = rig.log("r").matches("master1-node3: received").count();
     assert_eq!(received, 4, "{}", rig.log("r"));
 }
+
+#[test]
+fn metrics_show_positions_lag_and_receiver_counts_and_sigusr1_seals_the_receivers_segment() {
+    let rig = Rig::new();
+    rig.write(400, &[]);
+    let (s_port, r_port) = (free_port(), free_port());
+    let (r_cf, r) = rig.receiver_cf("r", &format!("status_listen = 127.0.0.1:{r_port}"));
+    let s_cf = rig.sender_cf(
+        &[("Index.0", &[r])],
+        &format!("status_listen = 127.0.0.1:{s_port}\nStore.CheckInterval = 3600"),
+    );
+    let mut recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let got = rig.root().join("r/received");
+    wait_until("all 400", Duration::from_secs(30), || ns(&got).len() == 400);
+    let label = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{r}\"");
+    wait_until("the sender's figures", Duration::from_secs(10), || {
+        let m = get(s_port, "/metrics");
+        m.contains(&format!("focuser_reader_sender_lag_items{{{label}}} 0"))
+            && m.contains(&format!(
+                "focuser_reader_sender_acked_items_total{{{label}}} 400"
+            ))
+            && m.contains(&format!("focuser_reader_sender_connected{{{label}}} 1"))
+    });
+    let m = get(r_port, "/metrics");
+    assert!(
+        m.contains("focuser_reader_recv_items_total{daemon=\"reader\"} 400"),
+        "{m}"
+    );
+    assert!(
+        m.contains("focuser_reader_recv_connections{daemon=\"reader\"} 1"),
+        "{m}"
+    );
+    // The JSON page carries the same figures.
+    let j = get(s_port, "/status.json");
+    assert!(j.contains("reader_sender_position_file"), "{j}");
+    // SIGUSR1: the receiver seals its active segment and opens the next.
+    let before = focuser_schema::segment::list_segments(&got).unwrap();
+    let pid = nix::unistd::Pid::from_raw(recv.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1).unwrap();
+    wait_until("a new segment", Duration::from_secs(10), || {
+        focuser_schema::segment::list_segments(&got).unwrap().len() == before.len() + 1
+    });
+    assert!(sender.stop());
+    assert!(recv.stop());
+    assert_eq!(ns(&got).len(), 400);
+}

@@ -355,3 +355,30 @@ fn a_corrupt_record_in_a_sealed_segment_is_an_error_and_skipped() {
     assert!(err.contains("item 2") && err.contains("CRC"), "{err}");
     assert_eq!(c.next().unwrap().unwrap().item, item(3));
 }
+
+#[test]
+fn an_old_segment_is_sealed_and_the_oldest_unsynced_item_waits_at_most_every_ms() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(1000);
+    o.max_age_s = 1;
+    o.sync = SyncPolicy {
+        every_items: 1000,
+        every_ms: 50,
+    };
+    let (mut w, _) = Writer::open(dir.path(), o).unwrap();
+    assert!(
+        !w.rotate_if_due().unwrap(),
+        "an empty segment is never sealed"
+    );
+    w.append(&item(1)).unwrap();
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    assert!(c.next().unwrap().is_none());
+    assert!(!w.sync_if_due().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    assert!(w.sync_if_due().unwrap());
+    assert_eq!(c.next().unwrap().unwrap().item, item(1));
+    assert!(!w.rotate_if_due().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    assert!(w.rotate_if_due().unwrap());
+    assert_eq!(segment::list_segments(dir.path()).unwrap(), vec![1, 2]);
+}
