@@ -9,7 +9,7 @@ use focuser_schema::segment::record::{
 use focuser_schema::segment::Position;
 
 use crate::wire::messages::{ErrorMsg, FileBegin, Hello, Welcome};
-use crate::wire::{decode_frame, Batch, FrameType};
+use crate::wire::{decode_frame, BatchRef, FrameType};
 
 /// Item files: the header, then records one after another as a reader would take them.
 pub fn check_record(data: &[u8]) {
@@ -25,7 +25,7 @@ pub fn check_record(data: &[u8]) {
             break;
         };
         let mut again = Vec::new();
-        record::encode_record(&item, h2.file_id, h2.item_idx, &mut again);
+        record::encode_record(&item.as_ref(), h2.file_id, h2.item_idx, &mut again);
         assert_eq!(again, rec, "a decoded record re-encodes to its bytes");
         rest = &rest[rec.len()..];
     }
@@ -73,7 +73,7 @@ pub fn check_frames(data: &[u8]) {
                 }
             }
             FrameType::Items => {
-                if let Ok(b) = Batch::decode(&f.payload) {
+                if let Ok(b) = BatchRef::decode(&f.payload) {
                     let mut again = Vec::new();
                     b.encode_into(&mut again);
                     assert_eq!(again, f.payload);

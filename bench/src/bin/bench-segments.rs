@@ -18,7 +18,7 @@ use focuser_reader::recv::{self, RecvShared, RecvStore};
 use focuser_reader::sender::{self, SendCtx, SenderSpec, SenderState};
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::put_position;
-use focuser_reader::wire::{read_frame, write_frame, Batch, FrameType, Secret};
+use focuser_reader::wire::{read_frame, write_frame, BatchRef, FrameType, Secret};
 use focuser_schema::segment::{Item, Origin, Partition, Status, Writer, WriterOptions};
 
 #[derive(Parser)]
@@ -277,7 +277,7 @@ fn discard(listener: TcpListener, secret: &Secret, max: usize) -> anyhow::Result
         if f.kind != FrameType::Items {
             bail!("unexpected {:?}", f.kind);
         }
-        let batch = Batch::decode(&f.payload)?;
+        let batch = BatchRef::decode(&f.payload)?;
         let mut ack = Vec::with_capacity(12);
         put_position(&mut ack, batch.upto);
         write_frame(&mut w, FrameType::Ack, &ack)?;

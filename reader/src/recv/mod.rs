@@ -18,7 +18,7 @@ use focuser_daemon::status::{Figure, StatusSource};
 
 use crate::wire::handshake::{self, Accepted, ProtoError};
 use crate::wire::messages::{code, put_position};
-use crate::wire::{read_frame, write_frame, Batch, FrameError, FrameType, Mode, Secret};
+use crate::wire::{read_frame, write_frame, BatchRef, FrameError, FrameType, Mode, Secret};
 pub use store::{Applied, RecvStore, StoreError};
 
 /// What every connection of one receiver shares.
@@ -240,10 +240,10 @@ fn items(
             }
             .into());
         }
-        let mut batch = Batch::decode(&f.payload)?;
+        let batch = BatchRef::decode(&f.payload)?;
         let applied = {
             let mut store = lock(&sh.store)?;
-            match store.apply(stream, &mut batch) {
+            match store.apply(stream, &batch) {
                 Ok(a) => a,
                 Err(e) => {
                     add(&sh.counts.store_errors, 1);

@@ -13,10 +13,10 @@ use std::time::Instant;
 
 use focuser_schema::fsutil;
 use focuser_schema::segment::{
-    Cursor, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
+    Cursor, ItemRef, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
 };
 
-use crate::wire::{Batch, WireItem};
+use crate::wire::{BatchRef, WireItemRef};
 
 const STREAMS_FILE: &str = "streams.state";
 const MAGIC: &str = "#focuser-streams 1";
@@ -130,21 +130,24 @@ impl RecvStore {
 
     /// Stores the items of `batch` not already held, makes them durable, and only then
     /// returns: the caller acknowledges after this.
-    pub fn apply(&mut self, stream: &str, batch: &mut Batch) -> Result<Applied, StoreError> {
+    pub fn apply(&mut self, stream: &str, batch: &BatchRef<'_>) -> Result<Applied, StoreError> {
         let number = self.register(stream)?;
         let mut last = self.last(stream);
         let mut applied = Applied::default();
-        for WireItem { at, item } in batch.items.iter_mut() {
+        for WireItemRef { at, item } in &batch.items {
             if *at <= last {
                 applied.duplicates += 1;
                 continue;
             }
-            item.origin = Origin {
-                stream: number,
-                file_id: at.file_id,
-                item_idx: at.item_idx,
+            let item = ItemRef {
+                origin: Origin {
+                    stream: number,
+                    file_id: at.file_id,
+                    item_idx: at.item_idx,
+                },
+                ..*item
             };
-            self.writer.append(item)?;
+            self.writer.append_ref(&item)?;
             applied.stored += 1;
             applied.bytes += (item.doc_id.len() + item.url.len() + item.content.len()) as u64;
             last = *at;

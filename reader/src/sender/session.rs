@@ -9,12 +9,14 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{write_position, Cursor, Position, SegmentError, StoredItem};
+use focuser_schema::segment::{write_position, Cursor, Position, SegmentError, Take};
 
 use super::{SendCtx, SenderState};
-use crate::wire::frame::{begin_frame, finish_frame, Fields};
+use crate::wire::frame::{begin_frame, finish_frame, Fields, FRAME_HEADER_LEN};
 use crate::wire::handshake;
-use crate::wire::messages::{position, ErrorMsg, WireItem};
+use crate::wire::messages::{
+    batch_fixed, item_fixed, position, ErrorMsg, BATCH_FIXED, WIRE_ITEM_FIXED,
+};
 use crate::wire::{read_frame, Batch, FrameError, FrameType, Mode};
 
 #[derive(Debug)]
@@ -95,7 +97,6 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
         inflight: VecDeque::new(),
         progress: false,
         out: Vec::new(),
-        carry: None,
     };
     let result = sess.pump(&mut s, &acks, timeout);
     // Whatever happened, what was acknowledged is kept.
@@ -117,9 +118,8 @@ struct Session<'a> {
     /// Batches sent and not yet acknowledged: (their end, their items).
     inflight: VecDeque<(Position, u64)>,
     progress: bool,
+    /// The frame being built and sent.
     out: Vec<u8>,
-    /// An item read that did not fit in the last batch: it opens the next.
-    carry: Option<StoredItem>,
 }
 
 impl Session<'_> {
@@ -146,13 +146,13 @@ impl Session<'_> {
             }
             let mut sent = false;
             if self.inflight.len() < self.ctx.send.window {
-                let batch = self.build_batch()?;
-                if !batch.items.is_empty() {
-                    self.send(s, &batch)?;
+                let (upto, count) = self.build_batch()?;
+                if count > 0 {
+                    self.send(s, upto, count)?;
                     sent = true;
-                } else if self.inflight.is_empty() && batch.upto > self.acked {
+                } else if self.inflight.is_empty() && upto > self.acked {
                     // Only items for other receivers: nothing to wait for.
-                    self.acked = batch.upto;
+                    self.acked = upto;
                 }
             }
             let idle = !sent && self.inflight.is_empty();
@@ -199,29 +199,51 @@ impl Session<'_> {
         }
     }
 
-    /// Reads durable items of this sender's partition and statuses, up to a batch.
-    fn build_batch(&mut self) -> Result<Batch, SessionError> {
-        let mut items = Vec::new();
+    /// Builds the next ITEMS frame in `self.out` straight from the store: each item's body
+    /// is read into the frame, where it is sent from. Returns the batch's end and its items.
+    fn build_batch(&mut self) -> Result<(Position, u32), SessionError> {
+        let max_item = self
+            .ctx
+            .max_frame
+            .saturating_sub(FRAME_HEADER_LEN + BATCH_FIXED);
+        let (batch_items, batch_bytes) = (self.ctx.send.batch_items, self.ctx.send.batch_bytes);
+        let statuses = self.st.spec.statuses.clone();
+        let frame = &mut self.out;
+        frame.clear();
+        let start = begin_frame(FrameType::Items, frame);
+        frame.extend_from_slice(&[0u8; BATCH_FIXED]);
+        let mut count = 0u32;
         let mut bytes = 0usize;
-        while items.len() < self.ctx.send.batch_items && bytes < self.ctx.send.batch_bytes {
-            let next = match self.carry.take() {
-                Some(c) => Ok(Some(c)),
-                None => self.cursor.next(),
-            };
-            let stored = match next {
-                Ok(Some(s)) => s,
-                Ok(None) => break,
-                Err(e @ SegmentError::Corrupt { .. }) => {
-                    log::error!(
-                        "sender {} {}: skipping {e}",
-                        self.st.spec.group,
-                        self.st.spec.address
-                    );
-                    self.st.corrupt_items.fetch_add(1, Ordering::Relaxed);
-                    continue;
+        while (count as usize) < batch_items {
+            let item_start = frame.len();
+            frame.extend_from_slice(&[0u8; WIRE_ITEM_FIXED]);
+            let mut oversized = None;
+            let got = self.cursor.next_raw(frame, |h| {
+                let len = Batch::wire_len(
+                    h.doc_id_len as usize,
+                    h.url_len as usize,
+                    h.content_len as usize,
+                );
+                if !statuses.contains(&h.status) {
+                    Take::Skip
+                } else if len > max_item {
+                    oversized = Some((h.file_id, h.item_idx, len));
+                    Take::Skip
+                } else if count > 0 && bytes + len > batch_bytes {
+                    Take::Stop
+                } else {
+                    bytes += len;
+                    Take::Read
                 }
-                Err(e) => return Err(fail(format!("reading the store: {e}"))),
-            };
+            });
+            if let Some((file_id, item_idx, len)) = oversized {
+                log::error!(
+                    "sender {} {}: item {file_id}:{item_idx} ({len} bytes) exceeds MaxFrame; skipped",
+                    self.st.spec.group,
+                    self.st.spec.address
+                );
+                self.st.corrupt_items.fetch_add(1, Ordering::Relaxed);
+            }
             if let Some((from, to)) = self.cursor.take_gap() {
                 log::error!(
                     "sender {} {}: segments {from}..{to} were deleted before they were sent",
@@ -229,58 +251,54 @@ impl Session<'_> {
                     self.st.spec.address
                 );
             }
-            if !self.st.spec.statuses.contains(&stored.item.status) {
-                continue;
+            match got {
+                Ok(Some(raw)) => {
+                    let h = raw.header;
+                    let at = Position {
+                        file_id: raw.file_id,
+                        item_idx: raw.item_idx,
+                    };
+                    let lens = (
+                        h.doc_id_len as usize,
+                        h.url_len as usize,
+                        h.content_len as usize,
+                    );
+                    frame[item_start..item_start + WIRE_ITEM_FIXED]
+                        .copy_from_slice(&item_fixed(at, h.status, h.time_ms, lens));
+                    count += 1;
+                }
+                Ok(None) => {
+                    frame.truncate(item_start);
+                    break;
+                }
+                Err(e @ SegmentError::Corrupt { .. }) => {
+                    frame.truncate(item_start);
+                    log::error!(
+                        "sender {} {}: skipping {e}",
+                        self.st.spec.group,
+                        self.st.spec.address
+                    );
+                    self.st.corrupt_items.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => return Err(fail(format!("reading the store: {e}"))),
             }
-            let len = Batch::wire_len(&stored.item);
-            if len + 64 > self.ctx.max_frame {
-                log::error!(
-                    "sender {} {}: item {}:{} ({len} bytes) exceeds MaxFrame; skipped",
-                    self.st.spec.group,
-                    self.st.spec.address,
-                    stored.file_id,
-                    stored.item_idx
-                );
-                self.st.corrupt_items.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
-            if !items.is_empty() && bytes + len > self.ctx.send.batch_bytes {
-                self.carry = Some(stored);
-                break;
-            }
-            bytes += len;
-            items.push(WireItem {
-                at: Position {
-                    file_id: stored.file_id,
-                    item_idx: stored.item_idx,
-                },
-                item: stored.item,
-            });
         }
-        let upto = match &self.carry {
-            Some(c) => Position {
-                file_id: c.file_id,
-                item_idx: c.item_idx,
-            },
-            None => self.cursor.position(),
-        };
-        Ok(Batch { upto, items })
+        let upto = self.cursor.position();
+        let fixed_at = start + FRAME_HEADER_LEN;
+        frame[fixed_at..fixed_at + BATCH_FIXED].copy_from_slice(&batch_fixed(upto, count));
+        finish_frame(frame, start);
+        Ok((upto, count))
     }
 
-    fn send(&mut self, s: &mut TcpStream, batch: &Batch) -> Result<(), SessionError> {
-        let mut frame = std::mem::take(&mut self.out);
-        frame.clear();
-        let start = begin_frame(FrameType::Items, &mut frame);
-        batch.encode_into(&mut frame);
-        finish_frame(&mut frame, start);
-        s.write_all(&frame)
+    fn send(&mut self, s: &mut TcpStream, upto: Position, count: u32) -> Result<(), SessionError> {
+        s.write_all(&self.out)
             .map_err(|e| fail(format!("send: {e}")))?;
-        let frame_len = frame.len() as u64;
-        self.out = frame;
-        let n = batch.items.len() as u64;
-        self.inflight.push_back((batch.upto, n));
+        let n = u64::from(count);
+        self.inflight.push_back((upto, n));
         self.st.sent_items.fetch_add(n, Ordering::Relaxed);
-        self.st.sent_bytes.fetch_add(frame_len, Ordering::Relaxed);
+        self.st
+            .sent_bytes
+            .fetch_add(self.out.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 

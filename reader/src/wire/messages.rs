@@ -1,6 +1,6 @@
 //! The payloads of each frame type, typed.
 
-use focuser_schema::segment::{Item, Origin, Position, Status};
+use focuser_schema::segment::{Item, ItemRef, Origin, Position, Status};
 
 use super::frame::{put_string, Fields, FrameError};
 
@@ -119,32 +119,105 @@ pub struct Batch {
     pub items: Vec<WireItem>,
 }
 
-/// The fixed bytes of an item on the wire.
-const WIRE_ITEM_FIXED: usize = 8 + 4 + 1 + 8 + 2 + 4 + 4;
+/// A batch decoded in place: its items borrow the frame's payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchRef<'a> {
+    pub upto: Position,
+    pub items: Vec<WireItemRef<'a>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireItemRef<'a> {
+    pub at: Position,
+    pub item: ItemRef<'a>,
+}
+
+/// The fixed bytes of an item on the wire, before its doc id, url and content.
+pub const WIRE_ITEM_FIXED: usize = 8 + 4 + 1 + 8 + 2 + 4 + 4;
+/// The fixed bytes of a batch, before its items: upto and the count.
+pub const BATCH_FIXED: usize = 8 + 4 + 4;
+
+/// The fixed part of one item: place, status, time, and the three lengths.
+pub fn item_fixed(
+    at: Position,
+    status: Status,
+    time_ms: u64,
+    lens: (usize, usize, usize),
+) -> [u8; WIRE_ITEM_FIXED] {
+    let mut b = [0u8; WIRE_ITEM_FIXED];
+    b[0..8].copy_from_slice(&at.file_id.to_le_bytes());
+    b[8..12].copy_from_slice(&at.item_idx.to_le_bytes());
+    b[12] = status as u8;
+    b[13..21].copy_from_slice(&time_ms.to_le_bytes());
+    b[21..23].copy_from_slice(&(lens.0 as u16).to_le_bytes());
+    b[23..27].copy_from_slice(&(lens.1 as u32).to_le_bytes());
+    b[27..31].copy_from_slice(&(lens.2 as u32).to_le_bytes());
+    b
+}
+
+/// The fixed part of a batch.
+pub fn batch_fixed(upto: Position, count: u32) -> [u8; BATCH_FIXED] {
+    let mut b = [0u8; BATCH_FIXED];
+    b[0..8].copy_from_slice(&upto.file_id.to_le_bytes());
+    b[8..12].copy_from_slice(&upto.item_idx.to_le_bytes());
+    b[12..16].copy_from_slice(&count.to_le_bytes());
+    b
+}
 
 impl Batch {
-    pub fn encode_into(&self, out: &mut Vec<u8>) {
-        put_position(out, self.upto);
-        out.extend_from_slice(&(self.items.len() as u32).to_le_bytes());
-        for w in &self.items {
-            put_position(out, w.at);
-            out.push(w.item.status as u8);
-            out.extend_from_slice(&w.item.time_ms.to_le_bytes());
-            out.extend_from_slice(&(w.item.doc_id.len() as u16).to_le_bytes());
-            out.extend_from_slice(&(w.item.url.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(w.item.content.len() as u32).to_le_bytes());
-            out.extend_from_slice(&w.item.doc_id);
-            out.extend_from_slice(&w.item.url);
-            out.extend_from_slice(&w.item.content);
+    pub fn as_ref(&self) -> BatchRef<'_> {
+        BatchRef {
+            upto: self.upto,
+            items: self
+                .items
+                .iter()
+                .map(|w| WireItemRef {
+                    at: w.at,
+                    item: w.item.as_ref(),
+                })
+                .collect(),
         }
     }
 
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        self.as_ref().encode_into(out)
+    }
+
     /// Bytes this item adds to a batch.
-    pub fn wire_len(item: &Item) -> usize {
-        WIRE_ITEM_FIXED + item.doc_id.len() + item.url.len() + item.content.len()
+    pub fn wire_len(doc_id: usize, url: usize, content: usize) -> usize {
+        WIRE_ITEM_FIXED + doc_id + url + content
     }
 
     pub fn decode(b: &[u8]) -> Result<Batch, FrameError> {
+        let r = BatchRef::decode(b)?;
+        Ok(Batch {
+            upto: r.upto,
+            items: r
+                .items
+                .iter()
+                .map(|w| WireItem {
+                    at: w.at,
+                    item: w.item.to_owned(),
+                })
+                .collect(),
+        })
+    }
+}
+
+impl<'a> BatchRef<'a> {
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&batch_fixed(self.upto, self.items.len() as u32));
+        for w in &self.items {
+            let i = &w.item;
+            let lens = (i.doc_id.len(), i.url.len(), i.content.len());
+            out.extend_from_slice(&item_fixed(w.at, i.status, i.time_ms, lens));
+            out.extend_from_slice(i.doc_id);
+            out.extend_from_slice(i.url);
+            out.extend_from_slice(i.content);
+        }
+    }
+
+    pub fn decode(b: &'a [u8]) -> Result<BatchRef<'a>, FrameError> {
         let mut f = Fields::new(b, "ITEMS");
         let bad = |reason| FrameError::BadPayload {
             what: "ITEMS",
@@ -152,7 +225,8 @@ impl Batch {
         };
         let upto = position(&mut f)?;
         let count = f.u32()? as usize;
-        let mut items = Vec::with_capacity(count.min(b.len() / WIRE_ITEM_FIXED));
+        let mut items: Vec<WireItemRef<'a>> =
+            Vec::with_capacity(count.min(b.len() / WIRE_ITEM_FIXED));
         for _ in 0..count {
             let at = position(&mut f)?;
             let status = Status::from_byte(f.u8()?).ok_or(bad("unknown status"))?;
@@ -160,15 +234,15 @@ impl Batch {
             let d = f.u16()? as usize;
             let u = f.u32()? as usize;
             let c = f.u32()? as usize;
-            let doc_id = f.bytes(d)?.to_vec();
-            let url = f.bytes(u)?.to_vec();
-            let content = f.bytes(c)?.to_vec();
-            if at.item_idx == 0 || items.last().is_some_and(|p: &WireItem| p.at >= at) {
+            let doc_id = f.bytes(d)?;
+            let url = f.bytes(u)?;
+            let content = f.bytes(c)?;
+            if at.item_idx == 0 || items.last().is_some_and(|p| p.at >= at) {
                 return Err(bad("item positions not increasing"));
             }
-            items.push(WireItem {
+            items.push(WireItemRef {
                 at,
-                item: Item {
+                item: ItemRef {
                     status,
                     doc_id,
                     url,
@@ -182,7 +256,7 @@ impl Batch {
         if items.last().is_some_and(|w| w.at >= upto) {
             return Err(bad("an item at or past the batch's end"));
         }
-        Ok(Batch { upto, items })
+        Ok(BatchRef { upto, items })
     }
 }
 

@@ -10,5 +10,6 @@ pub use frame::{
     decode_frame, encode_frame, read_frame, write_frame, Frame, FrameError, FrameType,
 };
 pub use messages::{
-    check_file_name, check_stream_name, Batch, ErrorMsg, FileBegin, Hello, Mode, Welcome, WireItem,
+    check_file_name, check_stream_name, Batch, BatchRef, ErrorMsg, FileBegin, Hello, Mode, Welcome,
+    WireItem, WireItemRef,
 };

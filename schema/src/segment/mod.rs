@@ -16,7 +16,7 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 pub use position::{read_position, write_position, Position, PositionError};
-pub use reader::{Cursor, Partition, SegmentIndex};
+pub use reader::{Cursor, Located, Partition, RawItem, SegmentIndex, Take};
 pub use record::{doc_hash, IndexEntry};
 pub use writer::{Recovery, SyncPolicy, Writer, WriterOptions};
 
@@ -72,6 +72,43 @@ pub struct Item {
     /// Milliseconds since the epoch when it was first written.
     pub time_ms: u64,
     pub origin: Origin,
+}
+
+/// An item's fields borrowed from wherever they are (a received frame, a caller's buffers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemRef<'a> {
+    pub status: Status,
+    pub doc_id: &'a [u8],
+    pub url: &'a [u8],
+    pub content: &'a [u8],
+    pub time_ms: u64,
+    pub origin: Origin,
+}
+
+impl Item {
+    pub fn as_ref(&self) -> ItemRef<'_> {
+        ItemRef {
+            status: self.status,
+            doc_id: &self.doc_id,
+            url: &self.url,
+            content: &self.content,
+            time_ms: self.time_ms,
+            origin: self.origin,
+        }
+    }
+}
+
+impl ItemRef<'_> {
+    pub fn to_owned(&self) -> Item {
+        Item {
+            status: self.status,
+            doc_id: self.doc_id.to_vec(),
+            url: self.url.to_vec(),
+            content: self.content.to_vec(),
+            time_ms: self.time_ms,
+            origin: self.origin,
+        }
+    }
 }
 
 /// An item read back, with its place in the store.

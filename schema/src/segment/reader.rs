@@ -212,43 +212,70 @@ impl SegmentIndex {
         self.entries.get(k).map(|e| e.doc_hash)
     }
 
-    /// Reads item `item_idx` (from 1), checking its CRC and its place.
-    pub fn read(&self, item_idx: u32) -> Result<StoredItem, SegmentError> {
-        let corrupt = |offset, reason| SegmentError::Corrupt {
+    fn corrupt(&self, item_idx: u32, offset: u64, reason: &'static str) -> SegmentError {
+        SegmentError::Corrupt {
             path: self.item_path.clone(),
             item_idx,
             offset,
             reason,
-        };
+        }
+    }
+
+    /// Reads the header of item `item_idx` (from 1) and checks its place.
+    pub fn header(&self, item_idx: u32) -> Result<Located, SegmentError> {
         let k = (item_idx as usize)
             .checked_sub(1)
             .filter(|&k| k < self.entries.len())
-            .ok_or(corrupt(0, "no such item"))?;
-        let e = self.entries[k];
-        let beyond = |_| corrupt(e.offset, "record beyond the end of the file");
+            .ok_or_else(|| self.corrupt(item_idx, 0, "no such item"))?;
+        let offset = self.entries[k].offset;
         let mut head = [0u8; RECORD_HEADER_LEN];
         self.item
-            .read_exact_at(&mut head, e.offset)
-            .map_err(beyond)?;
-        let h = RecordHeader::decode(&head).map_err(|r| corrupt(e.offset, r))?;
+            .read_exact_at(&mut head, offset)
+            .map_err(|_| self.corrupt(item_idx, offset, "record beyond the end of the file"))?;
+        let h = RecordHeader::decode(&head).map_err(|r| self.corrupt(item_idx, offset, r))?;
         if h.file_id != self.file_id || h.item_idx != item_idx {
-            return Err(corrupt(e.offset, "record of another place"));
+            return Err(self.corrupt(item_idx, offset, "record of another place"));
         }
-        // Straight into the item's own buffers: no copy after the read.
-        let mut ids = vec![0u8; h.doc_id_len as usize + h.url_len as usize];
-        let mut content = vec![0u8; h.content_len as usize];
-        let at = e.offset + RECORD_HEADER_LEN as u64;
-        self.item.read_exact_at(&mut ids, at).map_err(beyond)?;
-        self.item
-            .read_exact_at(&mut content, at + ids.len() as u64)
-            .map_err(beyond)?;
-        let crc = crc32c::crc32c_append(
-            crc32c::crc32c_append(crc32c::crc32c(&head[8..]), &ids),
-            &content,
-        );
-        if crc != h.crc {
-            return Err(corrupt(e.offset, "record CRC mismatch"));
+        Ok(Located {
+            header: h,
+            offset,
+            head_crc: crc32c::crc32c(&head[8..]),
+        })
+    }
+
+    /// Appends the record's doc id, url and content (in that order) to `out`, checking the
+    /// record's CRC; returns the CRC-32C of the appended bytes. On error `out` is as it was.
+    pub fn read_body(&self, at: &Located, out: &mut Vec<u8>) -> Result<u32, SegmentError> {
+        let (h, offset) = (&at.header, at.offset);
+        let start = out.len();
+        let len = h.len as usize - RECORD_HEADER_LEN;
+        out.resize(start + len, 0);
+        let body = &mut out[start..];
+        let read = self
+            .item
+            .read_exact_at(body, offset + RECORD_HEADER_LEN as u64);
+        let body_crc = crc32c::crc32c(body);
+        // The record's CRC covers its header from byte 8, then the body: combined, not redone.
+        let crc = crc32c::crc32c_combine(at.head_crc, body_crc, len);
+        if read.is_err() || crc != h.crc {
+            out.truncate(start);
+            let reason = if read.is_err() {
+                "record beyond the end of the file"
+            } else {
+                "record CRC mismatch"
+            };
+            return Err(self.corrupt(h.item_idx, offset, reason));
         }
+        Ok(body_crc)
+    }
+
+    /// Reads item `item_idx` (from 1), checking its CRC and its place.
+    pub fn read(&self, item_idx: u32) -> Result<StoredItem, SegmentError> {
+        let at = self.header(item_idx)?;
+        let h = at.header;
+        let mut ids = Vec::with_capacity(h.len as usize - RECORD_HEADER_LEN);
+        self.read_body(&at, &mut ids)?;
+        let content = ids.split_off(h.doc_id_len as usize + h.url_len as usize);
         let url = ids.split_off(h.doc_id_len as usize);
         let item = Item {
             status: h.status,
@@ -261,10 +288,40 @@ impl SegmentIndex {
         Ok(StoredItem {
             file_id: self.file_id,
             item_idx,
-            doc_hash: e.doc_hash,
+            doc_hash: self.doc_hash(item_idx).unwrap_or(0),
             item,
         })
     }
+}
+
+/// A record's header, where it is, and the CRC-32C of its bytes 8..56 (the part of the
+/// record's CRC before the body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Located {
+    pub header: RecordHeader,
+    pub offset: u64,
+    pub head_crc: u32,
+}
+
+/// What [`Cursor::next_raw`] is to do with the item whose header it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// Read its body into the buffer.
+    Read,
+    /// Go past it.
+    Skip,
+    /// Leave it for the next call.
+    Stop,
+}
+
+/// An item whose body [`Cursor::next_raw`] appended to the caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawItem {
+    pub file_id: u64,
+    pub item_idx: u32,
+    pub header: RecordHeader,
+    /// CRC-32C of the body bytes appended (doc id, url, content).
+    pub body_crc: u32,
 }
 
 /// Reads a store in order from a position, optionally one partition only.
@@ -300,10 +357,9 @@ impl Cursor {
         self.gap.take()
     }
 
-    /// The next durable item of the partition; Ok(None) when there is none yet. A corrupt
-    /// record is returned as an error and skipped: the next call goes on after it.
-    #[allow(clippy::should_implement_trait)] // fallible, and None means "not yet", not "done"
-    pub fn next(&mut self) -> Result<Option<StoredItem>, SegmentError> {
+    /// Goes to the next durable item of the partition without taking it; Ok(None) when
+    /// there is none yet.
+    fn peek(&mut self) -> Result<Option<u32>, SegmentError> {
         loop {
             let need_open = self
                 .seg
@@ -354,9 +410,62 @@ impl Cursor {
                 (Some(p), Some(h)) => p.wants(h),
                 _ => true,
             };
-            self.pos.item_idx += 1;
             if wanted {
-                return seg.read(idx).map(Some);
+                return Ok(Some(idx));
+            }
+            self.pos.item_idx += 1;
+        }
+    }
+
+    /// The next durable item of the partition; Ok(None) when there is none yet. A corrupt
+    /// record is returned as an error and skipped: the next call goes on after it.
+    #[allow(clippy::should_implement_trait)] // fallible, and None means "not yet", not "done"
+    pub fn next(&mut self) -> Result<Option<StoredItem>, SegmentError> {
+        let Some(idx) = self.peek()? else {
+            return Ok(None);
+        };
+        self.pos.item_idx += 1;
+        match self.seg.as_ref() {
+            Some(seg) => seg.read(idx).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Like [`Cursor::next`], for a caller that builds its own bytes: `decide` sees each
+    /// item's header first, and a body to read is appended to `out` rather than copied into
+    /// an [`Item`]. Ok(None): nothing durable now, or `decide` said [`Take::Stop`].
+    pub fn next_raw(
+        &mut self,
+        out: &mut Vec<u8>,
+        mut decide: impl FnMut(&RecordHeader) -> Take,
+    ) -> Result<Option<RawItem>, SegmentError> {
+        loop {
+            let Some(idx) = self.peek()? else {
+                return Ok(None);
+            };
+            let Some(seg) = self.seg.as_ref() else {
+                return Ok(None);
+            };
+            let at = match seg.header(idx) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.pos.item_idx += 1;
+                    return Err(e);
+                }
+            };
+            match decide(&at.header) {
+                Take::Stop => return Ok(None),
+                Take::Skip => self.pos.item_idx += 1,
+                Take::Read => {
+                    self.pos.item_idx += 1;
+                    let body_crc = seg.read_body(&at, out)?;
+                    return Ok(Some(RawItem {
+                        file_id: seg.file_id(),
+                        item_idx: idx,
+                        header: at.header,
+                        body_crc,
+                    }));
+                }
             }
         }
     }

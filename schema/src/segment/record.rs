@@ -1,7 +1,7 @@
 //! The item file's bytes: its header and its records (docs/formats.md, "Item/index segments").
 //! Pure functions over byte slices, so the writer, the readers and the fuzzer share them.
 
-use super::{Item, Origin, Status};
+use super::{Item, ItemRef, Origin, Status};
 
 /// First bytes of every item file.
 pub const ITEM_MAGIC: &[u8; 8] = b"FCSRITEM";
@@ -123,7 +123,7 @@ pub fn record_len(doc_id: usize, url: usize, content: usize) -> Option<usize> {
 
 /// Appends the record for `item` (as item `item_idx` of segment `file_id`) to `out`.
 /// The caller has checked the length with [`record_len`].
-pub fn encode_record(item: &Item, file_id: u64, item_idx: u32, out: &mut Vec<u8>) {
+pub fn encode_record(item: &ItemRef<'_>, file_id: u64, item_idx: u32, out: &mut Vec<u8>) {
     let start = out.len();
     let len = RECORD_HEADER_LEN + item.doc_id.len() + item.url.len() + item.content.len();
     out.extend_from_slice(&(len as u32).to_le_bytes());
@@ -139,9 +139,9 @@ pub fn encode_record(item: &Item, file_id: u64, item_idx: u32, out: &mut Vec<u8>
     out.extend_from_slice(&item.origin.stream.to_le_bytes());
     out.extend_from_slice(&item.origin.item_idx.to_le_bytes());
     out.extend_from_slice(&item.origin.file_id.to_le_bytes());
-    out.extend_from_slice(&item.doc_id);
-    out.extend_from_slice(&item.url);
-    out.extend_from_slice(&item.content);
+    out.extend_from_slice(item.doc_id);
+    out.extend_from_slice(item.url);
+    out.extend_from_slice(item.content);
     let crc = crc32c::crc32c(&out[start + 8..]);
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn a_record_round_trips_and_any_flipped_bit_is_caught() {
         let mut b = Vec::new();
-        encode_record(&item(), 5, 42, &mut b);
+        encode_record(&item().as_ref(), 5, 42, &mut b);
         let (h, back) = decode_record(&b).unwrap();
         assert_eq!((h.file_id, h.item_idx), (5, 42));
         assert_eq!(back, item());

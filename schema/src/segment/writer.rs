@@ -9,7 +9,7 @@ use super::record::{
     self, FileHeader, IndexEntry, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC, ITEM_MAGIC,
 };
 use super::scan::scan_items;
-use super::{index_path, item_path, list_segments, now_ms, Item, Position, SegmentError};
+use super::{index_path, item_path, list_segments, now_ms, Item, ItemRef, Position, SegmentError};
 use crate::fsutil;
 
 /// When appended items are made durable (and visible to readers): after this many items or
@@ -189,6 +189,11 @@ impl Writer {
     /// Appends `item`; returns where it was put. It becomes durable and visible to readers at
     /// the next sync, which this call makes itself when the sync policy says so.
     pub fn append(&mut self, item: &Item) -> Result<Position, SegmentError> {
+        self.append_ref(&item.as_ref())
+    }
+
+    /// [`Writer::append`] from borrowed fields.
+    pub fn append_ref(&mut self, item: &ItemRef<'_>) -> Result<Position, SegmentError> {
         let len = record::record_len(item.doc_id.len(), item.url.len(), item.content.len()).ok_or(
             SegmentError::TooLarge {
                 doc_id: item.doc_id.len(),
@@ -206,7 +211,7 @@ impl Writer {
         record::encode_record(item, self.file_id, idx, &mut self.buf);
         self.pending.push(IndexEntry {
             offset: self.item_len,
-            doc_hash: record::doc_hash(&item.doc_id),
+            doc_hash: record::doc_hash(item.doc_id),
         });
         self.item_len += len as u64;
         self.items = idx;
