@@ -141,7 +141,7 @@ fn start_connection(
     if c.connections.load(Ordering::SeqCst) >= sh.max_connections {
         log::warn!("refused {peer}: Recv.MaxConnections reached");
         let mut s = s;
-        handshake::refuse(&mut s, code::STORE, "too many connections");
+        handshake::refuse(&mut s, code::BUSY, "too many connections");
         return None;
     }
     let id = sh.next_conn.fetch_add(1, Ordering::Relaxed);

@@ -99,6 +99,8 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
         out: Vec::new(),
     };
     let result = sess.pump(&mut s, &acks, timeout);
+    // The ack reader holds a clone of the socket: shutting it down ends that thread too.
+    let _ = s.shutdown(std::net::Shutdown::Both);
     // Whatever happened, what was acknowledged is kept.
     let _ = sess.save();
     result.map_err(|mut e| {

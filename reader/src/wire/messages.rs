@@ -274,6 +274,7 @@ pub mod code {
     pub const BAD_NAME: u16 = 4;
     pub const BAD_FILE: u16 = 5;
     pub const STORE: u16 = 6;
+    pub const BUSY: u16 = 7;
 }
 
 impl ErrorMsg {
