@@ -382,3 +382,27 @@ fn an_old_segment_is_sealed_and_the_oldest_unsynced_item_waits_at_most_every_ms(
     assert!(w.rotate_if_due().unwrap());
     assert_eq!(segment::list_segments(dir.path()).unwrap(), vec![1, 2]);
 }
+
+#[test]
+fn a_sealed_segment_with_a_bad_header_is_reported_and_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(5)).unwrap();
+    for k in 1..=12 {
+        w.append(&item(k)).unwrap();
+    }
+    w.close().unwrap();
+    let p = item_path(dir.path(), 2);
+    let mut b = std::fs::read(&p).unwrap();
+    b[0] = b'X';
+    std::fs::write(&p, b).unwrap();
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    for k in 1..=5 {
+        assert_eq!(c.next().unwrap().unwrap().item, item(k));
+    }
+    let err = c.next().unwrap_err().to_string();
+    assert!(
+        err.contains("item_0000000002.dat") && err.contains("bad magic"),
+        "{err}"
+    );
+    assert_eq!(c.next().unwrap().unwrap().item, item(11));
+}

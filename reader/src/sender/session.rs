@@ -273,7 +273,7 @@ impl Session<'_> {
                     frame.truncate(item_start);
                     break;
                 }
-                Err(e @ SegmentError::Corrupt { .. }) => {
+                Err(e @ (SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. })) => {
                     frame.truncate(item_start);
                     log::error!(
                         "sender {} {}: skipping {e}",

@@ -366,7 +366,22 @@ impl Cursor {
                 .as_ref()
                 .is_none_or(|s| s.file_id() != self.pos.file_id);
             if need_open {
-                self.seg = SegmentIndex::open(&self.dir, self.pos.file_id)?;
+                self.seg = match SegmentIndex::open(&self.dir, self.pos.file_id) {
+                    Ok(s) => s,
+                    Err(e @ SegmentError::BadHeader { .. }) => {
+                        // A segment that cannot be read is reported once and left behind,
+                        // if a later one exists; the active one is waited on.
+                        let ids = list_segments(&self.dir)?;
+                        if let Some(&next) = ids.iter().find(|&&id| id > self.pos.file_id) {
+                            self.pos = Position {
+                                file_id: next,
+                                item_idx: 1,
+                            };
+                        }
+                        return Err(e);
+                    }
+                    Err(e) => return Err(e),
+                };
                 if self.seg.is_none() {
                     // Gone or not yet written: go to the first segment after the position.
                     let Some(&next) = list_segments(&self.dir)?
@@ -418,7 +433,8 @@ impl Cursor {
     }
 
     /// The next durable item of the partition; Ok(None) when there is none yet. A corrupt
-    /// record is returned as an error and skipped: the next call goes on after it.
+    /// record, or a sealed segment whose header is bad, is returned as an error and skipped:
+    /// the next call goes on after it.
     #[allow(clippy::should_implement_trait)] // fallible, and None means "not yet", not "done"
     pub fn next(&mut self) -> Result<Option<StoredItem>, SegmentError> {
         let Some(idx) = self.peek()? else {
