@@ -82,7 +82,7 @@ impl RecvStore {
                 Ok(Some(s)) => s,
                 Ok(None) => break,
                 // A damaged record cannot be unseen; the ones around it still count.
-                Err(e @ SegmentError::Corrupt { .. }) => {
+                Err(e @ (SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. })) => {
                     log::error!("{e}");
                     continue;
                 }
