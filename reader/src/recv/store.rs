@@ -78,12 +78,16 @@ impl RecvStore {
         let mut next_number = streams.values().map(|s| s.number).max().unwrap_or(0) + 1;
         let mut unknown = 0u64;
         loop {
+            let before = cursor.position();
             let stored = match cursor.next() {
                 Ok(Some(s)) => s,
                 Ok(None) => break,
                 // A damaged record cannot be unseen; the ones around it still count.
                 Err(e @ (SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. })) => {
                     log::error!("{e}");
+                    if cursor.position() == before {
+                        break;
+                    }
                     continue;
                 }
                 Err(e) => return Err(e.into()),
