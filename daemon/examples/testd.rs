@@ -5,13 +5,21 @@
 //! through the reconnecting wrapper. SIGUSR1 runs its rotate hook (`rotate hook: rotation N`);
 //! SIGUSR2 logs the reloaded message. `Work.StopDelayMs` makes its stop slow, to test
 //! `stop_timeout` and the second stop signal.
+//!
+//! Its status page shows what a real daemon's would: cards (ticks, a queue that rises and
+//! falls, errors, the message), a table of the last batches (the message in every row, so a
+//! hostile message tests escaping), and charts of the tick rate, the queue and a lag per
+//! receiver. `Work.Paused = 1` (with a reload) stops the work, so every figure holds still
+//! while a test compares the page with `/status.json`.
 
+use std::collections::VecDeque;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Parser;
 use diesel::RunQueryDsl;
-use focuser_daemon::status::Figure;
+use focuser_daemon::status::{Card, Chart, Figure, Figures, Row, State, StatusSource, Table};
 use focuser_daemon::{CommonArgs, CommonCommand, DaemonConfig, Runtime, Signal};
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +41,8 @@ struct Work {
     use_db: bool,
     #[serde(rename = "StopDelayMs", default)]
     stop_delay_ms: u64,
+    #[serde(rename = "Paused", default)]
+    paused: bool,
 }
 
 fn default_tick() -> u64 {
@@ -76,8 +86,106 @@ fn main() -> ExitCode {
     }
 }
 
+/// One unit of work, as the batches table shows it.
+struct Batch {
+    time: String,
+    tick: u64,
+    items: u64,
+    seconds: f64,
+    detail: String,
+}
+
+/// The last batches: a daemon's own [`StatusSource`] that only declares a table.
+#[derive(Default)]
+struct Batches(Mutex<VecDeque<Batch>>);
+
+const BATCHES_KEPT: usize = 5;
+
+impl Batches {
+    fn push(&self, b: Batch) {
+        if let Ok(mut v) = self.0.lock() {
+            if v.len() == BATCHES_KEPT {
+                v.pop_front();
+            }
+            v.push_back(b);
+        }
+    }
+}
+
+impl StatusSource for Batches {
+    fn figures(&self) -> Vec<Figure> {
+        Vec::new()
+    }
+
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            "batches",
+            "Last batches",
+            &["time", "tick", "items", "seconds", "detail"],
+        )
+        .empty("no batch yet");
+        if let Ok(v) = self.0.lock() {
+            for b in v.iter().rev() {
+                let row = Row::new(vec![
+                    b.time.as_str().into(),
+                    b.tick.into(),
+                    b.items.into(),
+                    b.seconds.into(),
+                    b.detail.as_str().into(),
+                ]);
+                t.push(row.state(if b.tick % 10 == 0 {
+                    State::Error
+                } else {
+                    State::Ok
+                }));
+            }
+        }
+        vec![t]
+    }
+}
+
+/// The figures, cards and charts of one tick, all through the runtime's registry.
+fn show(figures: &Figures, ticks: u64, message: &str) {
+    let queue = (ticks * 7) % 50;
+    let errors = ticks / 10;
+    figures.set(Figure::counter(
+        "ticks_total",
+        "work units done",
+        ticks as f64,
+    ));
+    figures.set(Figure::gauge("queue_urls", "URLs waiting", queue as f64));
+    figures.set(Figure::counter(
+        "errors_total",
+        "batches that failed",
+        errors as f64,
+    ));
+    for (receiver, lag) in [("a", ticks % 13), ("b", (ticks * 3) % 17)] {
+        figures.set(
+            Figure::gauge("lag_items", "items not yet acknowledged", lag as f64)
+                .with_label("receiver", receiver),
+        );
+    }
+    figures.set_card(Card::number("ticks", ticks as f64).unit("ticks"));
+    figures.set_card(
+        Card::number("queue", queue as f64)
+            .unit("URLs")
+            .warn_if(queue > 40),
+    );
+    figures.set_card(
+        Card::number("errors", errors as f64)
+            .error_if(errors > 0)
+            .help("a batch fails every 10 ticks"),
+    );
+    figures.set_card(Card::text("message", message).help(message));
+}
+
 fn main_loop(rt: &mut Runtime<TestdConfig>) -> anyhow::Result<()> {
     let figures = rt.figures();
+    figures.add_chart(Chart::of("ticks_total", "Work done").unit("ticks"));
+    figures.add_chart(Chart::of("queue_urls", "Queue").unit("URLs"));
+    figures.add_chart(Chart::of("lag_items", "Lag per receiver").unit("items"));
+    let batches = Arc::new(Batches::default());
+    rt.add_status_source(batches.clone());
     let use_db = rt.config().daemon.work.use_db;
     let mut ticks: u64 = 0;
     let mut rotations: u64 = 0;
@@ -102,13 +210,20 @@ fn main_loop(rt: &mut Runtime<TestdConfig>) -> anyhow::Result<()> {
             Some(Signal::ReopenLog) => continue,
             None => {}
         }
+        if rt.config().daemon.work.paused {
+            continue;
+        }
         ticks += 1;
-        log::info!("tick {ticks} {}", rt.config().daemon.work.message);
-        figures.set(Figure::counter(
-            "ticks_total",
-            "work units done",
-            ticks as f64,
-        ));
+        let message = &rt.config().daemon.work.message;
+        log::info!("tick {ticks} {message}");
+        show(&figures, ticks, message);
+        batches.push(Batch {
+            time: chrono::Utc::now().format("%H:%M:%S%.3f").to_string(),
+            tick: ticks,
+            items: ticks * 3 % 101,
+            seconds: tick.as_secs_f64(),
+            detail: message.clone(),
+        });
         if use_db {
             if let Some(db) = rt.database() {
                 match db.run("tick", |c| diesel::sql_query("SELECT 1").execute(c)) {

@@ -10,7 +10,7 @@ use diesel::mysql::MysqlConnection;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use focuser_schema::Pool;
 
-use crate::status::{Figure, StatusSource};
+use crate::status::{Card, Figure, State, StatusSource};
 
 /// First pause after a failure; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -104,6 +104,32 @@ impl StatusSource for DbHealth {
                 down_for,
             ),
         ]
+    }
+
+    fn cards(&self) -> Vec<Card> {
+        let down_for = self
+            .down_since
+            .lock()
+            .ok()
+            .and_then(|s| s.map(|t| t.elapsed().as_secs()));
+        let card = if self.is_up() {
+            Card::text("database", "up")
+        } else if let Some(secs) = down_for {
+            Card::text("database", &format!("down for {secs} s"))
+                .state(State::Error)
+                .help(&self.last_error())
+        } else {
+            Card::text("database", "not used yet")
+        };
+        let outages = self.outages();
+        if outages > 0 && self.is_up() {
+            vec![card.help(&format!(
+                "{outages} outage{} since start",
+                if outages == 1 { "" } else { "s" }
+            ))]
+        } else {
+            vec![card]
+        }
     }
 }
 

@@ -61,6 +61,9 @@ pub struct RecentEntry {
     pub time: String,
     pub level: String,
     pub message: String,
+    /// When it was logged (`time` is this, for people).
+    #[serde(skip)]
+    pub at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The last warnings and errors, newest last.
@@ -88,10 +91,10 @@ impl RecentErrors {
 
 impl Append for RecentErrorsAppender {
     fn append(&self, record: &Record) -> anyhow::Result<()> {
+        let at = chrono::Utc::now();
         let entry = RecentEntry {
-            time: chrono::Utc::now()
-                .format("%Y-%m-%d %H:%M:%S UTC")
-                .to_string(),
+            at,
+            time: at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
             level: record.level().to_string(),
             message: record.args().to_string(),
         };

@@ -25,7 +25,9 @@ use crate::pidfile::{self, Pidfile};
 use crate::privileges::{self, Identity, Readiness};
 use crate::signals::{self, Signal};
 use crate::status::server::Access;
-use crate::status::{Figure, Figures, StatusServer, StatusShared, StatusSource};
+use crate::status::{
+    Card, Figure, Figures, History, State, StatusServer, StatusShared, StatusSource,
+};
 
 /// Runs a daemon: parses its config, starts the runtime, hands it to `body` (the daemon's main
 /// loop) and shuts down. This is all a daemon's `main` needs besides its own subcommands.
@@ -265,11 +267,12 @@ impl<T: DaemonConfig> Runtime<T> {
 
         let figures = Arc::new(Figures::default());
         let recent = logging.recent();
-        let mut sources: Vec<Arc<dyn StatusSource>> =
-            vec![figures.clone(), Arc::new(LogFigures(Arc::clone(&recent)))];
+        let sources: Vec<Arc<dyn StatusSource>> = vec![figures.clone()];
+        let mut builtin: Vec<Arc<dyn StatusSource>> = Vec::new();
         if let Some(db) = &database {
-            sources.push(db.health());
+            builtin.push(db.health());
         }
+        builtin.push(Arc::new(LogFigures(Arc::clone(&recent))));
         let shared = Arc::new(StatusShared {
             daemon: name.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -279,6 +282,8 @@ impl<T: DaemonConfig> Runtime<T> {
                 .format("%Y-%m-%d %H:%M:%S UTC")
                 .to_string(),
             sources: Mutex::new(sources),
+            builtin,
+            history: Mutex::new(History::new(common.status_sample)),
             recent,
             access: Mutex::new(access),
             signals: Mutex::new(signals_tx.clone()),
@@ -499,6 +504,9 @@ fn exit_now(pidfile: Option<&Path>) -> ! {
 /// Warnings and errors logged since start, for the status page.
 struct LogFigures(Arc<crate::logging::RecentErrors>);
 
+/// A warning or error younger than this colours the log card.
+const RECENT_PROBLEM: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+
 impl StatusSource for LogFigures {
     fn figures(&self) -> Vec<Figure> {
         vec![Figure::counter(
@@ -506,5 +514,25 @@ impl StatusSource for LogFigures {
             "warnings and errors logged since start",
             self.0.total() as f64,
         )]
+    }
+
+    fn cards(&self) -> Vec<Card> {
+        let recent = self.0.snapshot();
+        let since = chrono::Utc::now() - RECENT_PROBLEM;
+        let level = recent
+            .iter()
+            .filter(|e| e.at >= since)
+            .map(|e| {
+                if e.level == "ERROR" {
+                    State::Error
+                } else {
+                    State::Warn
+                }
+            })
+            .max()
+            .unwrap_or(State::Ok);
+        vec![Card::number("warnings and errors", self.0.total() as f64)
+            .help("logged since start; coloured for 10 minutes after one")
+            .state(level)]
     }
 }

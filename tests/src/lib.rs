@@ -7,6 +7,10 @@
 //!
 //! The server is found through `FOCUSER_TEST_DATABASE_URL` (an account that may create
 //! `focuser_*` databases), or else by asking `scripts/db.sh url --admin`.
+//!
+//! [`browser`] looks at pages through headless Chromium: screenshots, the text after load.
+
+pub mod browser;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

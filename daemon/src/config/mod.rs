@@ -73,6 +73,9 @@ pub struct CommonConfig {
     /// host:port (or a bare port on 127.0.0.1) of the status endpoint; empty: off.
     #[serde(default)]
     pub status_listen: Option<String>,
+    /// Seconds between two samples of the status page's charts (1 to 300).
+    #[serde(default = "default_status_sample")]
+    pub status_sample: u64,
     /// hosts.allow: shell-glob patterns of peers' addresses or names, one a line.
     #[serde(default)]
     pub allowdb: Option<PathBuf>,
@@ -98,6 +101,7 @@ const COMMON_KEYS: &[&str] = &[
     "database",
     "db_pool_size",
     "status_listen",
+    "status_sample",
     "allowdb",
     "pwfile",
     "stop_timeout",
@@ -114,6 +118,9 @@ fn default_db_pool_size() -> u32 {
 }
 fn default_stop_timeout() -> u64 {
     30
+}
+fn default_status_sample() -> u64 {
+    10
 }
 
 impl CommonConfig {
@@ -167,6 +174,12 @@ impl CommonConfig {
                 .filter(|u| u.scheme() == "mysql")
                 .ok_or("database: expected mysql://user:password@host:port/db")?;
         }
+        if !(1..=300).contains(&self.status_sample) {
+            return Err(format!(
+                "status_sample: {} is not between 1 and 300 seconds",
+                self.status_sample
+            ));
+        }
         self.status_addr()?;
         Ok(())
     }
@@ -187,6 +200,7 @@ impl CommonConfig {
         check(self.database != new.database, "database");
         check(self.db_pool_size != new.db_pool_size, "db_pool_size");
         check(self.status_listen != new.status_listen, "status_listen");
+        check(self.status_sample != new.status_sample, "status_sample");
         keys
     }
 }
@@ -459,6 +473,15 @@ mod tests {
         let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
         assert!(e.contains("testd.cf:2: chroot: expected 0 or 1"), "{e}");
 
+        for bad in ["0", "301"] {
+            let (_d, path) = write(&format!("Work.Interval = 1\nstatus_sample = {bad}\n"));
+            let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("status_sample: {bad} is not between 1 and 300")),
+                "{e}"
+            );
+        }
+
         let (_d, path) = write("Work.Interval = 1\ndatabase = postgres://x\n");
         let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
         assert!(e.contains("database: expected mysql://"), "{e}");
@@ -477,9 +500,14 @@ mod tests {
     #[test]
     fn restart_only_keys_are_named() {
         let (_d, a) = write("Work.Interval = 1\nstatus_listen = 9000\n");
-        let (_d2, b) = write("Work.Interval = 2\nstatus_listen = 9001\ndebuglevel = 40\n");
+        let (_d2, b) =
+            write("Work.Interval = 2\nstatus_listen = 9001\ndebuglevel = 40\nstatus_sample = 60\n");
         let old = Config::<Testd>::load(&a, None).unwrap();
         let new = Config::<Testd>::load(&b, None).unwrap();
-        assert_eq!(old.restart_only_changes(&new), ["status_listen"]);
+        assert_eq!(old.common.status_sample, 10, "the default");
+        assert_eq!(
+            old.restart_only_changes(&new),
+            ["status_listen", "status_sample"]
+        );
     }
 }

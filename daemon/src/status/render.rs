@@ -1,9 +1,14 @@
-//! The three views of one status snapshot: HTML for people, JSON, Prometheus text.
+//! One status snapshot and two of its views: JSON and Prometheus text (the HTML page is
+//! `html.rs`).
 
 use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::history::ChartData;
+#[cfg(test)]
+use super::page::Row;
+use super::page::{Card, Table};
 use super::{Figure, Kind};
 use crate::logging::RecentEntry;
 
@@ -17,95 +22,15 @@ pub struct Snapshot {
     pub uptime_seconds: u64,
     pub config_file: String,
     pub figures: Vec<Figure>,
+    /// The headline row: the daemon's key figures, then the runtime's (database, log).
+    pub cards: Vec<Card>,
+    pub tables: Vec<Table>,
+    /// The charted figures over the last `history_seconds`.
+    pub charts: Vec<ChartData>,
+    /// How often the charted figures are sampled (`status_sample`).
+    pub sample_seconds: u64,
+    pub history_seconds: u64,
     pub recent_errors: Vec<RecentEntry>,
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn show_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-fn uptime(seconds: u64) -> String {
-    let (d, h, m, s) = (
-        seconds / 86400,
-        seconds / 3600 % 24,
-        seconds / 60 % 60,
-        seconds % 60,
-    );
-    if d > 0 {
-        format!("{d}d {h}h {m}m")
-    } else {
-        format!("{h}h {m}m {s}s")
-    }
-}
-
-pub fn html(s: &Snapshot) -> String {
-    let mut page = String::with_capacity(4096);
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta http-equiv=\"refresh\" content=\"10\"><title>{name} status</title>\
-         <style>body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin-bottom:1.5em}}\
-         td,th{{border:1px solid #ccc;padding:.3em .7em;text-align:left}}td.n{{text-align:right;font-variant-numeric:tabular-nums}}\
-         .err{{color:#a00}}.warn{{color:#a60}}</style></head><body>\n\
-         <h1>{name}</h1>\n<table>\
-         <tr><th>version</th><td id=\"version\">{version}</td></tr>\
-         <tr><th>pid</th><td id=\"pid\">{pid}</td></tr>\
-         <tr><th>started</th><td>{started}</td></tr>\
-         <tr><th>uptime</th><td id=\"uptime\">{up}</td></tr>\
-         <tr><th>config file</th><td>{config}</td></tr></table>\n<h2>Figures</h2>\n<table>\
-         <tr><th>figure</th><th>value</th><th>what it is</th></tr>\n",
-        name = escape(&s.daemon),
-        version = escape(&s.version),
-        pid = s.pid,
-        started = escape(&s.started_at),
-        up = uptime(s.uptime_seconds),
-        config = escape(&s.config_file),
-    );
-    for f in &s.figures {
-        let labels: Vec<String> = f.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let name = if labels.is_empty() {
-            f.name.clone()
-        } else {
-            format!("{} ({})", f.name, labels.join(", "))
-        };
-        let _ = writeln!(
-            page,
-            "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
-            escape(&name),
-            show_value(f.value),
-            escape(&f.help)
-        );
-    }
-    page.push_str("</table>\n<h2>Recent errors</h2>\n");
-    if s.recent_errors.is_empty() {
-        page.push_str("<p>none</p>\n");
-    } else {
-        page.push_str("<table><tr><th>time</th><th>level</th><th>message</th></tr>\n");
-        for e in s.recent_errors.iter().rev() {
-            let class = if e.level == "ERROR" { "err" } else { "warn" };
-            let _ = writeln!(
-                page,
-                "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&e.time),
-                escape(&e.level),
-                escape(&e.message)
-            );
-        }
-        page.push_str("</table>\n");
-    }
-    page.push_str("</body></html>\n");
-    page
 }
 
 pub fn json(s: &Snapshot) -> String {
@@ -174,4 +99,91 @@ pub fn prometheus(s: &Snapshot) -> String {
         let _ = writeln!(out, "{name}{{{}}} {}", labels.join(","), f.value);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::page::Chart;
+    use crate::status::History;
+
+    fn snapshot() -> Snapshot {
+        Snapshot {
+            daemon: "d".into(),
+            version: "0.1.0".into(),
+            pid: 42,
+            started_at: "2024-01-01 00:00:00 UTC".into(),
+            uptime_seconds: 5,
+            config_file: "x.cf".into(),
+            figures: vec![
+                Figure::counter("lines_total", "lines read", 10.0),
+                Figure::gauge("lag", "lag", 3.0).with_label("receiver", "a"),
+            ],
+            cards: Vec::new(),
+            tables: Vec::new(),
+            charts: Vec::new(),
+            sample_seconds: 10,
+            history_seconds: 3600,
+            recent_errors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn metrics_hold_the_figures_and_nothing_of_the_page() {
+        let plain = snapshot();
+        let mut page = snapshot();
+        page.cards = vec![Card::number("lines", 10.0)];
+        page.tables = vec![Table::new("t", "T", &["a"])];
+        let mut h = History::new(10);
+        let charts = [Chart::of("lines_total", "Lines")];
+        h.record(0, &charts, &page.figures);
+        h.record(10_000, &charts, &page.figures);
+        page.charts = h.charts(&charts);
+        assert_eq!(prometheus(&plain), prometheus(&page));
+        assert_eq!(
+            prometheus(&plain),
+            "# HELP focuser_build_info Daemon name and version.\n\
+             # TYPE focuser_build_info gauge\n\
+             focuser_build_info{daemon=\"d\",version=\"0.1.0\"} 1\n\
+             # HELP focuser_uptime_seconds Seconds since the daemon started.\n\
+             # TYPE focuser_uptime_seconds gauge\n\
+             focuser_uptime_seconds{daemon=\"d\"} 5\n\
+             # HELP focuser_lag lag\n\
+             # TYPE focuser_lag gauge\n\
+             focuser_lag{daemon=\"d\",receiver=\"a\"} 3\n\
+             # HELP focuser_lines_total lines read\n\
+             # TYPE focuser_lines_total counter\n\
+             focuser_lines_total{daemon=\"d\"} 10\n"
+        );
+    }
+
+    #[test]
+    fn json_holds_cards_tables_and_series() {
+        let mut s = snapshot();
+        s.cards = vec![Card::number("lines", 10.0).unit("lines")];
+        s.tables =
+            vec![Table::new("t", "T", &["a", "b"]).row(Row::new(vec!["x".into(), 2.into()]))];
+        let mut h = History::new(10);
+        let charts = [Chart::of("lag", "Lag")];
+        h.record(1_000, &charts, &s.figures);
+        s.charts = h.charts(&charts);
+        let v: serde_json::Value = serde_json::from_str(&json(&s)).unwrap();
+        assert_eq!(v["cards"][0]["label"], "lines");
+        assert_eq!(v["cards"][0]["value"], 10.0);
+        assert_eq!(v["cards"][0]["state"], "ok");
+        assert_eq!(
+            v["tables"][0]["rows"][0]["cells"],
+            serde_json::json!(["x", 2.0])
+        );
+        assert_eq!(v["charts"][0]["kind"], "gauge");
+        assert_eq!(
+            v["charts"][0]["series"][0]["labels"],
+            serde_json::json!([["receiver", "a"]])
+        );
+        assert_eq!(
+            v["charts"][0]["series"][0]["points"],
+            serde_json::json!([[1.0, 3.0]])
+        );
+        assert_eq!(v["sample_seconds"], 10);
+    }
 }

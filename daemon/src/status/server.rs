@@ -1,17 +1,20 @@
 //! The HTTP side of the status endpoint: one thread, tiny_http, every peer checked against
-//! `allowdb`, every POST against `pwfile`.
+//! `allowdb`, every POST against `pwfile`; and a second thread that samples the charted
+//! figures every `status_sample` seconds.
 
 use std::net::SocketAddr;
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use tiny_http::{Header, Method, Request, Response, Server};
 
+use super::history::{History, HISTORY_SECONDS};
+use super::page::{Card, Chart, Table};
 use super::render::{self, Snapshot};
-use super::StatusSource;
+use super::{html, Figure, StatusSource};
 use crate::access::{AllowList, PasswordFile};
 use crate::logging::RecentErrors;
 use crate::signals::Signal;
@@ -30,20 +33,63 @@ pub struct StatusShared {
     pub config_file: Mutex<String>,
     pub started: Instant,
     pub started_at: String,
+    /// The daemon's sources, in the order added.
     pub sources: Mutex<Vec<Arc<dyn StatusSource>>>,
+    /// The runtime's own sources (log, database), shown after the daemon's.
+    pub builtin: Vec<Arc<dyn StatusSource>>,
+    /// The charted figures' last hour.
+    pub history: Mutex<History>,
     pub recent: Arc<RecentErrors>,
     pub access: Mutex<Access>,
     pub signals: Mutex<Sender<Signal>>,
 }
 
+/// What every source says at one moment.
+#[derive(Default)]
+struct Collected {
+    figures: Vec<Figure>,
+    cards: Vec<Card>,
+    tables: Vec<Table>,
+    charts: Vec<Chart>,
+}
+
 impl StatusShared {
-    pub fn snapshot(&self) -> Snapshot {
-        let mut figures = Vec::new();
-        if let Ok(sources) = self.sources.lock() {
-            for source in sources.iter() {
-                figures.extend(source.figures());
+    fn collect(&self, page: bool) -> Collected {
+        let mut c = Collected::default();
+        let daemon = self.sources.lock().map(|s| s.clone()).unwrap_or_default();
+        for source in daemon.iter().chain(&self.builtin) {
+            c.figures.extend(source.figures());
+            c.charts.extend(source.charts());
+            if page {
+                c.cards.extend(source.cards());
+                c.tables
+                    .extend(source.tables().into_iter().map(Table::bounded));
             }
         }
+        c
+    }
+
+    /// Records the charted figures as they are now.
+    pub fn sample(&self) {
+        let c = self.collect(false);
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        if let Ok(mut h) = self.history.lock() {
+            h.record(now_ms, &c.charts, &c.figures);
+        }
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let Collected {
+            figures,
+            cards,
+            tables,
+            charts,
+        } = self.collect(true);
+        let (charts, sample_seconds) = self
+            .history
+            .lock()
+            .map(|h| (h.charts(&charts), h.sample_seconds()))
+            .unwrap_or_default();
         Snapshot {
             daemon: self.daemon.clone(),
             version: self.version.clone(),
@@ -56,6 +102,11 @@ impl StatusShared {
                 .map(|f| f.clone())
                 .unwrap_or_default(),
             figures,
+            cards,
+            tables,
+            charts,
+            sample_seconds,
+            history_seconds: HISTORY_SECONDS,
             recent_errors: self.recent.snapshot(),
         }
     }
@@ -65,7 +116,26 @@ impl StatusShared {
 pub struct StatusServer {
     server: Arc<Server>,
     thread: Option<JoinHandle<()>>,
+    sampler: Option<(Sender<()>, JoinHandle<()>)>,
     addr: SocketAddr,
+}
+
+/// Samples every `every`, on a fixed beat, until `stop` is dropped.
+fn sample_loop(shared: &StatusShared, every: Duration, stop: std::sync::mpsc::Receiver<()>) {
+    let mut next = Instant::now();
+    loop {
+        shared.sample();
+        next += every;
+        let now = Instant::now();
+        if next < now {
+            // Fell behind (a suspended process): skip the missed beats.
+            next = now + every;
+        }
+        match stop.recv_timeout(next - now) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
 }
 
 impl StatusServer {
@@ -81,6 +151,18 @@ impl StatusServer {
             .ok_or_else(|| std::io::Error::other("status endpoint is not on an IP socket"))?;
         let server = Arc::new(server);
         let serving = Arc::clone(&server);
+        let every = Duration::from_secs(
+            shared
+                .history
+                .lock()
+                .map(|h| h.sample_seconds())
+                .unwrap_or(10),
+        );
+        let (stop_tx, stop_rx) = channel();
+        let sampling = Arc::clone(&shared);
+        let sampler = std::thread::Builder::new()
+            .name("status-sample".into())
+            .spawn(move || sample_loop(&sampling, every, stop_rx))?;
         let thread = std::thread::Builder::new()
             .name("status".into())
             .spawn(move || {
@@ -91,6 +173,7 @@ impl StatusServer {
         Ok(StatusServer {
             server,
             thread: Some(thread),
+            sampler: Some((stop_tx, sampler)),
             addr,
         })
     }
@@ -102,6 +185,10 @@ impl StatusServer {
     pub fn stop(mut self) {
         self.server.unblock();
         if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if let Some((stop, t)) = self.sampler.take() {
+            drop(stop);
             let _ = t.join();
         }
     }
@@ -149,7 +236,7 @@ fn handle(shared: &StatusShared, request: Request) {
     let path = request.url().split('?').next().unwrap_or("").to_string();
     match (request.method(), path.as_str()) {
         (Method::Get | Method::Head, "/") => {
-            let body = render::html(&shared.snapshot());
+            let body = html::html(&shared.snapshot());
             respond(request, 200, "text/html; charset=utf-8", body, None)
         }
         (Method::Get | Method::Head, "/status.json") => {
