@@ -68,7 +68,7 @@ fn pages_json_and_metrics_show_the_daemons_figures() {
             && html.contains("log_warnings_total"),
         "{html}"
     );
-    assert!(html.contains(&format!("<td id=\"pid\">{}</td>", child.id())));
+    assert!(html.contains(&format!("<b id=\"pid\">{}</b>", child.id())));
 
     let (status, _, json) = http(addr, "GET", "/status.json", None);
     assert_eq!(status, 200);

@@ -157,7 +157,11 @@ impl Chromium {
             return Err(BrowserError::Failed {
                 url: url.into(),
                 status: run.status,
-                why: format!("it wrote no screenshot to {}", png.display()),
+                why: format!(
+                    "it wrote no screenshot to {}{}",
+                    png.display(),
+                    load_failure(&run.stderr)
+                ),
                 stderr: run.stderr,
             });
         }
@@ -171,7 +175,7 @@ impl Chromium {
             return Err(BrowserError::Failed {
                 url: url.into(),
                 status: run.status,
-                why: "it printed no document".into(),
+                why: format!("it printed no document{}", load_failure(&run.stderr)),
                 stderr: run.stderr,
             });
         }
@@ -252,6 +256,16 @@ impl Chromium {
     }
 }
 
+/// Chromium's reason when the page did not load (`net::ERR_CONNECTION_REFUSED`), if it gave one.
+fn load_failure(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter_map(|l| l.split_once("Page load failed: "))
+        .map(|(_, why)| format!(" (page load failed: {why})"))
+        .next_back()
+        .unwrap_or_default()
+}
+
 /// The last 20 lines of a file, for error messages.
 fn tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -273,7 +287,9 @@ pub fn inspect_png(path: &Path) -> Result<Screenshot, BrowserError> {
         .output_buffer_size()
         .ok_or_else(|| bad("image too large".into()))?;
     let mut buf = vec![0; size];
-    let info = reader.next_frame(&mut buf).map_err(|e| bad(e.to_string()))?;
+    let info = reader
+        .next_frame(&mut buf)
+        .map_err(|e| bad(e.to_string()))?;
     let pixel = info.color_type.samples() * (info.bit_depth as usize).div_ceil(8);
     let mut colours = HashSet::new();
     for p in buf[..info.buffer_size().min(buf.len())].chunks_exact(pixel.max(1)) {
@@ -302,7 +318,11 @@ pub fn text_of(dom: &str) -> String {
         text.push_str(&rest[..open]);
         text.push(' ');
         rest = &rest[open..];
-        let head: String = rest.chars().take(8).collect::<String>().to_ascii_lowercase();
+        let head: String = rest
+            .chars()
+            .take(8)
+            .collect::<String>()
+            .to_ascii_lowercase();
         let skip_to = if head.starts_with("<!--") {
             Some("-->")
         } else if head.starts_with("<head") && !head.starts_with("<header") {
@@ -410,6 +430,9 @@ mod tests {
     fn text_of_survives_broken_markup() {
         assert_eq!(text_of("a <b unclosed"), "a");
         assert_eq!(text_of("<style>never closed"), "");
-        assert_eq!(text_of("ü <i>é</i> &#xZZ; &#99999999;"), "ü é &#xZZ; &#99999999;");
+        assert_eq!(
+            text_of("ü <i>é</i> &#xZZ; &#99999999;"),
+            "ü é &#xZZ; &#99999999;"
+        );
     }
 }

@@ -175,10 +175,10 @@ fn charts(page: &mut String, charts: &[ChartData], sample_seconds: u64) {
     if charts.is_empty() {
         return;
     }
-    let _ = write!(
+    let _ = writeln!(
         page,
         "<section id=\"charts\"><h2>Last hour<span class=\"note\">sampled every {sample_seconds} s</span></h2>\
-         <div class=\"charts\">\n"
+         <div class=\"charts\">"
     );
     for c in charts {
         let unit = if c.unit.is_empty() {
@@ -317,10 +317,10 @@ fn recent_errors(page: &mut String, s: &Snapshot) {
 }
 
 fn figures(page: &mut String, s: &Snapshot) {
-    let _ = write!(
+    let _ = writeln!(
         page,
         "<section id=\"figures\"><details><summary>All figures ({})</summary>\
-         <table><thead><tr><th>figure</th><th>value</th><th>what it is</th></tr></thead><tbody>\n",
+         <table><thead><tr><th>figure</th><th>value</th><th>what it is</th></tr></thead><tbody>",
         s.figures.len()
     );
     for f in &s.figures {
