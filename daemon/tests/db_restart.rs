@@ -69,6 +69,19 @@ fn figure(addr: SocketAddr, name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The card with this label on the status page, as `/status.json` holds it.
+fn card(addr: SocketAddr, label: &str) -> serde_json::Value {
+    let (_, _, json) = http(addr, "GET", "/status.json", None);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"] == label)
+        .cloned()
+        .unwrap_or_else(|| panic!("no card {label:?} in {v}"))
+}
+
 fn start_testd(url: &str, port: u16) -> Testd {
     Testd::new(&format!(
         "database = {url}\nWork.UseDb = 1\nWork.TickMs = 50\nstatus_listen = {port}\n"
@@ -88,11 +101,25 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
     let mut child = t.spawn();
     wait_for(SECS(20), || figure(addr, "db_queries_total") >= 3.0).expect("queries run");
     assert_eq!(figure(addr, "db_up"), 1.0);
+    let db = card(addr, "database");
+    assert_eq!(
+        (&db["value"], &db["state"]),
+        (&"up".into(), &"ok".into()),
+        "{db}"
+    );
 
     server.db_sh("down");
     t.wait_log("database unreachable (tick)", SECS(30));
     wait_for(SECS(10), || figure(addr, "db_up") == 0.0).expect("the status page shows the outage");
     assert_eq!(figure(addr, "db_outages_total"), 1.0);
+    let db = card(addr, "database");
+    assert!(
+        db["value"].as_str().unwrap().starts_with("down for ")
+            && db["state"] == "error"
+            && !db["help"].as_str().unwrap().is_empty(),
+        "the card says so, with the error: {db}"
+    );
+    assert_eq!(card(addr, "warnings and errors")["state"], "error");
     let during = figure(addr, "db_queries_total");
 
     server.url(); // up again, same data directory and port
@@ -102,6 +129,12 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
     })
     .expect("queries again");
     assert_eq!(figure(addr, "db_up"), 1.0);
+    let db = card(addr, "database");
+    assert_eq!(
+        (&db["value"], &db["state"], &db["help"]),
+        (&"up".into(), &"ok".into(), &"1 outage since start".into()),
+        "{db}"
+    );
     assert!(
         child.try_wait().unwrap().is_none(),
         "it kept running throughout"

@@ -117,6 +117,18 @@ fn the_page_shows_in_a_browser_what_status_json_reports() {
         queue.windows(2).any(|w| w[0] != w[1]),
         "the queue moves: {queue:?}"
     );
+    assert_eq!(moving["sample_seconds"], 2);
+    assert_eq!(moving["history_seconds"], 3600);
+    let times: Vec<f64> = points(&chart(&moving, "queue_urls")["series"][0])
+        .iter()
+        .map(|p| p.0)
+        .collect();
+    assert!(
+        times
+            .windows(2)
+            .all(|w| (1.0..4.0).contains(&(w[1] - w[0]))),
+        "a sample every 2 s: {times:?}"
+    );
 
     // Hold the work still, so the page and the JSON around it agree.
     t.edit_config("Work.Paused = 0", "Work.Paused = 1");
