@@ -181,8 +181,18 @@ fn build_template_locked(
         "SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'focuser\\_%'",
     )
     .load(admin)?;
+    // Another checkout with other migrations may be testing against the same server at the same
+    // time: its template is only dropped once nobody has rebuilt it for a day.
+    let recent_templates: Vec<Name> = diesel::sql_query(
+        "SELECT TABLE_SCHEMA AS name FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA LIKE 'focuser\\_tpl\\_%' AND CREATE_TIME > NOW() - INTERVAL 1 DAY \
+         GROUP BY TABLE_SCHEMA",
+    )
+    .load(admin)?;
     for db in &databases {
-        let stale_template = db.name.starts_with(TEMPLATE_PREFIX) && db.name != template;
+        let stale_template = db.name.starts_with(TEMPLATE_PREFIX)
+            && db.name != template
+            && !recent_templates.iter().any(|r| r.name == db.name);
         if stale_template || is_leftover_test_db(&db.name) {
             diesel::sql_query(format!("DROP DATABASE IF EXISTS `{}`", db.name)).execute(admin)?;
         }
