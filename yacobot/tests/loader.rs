@@ -289,3 +289,42 @@ fn the_shipped_config_checks_out() {
         "{text}"
     );
 }
+
+#[test]
+fn kill_9_during_a_load_applies_the_file_exactly_once_after_restart() {
+    let db = TestDb::new();
+    let site = Site::new(db.url(), &format!("{NO_CRAWL}debuglevel = 40\n"));
+    let n = 150_000u64;
+    let records: Vec<_> = (0..n)
+        .map(|i| record(&format!("http://d{}.ru/p/{i}?x={i}", i % 97), 1 + i % 3, ""))
+        .collect();
+    let expected_hits: u64 = records.iter().map(|r| r.hits).sum();
+    site.queue("m1-0000000001.q", &records);
+    site.queue("m1-0000000002.q", &[record("http://after.ru/", 7, "")]);
+    let daemon = site.spawn();
+    common::wait_for("the load to start", 30, || {
+        site.log().contains("loading m1-0000000001.q (150000 URLs)")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    daemon.signal(nix::sys::signal::Signal::SIGKILL);
+    drop(daemon);
+    // Killed inside the transaction: nothing of it is visible.
+    assert!(
+        !site.log().contains("applied m1-0000000001.q"),
+        "the load finished before the kill"
+    );
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM queue_applied"), 0);
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), 0);
+    assert_eq!(site.files(""), ["m1-0000000001.q", "m1-0000000002.q"]);
+    site.once();
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM queue_applied"), 2);
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), n as i64 + 1);
+    assert_eq!(
+        number(
+            &db,
+            "SELECT CAST(SUM(hits) AS SIGNED) AS n FROM url WHERE domain <> 'after.ru'"
+        ),
+        expected_hits as i64
+    );
+    assert!(site.files("").is_empty());
+}

@@ -98,6 +98,7 @@ impl Loader {
             records,
         };
         let loader = &cfg.daemon.loader;
+        log::debug!("inbox {master}: loading {name} ({records} URLs)");
         let row = |result: &str, bad: bool| FileRow {
             time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
             inbox: master.to_string(),
