@@ -13,7 +13,7 @@ use focuser_schema::models::Url;
 use crate::config::YacobotConfig;
 use crate::status::Stats;
 use crate::worker::{self, Ctx};
-use crate::{loader, qargfilter};
+use crate::{crawl, loader, qargfilter};
 
 /// How often the main loop counts the due URLs for the status page.
 const COUNT_DUE_EVERY: Duration = Duration::from_secs(5);
@@ -50,6 +50,9 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
             loader::run(c);
             Ok(())
         })?);
+    }
+    if daemon.crawl.enable {
+        workers.push(spawn(&ctx, "crawl", crawl::run)?);
     }
     log::info!(
         "yacobot {}: workers {}",
@@ -132,6 +135,9 @@ fn once(ctx: &Arc<Ctx>) -> anyhow::Result<()> {
     if cfg.daemon.loader.enable {
         let files = loader::Loader::default().pass(ctx, &cfg);
         log::info!("--once: {files} queue files handled");
+    }
+    if cfg.daemon.crawl.enable {
+        crawl::until_idle(ctx)?;
     }
     Ok(())
 }

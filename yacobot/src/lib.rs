@@ -6,6 +6,7 @@
 //! fetcher, archive, re-index bookkeeping). [`status`] holds their figures.
 
 pub mod config;
+pub mod crawl;
 pub mod daemon;
 pub mod loader;
 pub mod qargfilter;

@@ -197,3 +197,62 @@ pub fn number(db: &focuser_tests::TestDb, query: &str) -> i64 {
         .unwrap()
         .n
 }
+
+/// An item of an archive, as a test looks at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchivedItem {
+    pub status: focuser_schema::segment::Status,
+    pub doc_id: String,
+    pub url: String,
+    pub content: String,
+}
+
+/// Every durable item of the archive in `dir`, in order.
+pub fn archive_items(dir: &Path) -> Vec<ArchivedItem> {
+    use focuser_schema::segment::{Cursor, Position};
+    let mut cursor = Cursor::new(dir, Position::START, None);
+    let mut out = Vec::new();
+    while let Some(s) = cursor.next().unwrap() {
+        out.push(ArchivedItem {
+            status: s.item.status,
+            doc_id: String::from_utf8(s.item.doc_id).unwrap(),
+            url: String::from_utf8(s.item.url).unwrap(),
+            content: String::from_utf8_lossy(&s.item.content).into_owned(),
+        });
+    }
+    out
+}
+
+impl Site {
+    /// Puts a page in the mirror the `mirror` backend reads (`mirror/<host>/<path>`).
+    pub fn page(&self, rel: &str, content: &str) {
+        let p = self.root().join("mirror").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn archive(&self) -> Vec<ArchivedItem> {
+        archive_items(&self.root().join("segments"))
+    }
+}
+
+/// A URL in `url`, due now with `hits` (as the loader leaves a new one).
+pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u64 {
+    let n = urls::normalize(url, urls::MAX_URL_LENGTH).unwrap();
+    let now = chrono::Utc::now().naive_utc() - chrono::TimeDelta::seconds(5);
+    focuser_schema::models::NewUrl {
+        id: n.id,
+        url: &n.url,
+        domain: &n.domain,
+        path_hash: urls::path_hash(&n.url),
+        hits,
+        download_prio: prio,
+        updatetag: "",
+        first_seen: now,
+        last_hit: now,
+        next_indexed: now,
+    }
+    .insert(&mut db.conn())
+    .unwrap();
+    n.id
+}
