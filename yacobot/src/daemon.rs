@@ -1,8 +1,8 @@
 //! The yacobot daemon: its workers on threads of their own, signals, and the figures the
 //! main loop keeps (the number of due URLs).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,6 @@ use focuser_daemon::{Runtime, Signal};
 use focuser_schema::models::Url;
 
 use crate::config::YacobotConfig;
-use crate::status::Stats;
 use crate::worker::{self, Ctx};
 use crate::{crawl, loader, qargfilter};
 
@@ -25,15 +24,8 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
         .database()
         .cloned()
         .ok_or_else(|| anyhow!("no database configured"))?;
-    let stats = Arc::new(Stats::default());
-    rt.add_status_source(stats.clone());
-    let ctx = Arc::new(Ctx {
-        db,
-        stop: rt.stop_flag(),
-        config: RwLock::new(rt.config().clone()),
-        stats,
-        rotate: AtomicBool::new(false),
-    });
+    let ctx = Arc::new(Ctx::new(db, rt.config().clone(), rt.stop_flag()));
+    rt.add_status_source(ctx.stats.clone());
     if rt.once() {
         return once(&ctx);
     }

@@ -25,6 +25,16 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    pub fn new(db: Database, config: Config<YacobotConfig>, stop: Arc<AtomicBool>) -> Ctx {
+        Ctx {
+            db,
+            stop,
+            config: RwLock::new(config),
+            stats: Arc::new(Stats::default()),
+            rotate: AtomicBool::new(false),
+        }
+    }
+
     pub fn config(&self) -> Option<Config<YacobotConfig>> {
         self.config.read().ok().map(|c| c.clone())
     }
