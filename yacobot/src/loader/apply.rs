@@ -68,6 +68,7 @@ pub fn apply_file(
                 DieselError::RollbackTransaction
             })?;
             let mut counts = ArgCounts::default();
+            let mut rules = qargs::RuleCache::default();
             let mut records: Vec<QueueRecord> = Vec::with_capacity(batch);
             loop {
                 let next = reader.next_record().and_then(|r| match r {
@@ -86,7 +87,7 @@ pub fn apply_file(
                 let end = next.is_none();
                 records.extend(next);
                 if records.len() >= batch || (end && !records.is_empty()) {
-                    let (prepared, c) = qargs::prepare(conn, &records, now)?;
+                    let (prepared, c) = qargs::prepare(conn, &mut rules, &records, now)?;
                     let rows: Vec<LoadRow<'_>> = prepared.iter().map(|p| p.row()).collect();
                     Url::load_batch(conn, &rows, now)?;
                     counts.dropped += c.dropped;

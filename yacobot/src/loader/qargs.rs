@@ -53,10 +53,47 @@ impl Prepared<'_> {
     }
 }
 
-/// Applies the rules to `records` inside the caller's transaction: looks up the rules of
-/// every path in the batch at once and inserts the new ones at once.
+/// Paths whose rules a [`RuleCache`] holds at most; past it, it starts again empty.
+const MAX_CACHED_PATHS: usize = 100_000;
+
+/// The rules of the paths seen so far in one transaction (one queue file): a path's rules
+/// are read once, and the rules inserted are added. Memory is bounded by
+/// [`MAX_CACHED_PATHS`], not by the file.
+#[derive(Debug, Default)]
+pub struct RuleCache {
+    paths: FxHashMap<u64, FxHashMap<String, bool>>,
+}
+
+impl RuleCache {
+    /// Reads the rules of the paths of `wanted` not cached yet.
+    fn fill(&mut self, conn: &mut MysqlConnection, wanted: &mut Vec<u64>) -> QueryResult<()> {
+        wanted.sort_unstable();
+        wanted.dedup();
+        wanted.retain(|p| !self.paths.contains_key(p));
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        if self.paths.len() + wanted.len() > MAX_CACHED_PATHS {
+            self.paths.clear();
+        }
+        for p in wanted.iter() {
+            self.paths.insert(*p, FxHashMap::default());
+        }
+        for rule in PathArgName::rules_for_paths(conn, wanted)? {
+            self.paths
+                .entry(rule.path_hash)
+                .or_default()
+                .insert(rule.name, rule.significant);
+        }
+        Ok(())
+    }
+}
+
+/// Applies the rules to `records` inside the caller's transaction: reads the rules of the
+/// batch's paths not in `cache` at once, and inserts the new ones at once.
 pub fn prepare<'r>(
     conn: &mut MysqlConnection,
+    cache: &mut RuleCache,
     records: &'r [QueueRecord],
     now: NaiveDateTime,
 ) -> QueryResult<(Vec<Prepared<'r>>, ArgCounts)> {
@@ -72,17 +109,8 @@ pub fn prepare<'r>(
         .filter(|(_, q, _)| q.is_some_and(|q| !q.is_empty()))
         .map(|(_, _, p)| *p)
         .collect();
-    paths.sort_unstable();
-    paths.dedup();
-    let mut rules: FxHashMap<u64, FxHashMap<String, bool>> = FxHashMap::default();
-    if !paths.is_empty() {
-        for rule in PathArgName::rules_for_paths(conn, &paths)? {
-            rules
-                .entry(rule.path_hash)
-                .or_default()
-                .insert(rule.name, rule.significant);
-        }
-    }
+    cache.fill(conn, &mut paths)?;
+    let rules = &cache.paths;
     let mut counts = ArgCounts::default();
     let mut new_rules: FxHashSet<(u64, &str)> = FxHashSet::default();
     let mut out = Vec::with_capacity(records.len());
@@ -139,6 +167,14 @@ pub fn prepare<'r>(
     if !new_rules.is_empty() {
         let list: Vec<(u64, &str)> = new_rules.into_iter().collect();
         counts.new_rules = PathArgName::insert_significant(conn, &list, now)? as u64;
+        // What is there now: the rule inserted, or one another writer inserted first.
+        let mut again: Vec<u64> = list.iter().map(|(p, _)| *p).collect();
+        again.sort_unstable();
+        again.dedup();
+        for p in &again {
+            cache.paths.remove(p);
+        }
+        cache.fill(conn, &mut again)?;
     }
     Ok((out, counts))
 }
