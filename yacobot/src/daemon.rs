@@ -75,7 +75,11 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
             failed = Some(workers.remove(i));
             break;
         }
-        if counted.elapsed() >= COUNT_DUE_EVERY {
+        // During an outage the workers wait for the database; the main loop does not, so
+        // that signals are still obeyed.
+        let health = ctx.db.health();
+        let db_away = health.outages() > 0 && !health.is_up();
+        if counted.elapsed() >= COUNT_DUE_EVERY && !db_away {
             counted = Instant::now();
             if let Ok(n) = ctx
                 .db
