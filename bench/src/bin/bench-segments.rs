@@ -266,7 +266,6 @@ fn discard(listener: TcpListener, secret: &Secret, max: usize) -> anyhow::Result
             w: &mut w,
         },
         secret,
-        max,
     )?;
     handshake::welcome(&mut w, &accepted, Default::default())?;
     loop {
