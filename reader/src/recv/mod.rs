@@ -16,9 +16,10 @@ use std::time::Duration;
 use focuser_daemon::access::AllowList;
 use focuser_daemon::status::{Figure, StatusSource};
 
+use crate::wire::frame::read_frame_into;
 use crate::wire::handshake::{self, Accepted, ProtoError};
 use crate::wire::messages::{code, put_position};
-use crate::wire::{read_frame, write_frame, BatchRef, FrameError, FrameType, Mode, Secret};
+use crate::wire::{write_frame, BatchRef, FrameError, FrameType, Mode, Secret};
 pub use store::{Applied, RecvStore, StoreError};
 
 /// How long a peer has to finish the handshake.
@@ -237,20 +238,21 @@ fn items(
     let stream = &a.hello.stream;
     let last = lock(&sh.store)?.last(stream);
     handshake::welcome(w, a, last)?;
+    let mut payload = Vec::new();
     loop {
-        let f = match read_frame(r, sh.max_frame) {
-            Ok(f) => f,
+        let kind = match read_frame_into(r, sh.max_frame, &mut payload) {
+            Ok(k) => k,
             Err(FrameError::Closed) => return Ok(()),
             Err(e) => return Err(e.into()),
         };
-        if f.kind != FrameType::Items {
+        if kind != FrameType::Items {
             return Err(FrameError::BadPayload {
                 what: "stream",
                 reason: "only ITEMS frames are expected after the handshake",
             }
             .into());
         }
-        let batch = BatchRef::decode(&f.payload)?;
+        let batch = BatchRef::decode(&payload)?;
         let applied = {
             let mut store = lock(&sh.store)?;
             match store.apply(stream, &batch) {

@@ -293,9 +293,10 @@ impl SegmentIndex {
         let read = self
             .item
             .read_exact_at(body, offset + RECORD_HEADER_LEN as u64);
+        // One pass over the body: the record's CRC (its header from byte 8, then the body)
+        // is combined from the body's, which the caller may reuse (a frame's CRC).
         let body_crc = crc32c::crc32c(body);
-        // The record's CRC covers its header from byte 8, then the body: combined, not redone.
-        let crc = crc32c::crc32c_combine(at.head_crc, body_crc, len);
+        let crc = super::crc::combine(at.head_crc, body_crc, len as u64);
         if read.is_err() || crc != h.crc {
             out.truncate(start);
             let reason = if read.is_err() {
@@ -333,8 +334,8 @@ impl SegmentIndex {
     }
 }
 
-/// A record's header, where it is, and the CRC-32C of its bytes 8..56 (the part of the
-/// record's CRC before the body).
+/// A record's header, where it is, and the CRC-32C of its bytes 8..56 (the record's CRC up
+/// to its body).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Located {
     pub header: RecordHeader,
