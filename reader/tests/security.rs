@@ -318,3 +318,68 @@ fn before_authentication_a_large_frame_is_cut_off_on_its_length() {
     let mut s = connect(port);
     handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
 }
+
+/// An ITEMS frame with items `from..=to` of segment 1.
+fn items_frame(from: u32, to: u32, out: &mut Vec<u8>) {
+    let b = Batch {
+        upto: Position {
+            file_id: 1,
+            item_idx: to + 1,
+        },
+        items: (from..=to)
+            .map(|k| WireItem {
+                at: Position {
+                    file_id: 1,
+                    item_idx: k,
+                },
+                item: Item {
+                    status: Status::Update,
+                    doc_id: format!("d{k}").into_bytes(),
+                    url: format!("http://x/{k}").into_bytes(),
+                    content: vec![b'c'; 3000],
+                    time_ms: 1,
+                    origin: Origin::default(),
+                },
+            })
+            .collect(),
+    };
+    let mut p = Vec::new();
+    b.encode_into(&mut p);
+    encode_frame(FrameType::Items, &p, out);
+}
+
+#[test]
+fn batches_sent_back_to_back_are_each_acknowledged_in_order_and_stored_once() {
+    let rig = Rig::new();
+    let (cf, port) = rig.receiver_cf("r", "");
+    let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
+    let mut s = connect(port);
+    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+    // Five batches in one write (the receiver may sync them together); the third resends
+    // items of the second.
+    let mut out = Vec::new();
+    for (from, to) in [(1, 10), (11, 20), (15, 30), (31, 40), (41, 50)] {
+        items_frame(from, to, &mut out);
+    }
+    s.write_all(&out).unwrap();
+    let mut r = BufReader::new(&s);
+    for to in [10, 20, 30, 40, 50] {
+        let f = read_frame(&mut r, 1 << 16).unwrap();
+        assert_eq!(f.kind, FrameType::Ack);
+        let mut want = Vec::new();
+        focuser_reader::wire::messages::put_position(
+            &mut want,
+            Position {
+                file_id: 1,
+                item_idx: to + 1,
+            },
+        );
+        assert_eq!(f.payload, want, "ack of the batch up to {to}");
+    }
+    let urls: Vec<String> = items(&rig.root().join("r/received"))
+        .iter()
+        .map(|s| String::from_utf8_lossy(&s.item.url).into_owned())
+        .collect();
+    let want: Vec<String> = (1..=50).map(|k| format!("http://x/{k}")).collect();
+    assert_eq!(urls, want);
+}
