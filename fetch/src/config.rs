@@ -106,6 +106,13 @@ impl FetchConfig {
         Ok(())
     }
 
+    /// The same settings with `Fetch.PerHost` and `Fetch.HostDelay` replaced.
+    pub fn with_politeness(mut self, per_host: usize, host_delay: Duration) -> Self {
+        self.per_host = per_host;
+        self.host_delay = host_delay;
+        self
+    }
+
     /// The name robots.txt groups are matched against: the User-Agent's product token.
     pub fn robots_agent(&self) -> &str {
         let ua = self.user_agent.trim();

@@ -28,8 +28,9 @@ pub(crate) struct Job {
 pub(crate) struct Host {
     pub queue: VecDeque<Job>,
     pub in_flight: usize,
-    /// Earliest start of its next transfer.
+    /// Earliest start of its next transfer, and the start of the last one.
     pub next_start: Instant,
+    pub last_start: Instant,
     pub armed: bool,
     pub robots: RobotsState,
     /// A robots.txt transfer waiting to start (the first one, or a redirect hop), with its hops.
@@ -78,6 +79,7 @@ impl HostTable {
             queue: VecDeque::new(),
             in_flight: 0,
             next_start: now,
+            last_start: now,
             armed: false,
             robots: RobotsState::Unknown,
             robots_next: None,

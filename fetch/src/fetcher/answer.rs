@@ -206,6 +206,10 @@ impl Fetcher {
             }
         };
         if let Some(host) = self.hosts.get(id) {
+            // A Crawl-delay counts from the robots.txt request itself.
+            if let Some(delay) = state.crawl_delay() {
+                host.next_start = host.next_start.max(host.last_start + delay);
+            }
             host.robots = state;
             host.robots_next = None;
         }

@@ -401,6 +401,7 @@ impl Fetcher {
         let delay = self.host_delay(id);
         if let Some(host) = self.hosts.get(id) {
             host.in_flight += 1;
+            host.last_start = now;
             host.next_start = now + delay;
         }
         self.arm(id, now);

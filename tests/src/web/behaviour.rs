@@ -129,7 +129,7 @@ impl Behaviour {
 }
 
 /// The behaviours set by the test, looked up by exact host and path, then the host's `*`, then
-/// `*` for any host with that path; robots.txt without a setting is 404 and any other path a page.
+/// `*` for any host with that path, then `*` and `*`; robots.txt without a setting is 404 and any other path a page.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     rules: HashMap<(String, String), Behaviour>,
@@ -150,6 +150,7 @@ impl Table {
             (host.to_string(), path.to_string()),
             (host.to_string(), "*".to_string()),
             ("*".to_string(), path.to_string()),
+            ("*".to_string(), "*".to_string()),
         ];
         for key in keys {
             if let Some(b) = self.rules.get(&key) {

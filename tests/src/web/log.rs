@@ -9,9 +9,10 @@ pub struct Logged {
     pub host: String,
     /// Path and query, as sent.
     pub path: String,
-    /// When its request head was read, and when its answer was written (or given up).
+    /// When its request head was read, and when the last write of its answer began (`None`
+    /// before that): the interval lies within the client's transfer.
     pub start: Instant,
-    pub end: Instant,
+    pub end: Option<Instant>,
     /// Requests to this host in progress when it started, itself included.
     pub concurrent: usize,
     /// The connection it came on (numbered in accept order): keep-alive reuse shows here.
@@ -20,6 +21,15 @@ pub struct Logged {
     pub sent: u64,
     /// The client went away before the answer was complete (a write failed).
     pub aborted: bool,
+    /// The answer is written or given up: `sent` and `aborted` are final.
+    pub finished: bool,
+}
+
+impl Logged {
+    /// Was this request in progress at `at`?
+    pub fn spans(&self, at: Instant) -> bool {
+        self.start <= at && self.end.is_none_or(|end| at < end)
+    }
 }
 
 /// What a log says about the politeness of its client, per host.
@@ -29,6 +39,14 @@ pub struct HostFigures {
     pub max_concurrent: usize,
     /// The shortest time between the starts of two requests (None for a single request).
     pub min_gap: Option<Duration>,
+}
+
+/// The most requests in progress at once at any start, over the whole log.
+pub fn max_concurrent(log: &[Logged]) -> usize {
+    log.iter()
+        .map(|a| log.iter().filter(|b| b.spans(a.start)).count())
+        .max()
+        .unwrap_or(0)
 }
 
 /// Per-host figures of a log.

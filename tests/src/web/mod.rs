@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 pub use behaviour::{page_body, Behaviour};
-pub use log::{by_host, HostFigures, Logged};
+pub use log::{by_host, max_concurrent, HostFigures, Logged};
 
 /// State shared by the server's threads.
 #[derive(Default)]
@@ -97,7 +97,7 @@ impl WebServer {
         lock(&self.shared.table).default_page = size;
     }
 
-    /// Every request so far, in the order they ended.
+    /// Every request so far, in the order they started.
     pub fn log(&self) -> Vec<Logged> {
         lock(&self.shared.log).clone()
     }

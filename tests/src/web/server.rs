@@ -39,6 +39,82 @@ pub(super) fn accept(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
+/// One request's entry in the log. It is entered when the head is read; its end is stamped, and
+/// the host's count of requests in progress lowered, just before the answer's last write, so that
+/// the interval logged always lies within the client's own transfer (counts made from the log
+/// never exceed the client's real concurrency).
+struct Progress<'a> {
+    shared: &'a Shared,
+    host: String,
+    start: Instant,
+    conn: u64,
+    ended: bool,
+}
+
+impl<'a> Progress<'a> {
+    fn begin(shared: &'a Shared, host: &str, path: &str, conn: u64) -> Self {
+        let start = Instant::now();
+        let concurrent = {
+            let mut active = lock(&shared.active);
+            let n = active.entry(host.to_string()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        lock(&shared.log).push(Logged {
+            host: host.to_string(),
+            path: path.to_string(),
+            start,
+            end: None,
+            concurrent,
+            connection: conn,
+            sent: 0,
+            aborted: false,
+            finished: false,
+        });
+        Progress {
+            shared,
+            host: host.to_string(),
+            start,
+            conn,
+            ended: false,
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Logged)) {
+        let mut log = lock(&self.shared.log);
+        // Found again by connection and start: the test may have cleared the log meanwhile.
+        if let Some(entry) = log
+            .iter_mut()
+            .rev()
+            .find(|l| l.connection == self.conn && l.start == self.start)
+        {
+            f(entry);
+        }
+    }
+
+    /// The answer's last write is about to begin.
+    fn end(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        if let Some(n) = lock(&self.shared.active).get_mut(&self.host) {
+            *n = n.saturating_sub(1);
+        }
+        let now = Instant::now();
+        self.update(|l| l.end = Some(now));
+    }
+
+    fn close(mut self, sent: u64, aborted: bool) {
+        self.end();
+        self.update(|l| {
+            l.sent = sent;
+            l.aborted = aborted;
+            l.finished = true;
+        });
+    }
+}
+
 /// A parsed request head.
 struct Head {
     method: String,
@@ -71,35 +147,19 @@ fn serve(stream: &TcpStream, conn: u64, shared: &Shared) -> io::Result<()> {
             answer_plain(&mut out, 400, "no Host header", false)?;
             return Ok(());
         };
-        let start = Instant::now();
-        let concurrent = {
-            let mut active = lock(&shared.active);
-            let n = active.entry(host.clone()).or_insert(0);
-            *n += 1;
-            *n
-        };
+        let mut progress = Progress::begin(shared, &host, &head.path, conn);
         let behaviour = lock(&shared.table).answer(&host, &head.path);
-        let result = respond(&mut out, &head, &host, behaviour);
-        {
-            let mut active = lock(&shared.active);
-            if let Some(n) = active.get_mut(&host) {
-                *n = n.saturating_sub(1);
+        let result = respond(&mut out, &head, &host, behaviour, &mut progress);
+        let keep = match result {
+            Ok((sent, keep)) => {
+                progress.close(sent, false);
+                keep
             }
-        }
-        let (sent, keep, aborted) = match result {
-            Ok((sent, keep)) => (sent, keep, false),
-            Err(broken) => (broken.sent, false, true),
+            Err(broken) => {
+                progress.close(broken.sent, true);
+                false
+            }
         };
-        lock(&shared.log).push(Logged {
-            host,
-            path: head.path.clone(),
-            start,
-            end: Instant::now(),
-            concurrent,
-            connection: conn,
-            sent,
-            aborted,
-        });
         if !keep || !head.keep_alive {
             let _ = out.flush();
             let _ = stream.shutdown(std::net::Shutdown::Write);
@@ -205,22 +265,32 @@ fn respond(
     head: &Head,
     host: &str,
     b: Behaviour,
+    progress: &mut Progress,
 ) -> Result<(u64, bool), Broken> {
     let head_only = head.method.eq_ignore_ascii_case("HEAD");
     match b {
         Behaviour::Page { size } => {
             let body = page_body(host, &head.path, size);
-            fixed(out, 200, "text/html; charset=utf-8", &body, &[], head_only)
+            let ct = "text/html; charset=utf-8";
+            fixed(out, 200, ct, &body, &[], head_only, progress)
         }
         Behaviour::Fixed {
             status,
             content_type,
             body,
             headers,
-        } => fixed(out, status, &content_type, &body, &headers, head_only),
+        } => fixed(
+            out,
+            status,
+            &content_type,
+            &body,
+            &headers,
+            head_only,
+            progress,
+        ),
         Behaviour::Delay(wait, then) => {
             std::thread::sleep(wait);
-            respond(out, head, host, *then)
+            respond(out, head, host, *then, progress)
         }
         Behaviour::SlowBody {
             size,
@@ -231,7 +301,11 @@ fn respond(
             write_head(out, 200, "text/html", Some(body.len() as u64), &[])?;
             let piece = body.len().div_ceil(chunks.max(1)).max(1);
             let mut sent = 0u64;
-            for chunk in body.chunks(piece) {
+            let last = body.len().div_ceil(piece).saturating_sub(1);
+            for (i, chunk) in body.chunks(piece).enumerate() {
+                if i == last {
+                    progress.end();
+                }
                 out.write_all(chunk).map_err(|_| Broken { sent })?;
                 out.flush().map_err(|_| Broken { sent })?;
                 sent += chunk.len() as u64;
@@ -248,21 +322,32 @@ fn respond(
             let mut sent = 0u64;
             while sent < size && !head_only {
                 let n = block.len().min((size - sent) as usize);
+                if sent + n as u64 >= size {
+                    progress.end();
+                }
                 out.write_all(&block[..n]).map_err(|_| Broken { sent })?;
                 sent += n as u64;
             }
             Ok((sent, content_length))
         }
         Behaviour::Raw(bytes) => {
+            progress.end();
             out.write_all(&bytes)?;
             Ok((bytes.len() as u64, false))
         }
-        Behaviour::Close => Ok((0, false)),
+        Behaviour::Close => {
+            progress.end();
+            Ok((0, false))
+        }
         // The table resolves sequences; an empty one is a 500.
-        Behaviour::Sequence(_) => fixed(out, 500, "text/plain", b"empty sequence", &[], head_only),
+        Behaviour::Sequence(_) => {
+            let body = b"empty sequence";
+            fixed(out, 500, "text/plain", body, &[], head_only, progress)
+        }
     }
 }
 
+/// A whole answer in one write.
 fn fixed(
     out: &mut TcpStream,
     status: u16,
@@ -270,13 +355,16 @@ fn fixed(
     body: &[u8],
     headers: &[(String, String)],
     head_only: bool,
+    progress: &mut Progress,
 ) -> Result<(u64, bool), Broken> {
     let mut all = vec![("Content-Type".to_string(), content_type.to_string())];
     all.extend_from_slice(headers);
-    write_head(out, status, "", Some(body.len() as u64), &all)?;
+    let mut answer = head_text(status, "", Some(body.len() as u64), &all).into_bytes();
     if !head_only {
-        out.write_all(body).map_err(|_| Broken { sent: 0 })?;
+        answer.extend_from_slice(body);
     }
+    progress.end();
+    out.write_all(&answer).map_err(|_| Broken { sent: 0 })?;
     Ok((body.len() as u64, true))
 }
 
@@ -287,6 +375,15 @@ fn write_head(
     length: Option<u64>,
     headers: &[(String, String)],
 ) -> io::Result<()> {
+    out.write_all(head_text(status, content_type, length, headers).as_bytes())
+}
+
+fn head_text(
+    status: u16,
+    content_type: &str,
+    length: Option<u64>,
+    headers: &[(String, String)],
+) -> String {
     let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
     if !content_type.is_empty() {
         head.push_str(&format!("Content-Type: {content_type}\r\n"));
@@ -299,7 +396,7 @@ fn write_head(
         None => head.push_str("Connection: close\r\n"),
     }
     head.push_str("\r\n");
-    out.write_all(head.as_bytes())
+    head
 }
 
 fn answer_plain(out: &mut TcpStream, status: u16, why: &str, keep: bool) -> io::Result<()> {
