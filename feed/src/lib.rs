@@ -1,0 +1,11 @@
+//! Partner data feeds (SPEC §6 resources), everything that needs neither a database nor a
+//! network, so that yacobot's resources worker stays thin and this can be tested hard:
+//!
+//! - [`sitemap`]: a data source's sitemap → its feed URLs, and its MD5;
+//! - [`encoding`]: any declared encoding → UTF-8, streaming;
+//!
+//! Formats and rules are specified in docs/formats.md ("Partner feeds").
+
+pub mod encoding;
+pub mod sitemap;
+mod xml_text;
