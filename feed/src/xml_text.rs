@@ -32,6 +32,22 @@ pub fn push_entity(out: &mut String, r: &BytesRef<'_>) -> Result<(), quick_xml::
     Ok(())
 }
 
+/// Appends an attribute value with its references resolved as [`push_entity`] does.
+pub fn unescape_into(out: &mut String, raw: &str) -> Result<(), String> {
+    let mut rest = raw;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let end = after
+            .find(';')
+            .ok_or_else(|| "an attribute value has a & without ;".to_string())?;
+        push_entity(out, &BytesRef::new(&after[..end])).map_err(|e| e.to_string())?;
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +69,9 @@ mod tests {
         }
         assert_eq!(s, "&中A&nbsp;");
         assert!(push_entity(&mut s, &BytesRef::new("#0")).is_err());
+        let mut a = String::new();
+        unescape_into(&mut a, "x &lt;&#x41;&foo; y").unwrap();
+        assert_eq!(a, "x <A&foo; y");
+        assert!(unescape_into(&mut a, "a & b").is_err());
     }
 }
