@@ -4,12 +4,14 @@
 //! - [`sitemap`]: a data source's sitemap → its feed URLs, and its MD5;
 //! - [`encoding`]: any declared encoding → UTF-8, streaming;
 //! - [`diff`]: the write plan of a run (inserts, updates, deletes) and its safety valve;
+//! - [`doc_id`]: the stable doc id of an item;
 //! - [`items`]: items cut out of a feed with a class's `open_xml_format` rules, streaming,
 //!   each with its canonical form, MD5 and key, or as a failed key;
 //!
 //! Formats and rules are specified in docs/formats.md ("Partner feeds").
 
 pub mod diff;
+pub mod doc_id;
 pub mod encoding;
 pub mod items;
 pub mod sitemap;
