@@ -225,6 +225,7 @@ fn ship(dir: &Path, items: u64, durable: bool) -> anyhow::Result<f64> {
         statuses: vec![Status::Update, Status::Delete],
         stream: format!("bench.{name}"),
         position_file: dir.join(format!("pos_{name}.dat")),
+        lost_file: dir.join(format!("lost_{name}.txt")),
     };
     let st = Arc::new(SenderState::new(spec));
     let ctx = Arc::new(SendCtx {
@@ -266,7 +267,6 @@ fn discard(listener: TcpListener, secret: &Secret, max: usize) -> anyhow::Result
             w: &mut w,
         },
         secret,
-        max,
     )?;
     handshake::welcome(&mut w, &accepted, Default::default())?;
     loop {

@@ -21,6 +21,9 @@ use crate::wire::messages::{code, put_position};
 use crate::wire::{read_frame, write_frame, BatchRef, FrameError, FrameType, Mode, Secret};
 pub use store::{Applied, RecvStore, StoreError};
 
+/// How long a peer has to finish the handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What every connection of one receiver shares.
 pub struct RecvShared {
     pub store: Mutex<RecvStore>,
@@ -173,7 +176,8 @@ fn start_connection(
 
 fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result<()> {
     s.set_nonblocking(false)?;
-    s.set_read_timeout(Some(sh.idle))?;
+    // A peer gets a few seconds to prove itself, however long the idle timeout is.
+    s.set_read_timeout(Some(sh.idle.min(HANDSHAKE_TIMEOUT)))?;
     s.set_nodelay(true)?;
     let mut w = s.try_clone()?;
     let mut r = BufReader::with_capacity(1 << 20, s);
@@ -182,9 +186,14 @@ fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result
             r: &mut r,
             w: &mut w,
         };
-        match handshake::server(&mut both, &sh.secret, sh.max_frame) {
+        match handshake::server(&mut both, &sh.secret) {
             Ok(a) => a,
             Err(e) => {
+                if let ProtoError::Frame(fe) = &e {
+                    if !matches!(fe, FrameError::Io(_) | FrameError::Closed) {
+                        handshake::refuse(both.w, code::PROTOCOL, &fe.to_string());
+                    }
+                }
                 match e {
                     ProtoError::Auth(_) => add(&sh.counts.auth_failures, 1),
                     ProtoError::BadStream { .. } => add(&sh.counts.bad_names, 1),
@@ -194,6 +203,7 @@ fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result
             }
         }
     };
+    r.get_ref().set_read_timeout(Some(sh.idle))?;
     let stream = accepted.hello.stream.clone();
     log::info!(
         "{peer}: stream {stream} ({:?}) connected",

@@ -58,14 +58,8 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     s.set_nodelay(true).map_err(fail)?;
     s.set_write_timeout(Some(timeout)).map_err(fail)?;
     s.set_read_timeout(Some(timeout)).map_err(fail)?;
-    let last = handshake::client(
-        &mut s,
-        &ctx.secret,
-        Mode::Items,
-        &st.spec.stream,
-        ctx.max_frame,
-    )
-    .map_err(fail)?;
+    let last =
+        handshake::client(&mut s, &ctx.secret, Mode::Items, &st.spec.stream).map_err(fail)?;
     st.connects.fetch_add(1, Ordering::Relaxed);
     st.connected.store(true, Ordering::SeqCst);
     let mut acked = st.saved();
