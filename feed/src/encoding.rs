@@ -246,12 +246,17 @@ impl<R: Read> BufRead for Utf8Reader<R> {
 
 impl<R: Read> Read for Utf8Reader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let available = self.fill_buf()?;
-        let n = available.len().min(buf.len());
-        buf[..n].copy_from_slice(&available[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, buf)
     }
+}
+
+/// `Read::read` of a reader whose `BufRead` side does the work.
+pub(crate) fn read_buffered(r: &mut impl BufRead, buf: &mut [u8]) -> io::Result<usize> {
+    let available = r.fill_buf()?;
+    let n = available.len().min(buf.len());
+    buf[..n].copy_from_slice(&available[..n]);
+    r.consume(n);
+    Ok(n)
 }
 
 #[cfg(test)]

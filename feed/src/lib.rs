@@ -11,6 +11,7 @@
 //!
 //! Formats and rules are specified in docs/formats.md ("Partner feeds").
 
+pub mod corpus;
 pub mod detail;
 pub mod diff;
 pub mod doc_id;

@@ -171,7 +171,7 @@ struct Urls {
 impl Urls {
     /// One line or `<loc>`: blanks around it trimmed, a blank one skipped.
     fn push(&mut self, line_no: u64, raw: &str) {
-        let url = raw.trim_matches(|c: char| c.is_ascii_whitespace());
+        let url = raw.trim();
         if url.is_empty() {
             return;
         }

@@ -130,6 +130,15 @@ mod tests {
         assert_eq!(collapsed(&["中\u{a0}文"]), "中\u{a0}文");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn json_escaping_is_serde_jsons(s in "\\PC*|[\\x00-\\x1f\"\\\\a-z]*") {
+            let mut out = String::new();
+            push_json_str(&mut out, &s);
+            proptest::prop_assert_eq!(out, serde_json::to_string(&s).unwrap());
+        }
+    }
+
     #[test]
     fn json_escaping() {
         let mut s = String::new();

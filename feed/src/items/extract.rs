@@ -47,21 +47,17 @@ pub fn extract<R: Read>(
             }
         };
         let flow = match event {
-            Event::Start(e) => {
+            Event::Start(ref e) | Event::Empty(ref e) => {
                 seen_element = true;
                 let line = reader.get_ref().line_col(reader.get_ref().event_start()).0;
-                state.open(&e, line).map_err(|k| {
+                state.open(e, line).map_err(|k| {
                     state.error(k, reader.get_ref().line_col(reader.buffer_position()))
                 })?;
-                ControlFlow::Continue(())
-            }
-            Event::Empty(e) => {
-                seen_element = true;
-                let line = reader.get_ref().line_col(reader.get_ref().event_start()).0;
-                state.open(&e, line).map_err(|k| {
-                    state.error(k, reader.get_ref().line_col(reader.buffer_position()))
-                })?;
-                state.close(&mut sink)
+                if matches!(event, Event::Empty(_)) {
+                    state.close(&mut sink)
+                } else {
+                    ControlFlow::Continue(())
+                }
             }
             Event::End(_) => state.close(&mut sink),
             Event::Text(t) => {

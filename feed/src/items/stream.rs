@@ -91,11 +91,7 @@ impl<R: BufRead> BufRead for Tracked<R> {
 
 impl<R: BufRead> Read for Tracked<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let available = self.fill_buf()?;
-        let n = available.len().min(buf.len());
-        buf[..n].copy_from_slice(&available[..n]);
-        self.consume(n);
-        Ok(n)
+        crate::encoding::read_buffered(self, buf)
     }
 }
 
