@@ -69,3 +69,62 @@ fn bench_segments_at_a_smoke_size() {
     // Its own temporary stores are gone.
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn bench_fetch_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-fetch"))
+        .arg("--smoke")
+        .arg("--work")
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "(ii) plain libcurl multi loop (limit)",
+        "(iii) xargs -P 32 curl",
+        "(i) Fetcher, HostDelay 0",
+        "fetcher / xargs-curl:",
+        "(iv) Fetcher, HostDelay 1 s, 2 s:",
+    ] {
+        assert!(stdout.contains(expected), "{stdout}");
+    }
+    // nginx is stopped and its document root gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn bench_yacobot_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-yacobot"))
+        .args([
+            "--urls", "5000", "--others", "5000", "--files", "2", "--rules", "400", "--work",
+        ])
+        .arg(work.path().join("w"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "(a1) loader, empty url table",
+        "limit: LOAD DATA of the same rows, empty table",
+        "(a1) ratio:",
+        "(a2) loader, full url table (10000 rows)",
+        "limit: LOAD DATA REPLACE of the same rows, full table",
+        "(a2) ratio:",
+    ] {
+        assert!(stdout.contains(expected), "{stdout}");
+    }
+    // Every queued URL became one row: 5000 rows loaded and compared.
+    assert!(stdout.contains("(5000 rows;"), "{stdout}");
+    assert!(!work.path().join("w").exists());
+}

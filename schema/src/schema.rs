@@ -207,6 +207,15 @@ diesel::table! {
         errors -> Unsigned<Smallint>,
         /// duration of the last fetch in milliseconds
         fetch_ms -> Nullable<Unsigned<Integer>>,
+        /// segment file id of the last archived copy (UPDATE item); NULL: none
+        archive_file -> Nullable<Unsigned<Bigint>>,
+        /// item index of that copy in its segment (from 1)
+        archive_item -> Nullable<Unsigned<Integer>>,
+        /// last fetch attempt, whatever its outcome (UTC)
+        last_fetch -> Nullable<Datetime>,
+        /// kind and reason of the last failed fetch; NULL after a success
+        #[max_length = 255]
+        fetch_error -> Nullable<Varchar>,
     }
 }
 

@@ -79,6 +79,40 @@ pub fn doc_id(id: u64) -> String {
     format!("{id:016x}")
 }
 
+/// A normalised URL cut at its query: `(base, query)`, the `?` in neither (the fragment is
+/// gone already). `http://a.ru/p?x=1&y` → `("http://a.ru/p", Some("x=1&y"))`.
+pub fn split_query(url: &str) -> (&str, Option<&str>) {
+    match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    }
+}
+
+/// The query arguments of a query string, in order; empty ones (`a=1&&b`) are skipped.
+pub fn query_args(query: &str) -> impl Iterator<Item = &str> {
+    query.split('&').filter(|a| !a.is_empty())
+}
+
+/// The name of a query argument as it appears in the URL (percent-encoded): what precedes
+/// the first `=`, or the whole argument.
+pub fn arg_name(arg: &str) -> &str {
+    arg.split_once('=').map_or(arg, |(name, _)| name)
+}
+
+/// `path_hash` of `path_arg_name`, `query_args` and `url`: the first 8 bytes of the MD5 of
+/// host (with a non-default port) and path of a normalised URL, without scheme, user info and
+/// query, read big-endian. `https://u@www.a.ru:8080/p/q?x=1` hashes `www.a.ru:8080/p/q`.
+pub fn path_hash(url: &str) -> u64 {
+    let (base, _) = split_query(url);
+    let rest = base.split_once("://").map_or(base, |(_, rest)| rest);
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let rest = match rest[..authority_end].rfind('@') {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
+    url_id(rest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +163,23 @@ mod tests {
             normalize(&"x".repeat(10 << 20), 2048),
             Err(UrlError::TooLong(2048))
         );
+    }
+
+    #[test]
+    fn query_arguments_and_path_hash() {
+        assert_eq!(
+            split_query("http://a.ru/p?x=1&y"),
+            ("http://a.ru/p", Some("x=1&y"))
+        );
+        assert_eq!(split_query("http://a.ru/p"), ("http://a.ru/p", None));
+        let args: Vec<&str> = query_args("x=1&&y&=3&z=a=b").collect();
+        assert_eq!(args, ["x=1", "y", "=3", "z=a=b"]);
+        let names: Vec<&str> = args.iter().map(|a| arg_name(a)).collect();
+        assert_eq!(names, ["x", "y", "", "z"]);
+        let h = path_hash("https://u:p@www.a.ru:8080/p/q?x=1");
+        assert_eq!(h, url_id("www.a.ru:8080/p/q"));
+        assert_eq!(h, path_hash("http://www.a.ru:8080/p/q"));
+        assert_ne!(h, path_hash("http://www.a.ru/p/q"));
+        assert_ne!(path_hash("http://a.ru/p"), path_hash("http://a.ru/p/"));
     }
 }

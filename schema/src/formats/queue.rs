@@ -118,58 +118,109 @@ fn header_field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 
 /// Reads a whole queue file, checking header, every record and the trailer.
 pub fn read(input: impl BufRead) -> Result<(QueueHeader, Vec<QueueRecord>), QueueError> {
-    let mut lines = input.split(b'\n');
-    let mut next = |n: u64| -> Result<Option<String>, QueueError> {
-        match lines.next() {
-            None => Ok(None),
-            Some(Err(e)) => Err(bad(n, format!("read error: {e}"))),
-            Some(Ok(bytes)) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|_| bad(n, "not valid UTF-8")),
-        }
-    };
-    let first = next(1)?.ok_or_else(|| bad(1, "empty file"))?;
-    if !first.starts_with(MAGIC) {
-        return Err(bad(1, format!("not a queue file (expected `{MAGIC}`)")));
-    }
-    let field =
-        |key: &str| header_field(&first, key).ok_or_else(|| bad(1, format!("header lacks {key}=")));
-    let header = QueueHeader {
-        master: field("master")?.to_string(),
-        cycle: field("cycle")?.parse().map_err(|_| bad(1, "bad cycle="))?,
-        node: field("node")?.parse().map_err(|_| bad(1, "bad node="))?,
-        time: stamp::parse(field("time")?.as_bytes(), 0).ok_or_else(|| bad(1, "bad time="))?,
-    };
+    let mut reader = QueueReader::new(input)?;
     let mut records = Vec::new();
-    let mut n = 1;
-    loop {
-        n += 1;
-        let Some(line) = next(n)? else {
+    while let Some(r) = reader.next_record()? {
+        records.push(r);
+    }
+    Ok((reader.header, records))
+}
+
+/// Reads a queue file one record at a time, so that a file of any size is read in bounded
+/// memory. [`QueueReader::next_record`] returns `None` only once the trailer has been checked;
+/// any damage is an error naming its line.
+pub struct QueueReader<R> {
+    lines: std::io::Split<R>,
+    pub header: QueueHeader,
+    /// Lines read so far (the header is line 1).
+    line: u64,
+    records: u64,
+    done: bool,
+}
+
+impl<R: BufRead> QueueReader<R> {
+    /// Reads and checks the header.
+    pub fn new(input: R) -> Result<Self, QueueError> {
+        let mut lines = input.split(b'\n');
+        let first = next_line(&mut lines, 1)?.ok_or_else(|| bad(1, "empty file"))?;
+        let header = parse_header(&first)?;
+        Ok(QueueReader {
+            lines,
+            header,
+            line: 1,
+            records: 0,
+            done: false,
+        })
+    }
+
+    /// The number of the line read last.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The next record; `None` after a trailer that matches the records read.
+    pub fn next_record(&mut self) -> Result<Option<QueueRecord>, QueueError> {
+        if self.done {
+            return Ok(None);
+        }
+        self.line += 1;
+        let n = self.line;
+        let Some(line) = next_line(&mut self.lines, n)? else {
             return Err(bad(
                 n,
                 "missing trailer `#end records=N`: the file is incomplete",
             ));
         };
         if let Some(count) = line.strip_prefix("#end records=") {
-            let count: usize = count.parse().map_err(|_| bad(n, "bad trailer"))?;
-            if count != records.len() {
+            let count: u64 = count.parse().map_err(|_| bad(n, "bad trailer"))?;
+            if count != self.records {
                 return Err(bad(
                     n,
                     format!(
                         "trailer says {count} records, the file holds {}",
-                        records.len()
+                        self.records
                     ),
                 ));
             }
-            if let Some(extra) = next(n + 1)? {
-                if !extra.is_empty() || next(n + 2)?.is_some() {
+            if let Some(extra) = next_line(&mut self.lines, n + 1)? {
+                if !extra.is_empty() || next_line(&mut self.lines, n + 2)?.is_some() {
                     return Err(bad(n + 1, "data after the trailer"));
                 }
             }
-            return Ok((header, records));
+            self.done = true;
+            return Ok(None);
         }
-        records.push(parse_record(&line).map_err(|m| bad(n, m))?);
+        let record = parse_record(&line).map_err(|m| bad(n, m))?;
+        self.records += 1;
+        Ok(Some(record))
     }
+}
+
+fn next_line<R: BufRead>(
+    lines: &mut std::io::Split<R>,
+    n: u64,
+) -> Result<Option<String>, QueueError> {
+    match lines.next() {
+        None => Ok(None),
+        Some(Err(e)) => Err(bad(n, format!("read error: {e}"))),
+        Some(Ok(bytes)) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| bad(n, "not valid UTF-8")),
+    }
+}
+
+fn parse_header(first: &str) -> Result<QueueHeader, QueueError> {
+    if !first.starts_with(MAGIC) {
+        return Err(bad(1, format!("not a queue file (expected `{MAGIC}`)")));
+    }
+    let field =
+        |key: &str| header_field(first, key).ok_or_else(|| bad(1, format!("header lacks {key}=")));
+    Ok(QueueHeader {
+        master: field("master")?.to_string(),
+        cycle: field("cycle")?.parse().map_err(|_| bad(1, "bad cycle="))?,
+        node: field("node")?.parse().map_err(|_| bad(1, "bad node="))?,
+        time: stamp::parse(field("time")?.as_bytes(), 0).ok_or_else(|| bad(1, "bad time="))?,
+    })
 }
 
 fn parse_record(line: &str) -> Result<QueueRecord, String> {

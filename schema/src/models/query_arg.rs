@@ -59,6 +59,13 @@ impl QueryArg {
             .load(conn)
     }
 
+    /// The newest `computed_at`; `None` while the table is empty.
+    pub fn newest(conn: &mut MysqlConnection) -> QueryResult<Option<NaiveDateTime>> {
+        query_args::table
+            .select(diesel::dsl::max(query_args::computed_at))
+            .first(conn)
+    }
+
     /// Whether the argument is significant by the 0.95 rule.
     pub fn significant(&self) -> bool {
         self.score < INSIGNIFICANT_SCORE

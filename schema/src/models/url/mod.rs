@@ -5,6 +5,12 @@ use diesel::prelude::*;
 
 use crate::schema::url;
 
+mod claim;
+mod load;
+
+pub use claim::Claimed;
+pub use load::{LoadRow, NEW_URL_BOOST};
+
 /// Where a URL stands in the fetch cycle (`url.fetch_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FetchState {
@@ -59,6 +65,10 @@ pub struct Url {
     pub claim_expires: Option<NaiveDateTime>,
     pub errors: u16,
     pub fetch_ms: Option<u32>,
+    pub archive_file: Option<u64>,
+    pub archive_item: Option<u32>,
+    pub last_fetch: Option<NaiveDateTime>,
+    pub fetch_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Insertable, AsChangeset)]
@@ -96,6 +106,10 @@ pub struct UrlChanges<'a> {
     pub claim_expires: Option<Option<NaiveDateTime>>,
     pub errors: Option<u16>,
     pub fetch_ms: Option<Option<u32>>,
+    pub archive_file: Option<Option<u64>>,
+    pub archive_item: Option<Option<u32>>,
+    pub last_fetch: Option<Option<NaiveDateTime>>,
+    pub fetch_error: Option<Option<&'a str>>,
 }
 
 impl Url {

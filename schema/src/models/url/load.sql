@@ -1,0 +1,16 @@
+-- The loader's accumulating upsert of queue records into the frontier (SPEC §6).
+-- Bound per row: id, url, domain, path_hash, hits, download_prio (hits x NEW_URL_BOOST),
+-- updatetag, first_seen (now), last_hit, next_indexed (now); then NEW_URL_BOOST once.
+-- A new URL is inserted as bound. A known one adds its hits; its priority is its hits, times
+-- NEW_URL_BOOST while it was never downloaded; a changed non-empty updatetag makes it due now.
+-- MySQL applies the assignments left to right, each one seeing those before it: next_indexed
+-- compares the old updatetag, download_prio uses the new hits.
+INSERT INTO url (id, url, domain, path_hash, hits, download_prio, updatetag, first_seen, last_hit, next_indexed)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) /*repeat*/
+ON DUPLICATE KEY UPDATE
+    next_indexed = IF(VALUES(updatetag) <> '' AND VALUES(updatetag) <> updatetag,
+                      LEAST(next_indexed, VALUES(next_indexed)), next_indexed),
+    updatetag = IF(VALUES(updatetag) = '', updatetag, VALUES(updatetag)),
+    hits = LEAST(hits + VALUES(hits), 4294967295),
+    download_prio = IF(last_downloaded IS NULL, hits * ?, hits),
+    last_hit = GREATEST(last_hit, VALUES(last_hit))

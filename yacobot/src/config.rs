@@ -1,0 +1,436 @@
+//! yacobot's own keys (the common ones are focuser-daemon's). Documented in conf/yacobot.cf.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use focuser_daemon::{CommonConfig, DaemonConfig};
+use focuser_schema::segment::{SyncPolicy, WriterOptions};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct YacobotConfig {
+    /// This node's name (`yacobot_node.name`): it signs the claims of this process.
+    pub node: String,
+    /// This node's id (`yacobot_node.id`); set, queue files for another node are refused.
+    #[serde(default)]
+    pub node_id: Option<u32>,
+    #[serde(rename = "Loader", default)]
+    pub loader: LoaderConfig,
+    #[serde(rename = "Qargfilter", default)]
+    pub qargfilter: QargfilterConfig,
+    #[serde(rename = "Crawl", default)]
+    pub crawl: CrawlConfig,
+    #[serde(rename = "Fetch", default)]
+    pub fetch: FetchConfig,
+    #[serde(rename = "Archive", default)]
+    pub archive: ArchiveConfig,
+    #[serde(rename = "Segment", default)]
+    pub segment: SegmentConfig,
+    #[serde(rename = "Url", default)]
+    pub url: UrlConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoaderConfig {
+    #[serde(rename = "Enable", default = "yes")]
+    pub enable: bool,
+    /// One inbox per master: `Loader.Inbox.<master name> = dir`. The name is the file's
+    /// `queue_applied.source`.
+    #[serde(rename = "Inbox", default)]
+    pub inbox: BTreeMap<String, PathBuf>,
+    /// Seconds between two looks into the inboxes.
+    #[serde(rename = "Interval", default = "default_loader_interval")]
+    pub interval: u64,
+    /// Records per multi-row statement.
+    #[serde(rename = "Batch", default = "default_batch")]
+    pub batch: usize,
+    /// 1: applied files move to `<inbox>/done/`; 0: they are deleted.
+    #[serde(rename = "KeepApplied", default)]
+    pub keep_applied: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct QargfilterConfig {
+    #[serde(rename = "Enable", default = "yes")]
+    pub enable: bool,
+    /// Seconds between two imports of `query_args` into `path_arg_name`.
+    #[serde(rename = "Interval", default = "default_qarg_interval")]
+    pub interval: u64,
+    /// Seconds before the newest score already imported that the next import reads again
+    /// (scores committed late with an older `computed_at` are not missed).
+    #[serde(rename = "Overlap", default = "default_overlap")]
+    pub overlap: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrawlConfig {
+    /// The scheduler, the fetcher, the archive and the re-index bookkeeping.
+    #[serde(rename = "Enable", default = "yes")]
+    pub enable: bool,
+    /// URLs claimed at a time.
+    #[serde(rename = "ClaimBatch", default = "default_claim_batch")]
+    pub claim_batch: u32,
+    /// Seconds a claim lasts; a crawler that died leaves its URLs to others after this.
+    #[serde(rename = "ClaimTtl", default = "default_claim_ttl")]
+    pub claim_ttl: u64,
+    /// Seconds between two looks for due URLs when none was due.
+    #[serde(rename = "Idle", default = "default_idle")]
+    pub idle: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchConfig {
+    /// `mirror`: pages are read from `Fetch.MirrorDir/<host>/<path>` (a `wget --mirror`
+    /// tree). The libcurl fetcher is `curl`, once focuser-fetch is in.
+    #[serde(rename = "Backend", default = "default_backend")]
+    pub backend: String,
+    #[serde(rename = "MirrorDir", default = "default_mirror_dir")]
+    pub mirror_dir: PathBuf,
+    /// Transfers in flight.
+    #[serde(rename = "Connections", default = "default_connections")]
+    pub connections: u32,
+    /// Bytes a document may have; a longer one is refused (`too_large`).
+    #[serde(rename = "MaxBytes", default = "default_max_bytes")]
+    pub max_bytes: u64,
+    /// Content types that are archived; others are refused (`wrong_type`).
+    #[serde(rename = "MimeTypes", default = "default_mime_types")]
+    pub mime_types: Vec<String>,
+    /// Seconds a URL waits after a failed fetch, doubling with each failure in a row (capped
+    /// at `Url.ReindexPeriod`).
+    #[serde(rename = "RetryDelay", default = "default_retry_delay")]
+    pub retry_delay: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveConfig {
+    /// 0: pages are fetched and booked but not stored (and never re-indexed from the archive).
+    #[serde(rename = "Enable", default = "yes")]
+    pub enable: bool,
+    /// The node's item/index segment store (what the reader ships).
+    #[serde(rename = "Dir", default = "default_archive_dir")]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SegmentConfig {
+    #[serde(rename = "MaxAge", default = "default_max_age")]
+    pub max_age: u64,
+    #[serde(rename = "MaxItems", default = "default_max_items")]
+    pub max_items: u32,
+    #[serde(rename = "MaxBytes", default = "default_segment_bytes")]
+    pub max_bytes: u64,
+    #[serde(rename = "SyncEvery", default = "default_sync_every")]
+    pub sync_every: u32,
+    #[serde(rename = "SyncMs", default = "default_sync_ms")]
+    pub sync_ms: u64,
+}
+
+/// Re-index bookkeeping (`001_e77f59d2de9a6c8e.txt`); every period in days.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UrlConfig {
+    /// The current ad dictionary; its modification time is the dictionary's date. Missing:
+    /// the dictionary counts as stale.
+    #[serde(rename = "DictFile", default)]
+    pub dict_file: Option<PathBuf>,
+    /// Days between two dictionaries: the next is expected this long after the current one.
+    #[serde(rename = "DictPeriod", default = "default_dict_period")]
+    pub dict_period: f64,
+    /// A dictionary older than this is stale: `Url.ReindexPeriod` replaces "days until the
+    /// next dictionary".
+    #[serde(rename = "DictAge", default = "default_dict_age")]
+    pub dict_age: f64,
+    #[serde(rename = "ReindexPeriod", default = "default_reindex_period")]
+    pub reindex_period: f64,
+    /// Bounds of `steady_level`.
+    #[serde(rename = "SteadyMin", default = "default_steady_min")]
+    pub steady_min: f64,
+    #[serde(rename = "SteadyMax", default = "default_steady_max")]
+    pub steady_max: f64,
+    /// `steady_level` is multiplied by this when the content did not change ...
+    #[serde(rename = "SteadyGrow", default = "default_steady_grow")]
+    pub steady_grow: f64,
+    /// ... and by this when it did.
+    #[serde(rename = "SteadyShrink", default = "default_steady_shrink")]
+    pub steady_shrink: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_loader_interval() -> u64 {
+    5
+}
+fn default_batch() -> usize {
+    1000
+}
+fn default_qarg_interval() -> u64 {
+    600
+}
+fn default_overlap() -> u64 {
+    3600
+}
+fn default_claim_batch() -> u32 {
+    100
+}
+fn default_claim_ttl() -> u64 {
+    600
+}
+fn default_idle() -> u64 {
+    5
+}
+fn default_backend() -> String {
+    "mirror".into()
+}
+fn default_mirror_dir() -> PathBuf {
+    PathBuf::from("mirror")
+}
+fn default_connections() -> u32 {
+    32
+}
+fn default_max_bytes() -> u64 {
+    10 << 20
+}
+fn default_mime_types() -> Vec<String> {
+    ["text/html", "application/xhtml+xml", "text/plain"]
+        .map(String::from)
+        .to_vec()
+}
+fn default_retry_delay() -> u64 {
+    300
+}
+fn default_archive_dir() -> PathBuf {
+    PathBuf::from("segments")
+}
+fn default_max_age() -> u64 {
+    300
+}
+fn default_max_items() -> u32 {
+    100_000
+}
+fn default_segment_bytes() -> u64 {
+    256 << 20
+}
+fn default_sync_every() -> u32 {
+    1000
+}
+fn default_sync_ms() -> u64 {
+    200
+}
+fn default_dict_period() -> f64 {
+    7.0
+}
+fn default_dict_age() -> f64 {
+    14.0
+}
+fn default_reindex_period() -> f64 {
+    7.0
+}
+fn default_steady_min() -> f64 {
+    1.0
+}
+fn default_steady_max() -> f64 {
+    60.0
+}
+fn default_steady_grow() -> f64 {
+    1.4
+}
+fn default_steady_shrink() -> f64 {
+    0.8
+}
+
+macro_rules! defaults {
+    ($t:ident { $($f:ident: $v:expr),* $(,)? }) => {
+        impl Default for $t {
+            fn default() -> Self {
+                $t { $($f: $v),* }
+            }
+        }
+    };
+}
+
+defaults!(LoaderConfig {
+    enable: true,
+    inbox: BTreeMap::new(),
+    interval: default_loader_interval(),
+    batch: default_batch(),
+    keep_applied: false,
+});
+defaults!(QargfilterConfig {
+    enable: true,
+    interval: default_qarg_interval(),
+    overlap: default_overlap(),
+});
+defaults!(CrawlConfig {
+    enable: true,
+    claim_batch: default_claim_batch(),
+    claim_ttl: default_claim_ttl(),
+    idle: default_idle(),
+});
+defaults!(FetchConfig {
+    backend: default_backend(),
+    mirror_dir: default_mirror_dir(),
+    connections: default_connections(),
+    max_bytes: default_max_bytes(),
+    mime_types: default_mime_types(),
+    retry_delay: default_retry_delay(),
+});
+defaults!(ArchiveConfig {
+    enable: true,
+    dir: default_archive_dir(),
+});
+defaults!(SegmentConfig {
+    max_age: default_max_age(),
+    max_items: default_max_items(),
+    max_bytes: default_segment_bytes(),
+    sync_every: default_sync_every(),
+    sync_ms: default_sync_ms(),
+});
+defaults!(UrlConfig {
+    dict_file: None,
+    dict_period: default_dict_period(),
+    dict_age: default_dict_age(),
+    reindex_period: default_reindex_period(),
+    steady_min: default_steady_min(),
+    steady_max: default_steady_max(),
+    steady_grow: default_steady_grow(),
+    steady_shrink: default_steady_shrink(),
+});
+
+impl SegmentConfig {
+    pub fn writer_options(&self) -> WriterOptions {
+        WriterOptions {
+            max_age_s: self.max_age,
+            max_items: self.max_items,
+            max_bytes: self.max_bytes,
+            sync: SyncPolicy {
+                every_items: self.sync_every,
+                every_ms: self.sync_ms,
+            },
+        }
+    }
+}
+
+/// A source name is part of `queue_applied` and of log lines: keep it plain.
+fn check_name(what: &str, name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "{what}: {name:?}: 1 to 64 letters, digits, `_` or `-`"
+        ));
+    }
+    Ok(())
+}
+
+impl UrlConfig {
+    fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("Url.DictPeriod", self.dict_period),
+            ("Url.DictAge", self.dict_age),
+            ("Url.ReindexPeriod", self.reindex_period),
+            ("Url.SteadyMin", self.steady_min),
+        ];
+        for (key, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("{key}: must be a positive number of days"));
+            }
+        }
+        if !(self.steady_max.is_finite() && self.steady_max >= self.steady_min) {
+            return Err("Url.SteadyMax: must be at least Url.SteadyMin".into());
+        }
+        if !(self.steady_grow.is_finite() && self.steady_grow >= 1.0) {
+            return Err("Url.SteadyGrow: must be at least 1".into());
+        }
+        if !(self.steady_shrink > 0.0 && self.steady_shrink <= 1.0) {
+            return Err("Url.SteadyShrink: must be above 0 and at most 1".into());
+        }
+        Ok(())
+    }
+}
+
+impl DaemonConfig for YacobotConfig {
+    fn validate(&self, common: &CommonConfig) -> Result<(), String> {
+        check_name("node", &self.node)?;
+        if common.database.is_none() {
+            return Err(
+                "database: yacobot needs its frontier (set database or DATABASE_URL)".into(),
+            );
+        }
+        for name in self.loader.inbox.keys() {
+            check_name(&format!("Loader.Inbox.{name}"), name)?;
+        }
+        if self.loader.enable && self.loader.inbox.is_empty() {
+            return Err("Loader.Inbox.<master>: the loader needs at least one inbox".into());
+        }
+        if self.loader.interval == 0 || self.loader.batch == 0 {
+            return Err("Loader.Interval and Loader.Batch: must be at least 1".into());
+        }
+        if self.qargfilter.interval == 0 {
+            return Err("Qargfilter.Interval: must be at least 1".into());
+        }
+        if self.crawl.claim_batch == 0 || self.crawl.claim_ttl == 0 || self.crawl.idle == 0 {
+            return Err(
+                "Crawl.ClaimBatch, Crawl.ClaimTtl and Crawl.Idle: must be at least 1".into(),
+            );
+        }
+        if self.fetch.backend != "mirror" {
+            return Err(format!(
+                "Fetch.Backend: {:?}: only `mirror` is built in so far",
+                self.fetch.backend
+            ));
+        }
+        if self.fetch.connections == 0 || self.fetch.max_bytes == 0 {
+            return Err("Fetch.Connections and Fetch.MaxBytes: must be at least 1".into());
+        }
+        if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
+            return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
+        }
+        self.url.validate()
+    }
+
+    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
+        let pairs = [
+            ("node", self.node != new.node),
+            ("Loader.Enable", self.loader.enable != new.loader.enable),
+            (
+                "Qargfilter.Enable",
+                self.qargfilter.enable != new.qargfilter.enable,
+            ),
+            ("Crawl.Enable", self.crawl.enable != new.crawl.enable),
+            ("Fetch.Backend", self.fetch.backend != new.fetch.backend),
+            (
+                "Fetch.MirrorDir",
+                self.fetch.mirror_dir != new.fetch.mirror_dir,
+            ),
+            (
+                "Fetch.Connections",
+                self.fetch.connections != new.fetch.connections,
+            ),
+            (
+                "Fetch.MaxBytes",
+                self.fetch.max_bytes != new.fetch.max_bytes,
+            ),
+            (
+                "Fetch.MimeTypes",
+                self.fetch.mime_types != new.fetch.mime_types,
+            ),
+            ("Archive", self.archive != new.archive),
+            ("Segment", self.segment != new.segment),
+        ];
+        pairs
+            .into_iter()
+            .filter_map(|(k, changed)| changed.then_some(k))
+            .collect()
+    }
+}

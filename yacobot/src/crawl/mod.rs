@@ -1,0 +1,377 @@
+//! The crawl worker (SPEC §6): the scheduler claims due URLs, highest `download_prio` first;
+//! each is re-indexed from the archive when it was downloaded less than `steady_level` days
+//! ago, else handed to the [`downloader`]; what comes back is appended to the [`archive`],
+//! made durable, and only then booked in `url` (`hits = 0`, `next_indexed`, `steady_level`:
+//! [`bookkeeping`]), releasing the claim.
+
+pub mod archive;
+pub mod book;
+pub mod bookkeeping;
+pub mod downloader;
+pub mod mirror;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Context;
+use chrono::TimeDelta;
+use focuser_daemon::Config;
+use focuser_schema::models::Url;
+use focuser_schema::segment::Status;
+use rustc_hash::FxHashMap;
+
+use archive::Archive;
+use book::{Booking, Env};
+use downloader::{Completed, Downloader, Outcome, Request};
+
+use crate::config::YacobotConfig;
+use crate::status::{add, ErrorRow};
+use crate::worker::{self, Ctx};
+
+/// The longest a `perform` waits while fetches are in flight.
+const PERFORM_WAIT: Duration = Duration::from_millis(100);
+
+pub struct Crawler {
+    /// `node/pid`: what this process writes in `url.claimed_by`.
+    owner: String,
+    downloader: Box<dyn Downloader>,
+    archive: Option<Archive>,
+    /// URLs claimed and handed to the downloader, by id.
+    claimed: FxHashMap<u64, Url>,
+    /// No URL was due at the last look: the next one is not before this.
+    idle_until: Option<Instant>,
+}
+
+/// The worker thread.
+pub fn run(ctx: Arc<Ctx>) -> anyhow::Result<()> {
+    let mut crawler = Crawler::open(&ctx)?;
+    let result = crawler.work(&ctx, false);
+    crawler.close(&ctx);
+    result
+}
+
+/// `--once`: crawls until no URL is due and nothing is in flight.
+pub fn until_idle(ctx: &Ctx) -> anyhow::Result<()> {
+    let mut crawler = Crawler::open(ctx)?;
+    let result = crawler.work(ctx, true);
+    crawler.close(ctx);
+    result
+}
+
+fn config(ctx: &Ctx) -> anyhow::Result<Config<YacobotConfig>> {
+    ctx.config()
+        .ok_or_else(|| anyhow::anyhow!("config lock poisoned"))
+}
+
+/// The clock and settings of one batch of bookings.
+fn env(cfg: &Config<YacobotConfig>) -> Env<'_> {
+    let u = &cfg.daemon.url;
+    let dict = u.dict_file.as_ref().map(|p| cfg.common.path(p));
+    Env {
+        now: worker::now(),
+        url: u,
+        retry_delay: cfg.daemon.fetch.retry_delay,
+        dictionary_days: bookkeeping::dictionary_days(
+            bookkeeping::dictionary_age(dict.as_deref(), SystemTime::now()),
+            u,
+        ),
+    }
+}
+
+impl Crawler {
+    pub fn open(ctx: &Ctx) -> anyhow::Result<Crawler> {
+        let cfg = config(ctx)?;
+        let d = &cfg.daemon;
+        let archive = if d.archive.enable {
+            let dir = cfg.common.path(&d.archive.dir);
+            let a = Archive::open(&dir, d.segment.writer_options())
+                .with_context(|| format!("opening the archive {}", dir.display()))?;
+            if let Ok(mut slot) = ctx.stats.archive_dir.lock() {
+                *slot = Some(dir);
+            }
+            Some(a)
+        } else {
+            None
+        };
+        let downloader: Box<dyn Downloader> = Box::new(mirror::Mirror::new(
+            cfg.common.path(&d.fetch.mirror_dir),
+            d.fetch.max_bytes,
+            d.fetch.mime_types.clone(),
+            d.fetch.connections,
+        ));
+        Ok(Crawler {
+            owner: format!("{}/{}", d.node, std::process::id()),
+            downloader,
+            archive,
+            claimed: FxHashMap::default(),
+            idle_until: None,
+        })
+    }
+
+    fn work(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<()> {
+        loop {
+            if ctx.stopping() {
+                return Ok(());
+            }
+            let cfg = config(ctx)?;
+            self.housekeeping(ctx)?;
+            let claimed_now = self.refill(ctx, &cfg, once)?;
+            let wait = if self.claimed.is_empty() {
+                if once && claimed_now == 0 {
+                    return Ok(());
+                }
+                Duration::from_millis(250)
+            } else {
+                PERFORM_WAIT
+            };
+            let done = self.downloader.perform(wait)?;
+            self.finish(ctx, &cfg, done)?;
+            let s = &ctx.stats;
+            s.in_flight
+                .store(self.claimed.len() as u64, Ordering::Relaxed);
+            s.host_waits
+                .store(self.downloader.host_waits() as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Seals the archive's segment on SIGUSR1 or when it is `Segment.MaxAge` old.
+    fn housekeeping(&mut self, ctx: &Ctx) -> anyhow::Result<()> {
+        let Some(archive) = self.archive.as_mut() else {
+            ctx.rotate.store(false, Ordering::Relaxed);
+            return Ok(());
+        };
+        let sealed = if ctx.rotate.swap(false, Ordering::SeqCst) {
+            let sealed = archive.seal()?;
+            if sealed {
+                log::info!("archive: segment sealed (SIGUSR1)");
+            } else {
+                log::info!("archive: SIGUSR1, but the active segment is empty: nothing to seal");
+            }
+            sealed
+        } else {
+            archive.seal_if_due()?
+        };
+        if sealed {
+            add(&ctx.stats.segments_sealed, 1);
+        }
+        Ok(())
+    }
+
+    /// Claims due URLs while there is room: up to twice `Fetch.Connections` in hand. Returns
+    /// how many were claimed.
+    fn refill(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        once: bool,
+    ) -> anyhow::Result<usize> {
+        let d = &cfg.daemon;
+        let room = (2 * d.fetch.connections as usize).saturating_sub(self.claimed.len());
+        let idle = self.idle_until.is_some_and(|t| Instant::now() < t) && !once;
+        if room == 0 || idle {
+            return Ok(0);
+        }
+        let now = worker::now();
+        let expires = now + TimeDelta::seconds(d.crawl.claim_ttl as i64);
+        let limit = room.min(d.crawl.claim_batch as usize) as i64;
+        let owner = self.owner.clone();
+        let claimed = ctx.db_run("claiming due URLs", |c| {
+            Url::claim_due(c, now, &owner, expires, limit)
+        })?;
+        if claimed.taken_back > 0 {
+            log::warn!(
+                "took back {} URLs whose claim had expired (a crawler died mid-fetch?)",
+                claimed.taken_back
+            );
+            add(&ctx.stats.claims_taken_back, claimed.taken_back as u64);
+        }
+        let n = claimed.urls.len();
+        self.idle_until = (n == 0).then(|| Instant::now() + Duration::from_secs(d.crawl.idle));
+        let mut from_archive = Vec::new();
+        for u in claimed.urls {
+            log::debug!("claimed {} (prio {})", u.url, u.download_prio);
+            if let Some(content) = self.archived_copy(&u, now) {
+                from_archive.push((u, content));
+            } else {
+                self.downloader.submit(Request {
+                    token: u.id,
+                    url: u.url.clone(),
+                });
+                self.claimed.insert(u.id, u);
+            }
+        }
+        if !from_archive.is_empty() {
+            self.reindex_from_archive(ctx, cfg, from_archive)?;
+        }
+        Ok(n)
+    }
+
+    /// The copy to re-index from, if the URL was downloaded less than
+    /// `steady_level` days ago and its copy is still in the archive.
+    fn archived_copy(&self, u: &Url, now: chrono::NaiveDateTime) -> Option<Vec<u8>> {
+        let archive = self.archive.as_ref()?;
+        if !bookkeeping::recently_downloaded(u.last_downloaded, u.steady_level, now) {
+            return None;
+        }
+        archive.read(u.archive_file?, u.archive_item?, u.id)
+    }
+
+    fn reindex_from_archive(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        copies: Vec<(Url, Vec<u8>)>,
+    ) -> anyhow::Result<()> {
+        let Some(archive) = self.archive.as_mut() else {
+            return Ok(());
+        };
+        let env = env(cfg);
+        let mut bookings = Vec::with_capacity(copies.len());
+        for (u, content) in &copies {
+            let pos = archive.append(Status::Update, u.id, &u.url, content)?;
+            log::debug!("re-indexed {} from the archive", u.url);
+            bookings.push(book::from_archive(u, pos, &env));
+        }
+        add(&ctx.stats.from_archive, bookings.len() as u64);
+        self.commit(ctx, bookings)
+    }
+
+    /// Archives what completed, makes it durable, then books it.
+    fn finish(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        done: Vec<Completed>,
+    ) -> anyhow::Result<()> {
+        if done.is_empty() {
+            return Ok(());
+        }
+        let env = env(cfg);
+        let mut bookings = Vec::with_capacity(done.len());
+        for c in done {
+            let Some(u) = self.claimed.remove(&c.request.token) else {
+                log::warn!("downloader returned an unknown token for {}", c.request.url);
+                continue;
+            };
+            bookings.push(self.outcome(ctx, &u, c, &env)?);
+        }
+        self.commit(ctx, bookings)
+    }
+
+    fn outcome(
+        &mut self,
+        ctx: &Ctx,
+        u: &Url,
+        c: Completed,
+        env: &Env<'_>,
+    ) -> anyhow::Result<Booking> {
+        let s = &ctx.stats;
+        let error = |kind: &str, reason: &str| {
+            log::info!("{}: {kind}: {reason}", u.url);
+            s.fetch_error(ErrorRow {
+                time: env.now.format("%Y-%m-%d %H:%M:%S").to_string(),
+                url: u.url.clone(),
+                kind: kind.to_string(),
+                reason: reason.to_string(),
+            });
+        };
+        Ok(match c.outcome {
+            Outcome::Fetched(doc) => {
+                let pos = match self.archive.as_mut() {
+                    Some(a) => Some(a.append(Status::Update, u.id, &u.url, &doc.body)?),
+                    None => None,
+                };
+                add(&s.pages, 1);
+                add(&s.bytes, doc.body.len() as u64);
+                log::debug!("fetched {}: {} bytes", u.url, doc.body.len());
+                book::fetched(u, doc.status, &doc.body, c.elapsed, pos, env)
+            }
+            Outcome::Gone { status } => {
+                if let Some(a) = self.archive.as_mut() {
+                    a.append(Status::Delete, u.id, &u.url, &[])?;
+                }
+                add(&s.gone, 1);
+                log::info!("{}: gone (HTTP {status})", u.url);
+                book::gone(u, status, c.elapsed, env)
+            }
+            Outcome::Disallowed => {
+                error("robots", "disallowed by robots.txt");
+                book::refused(u, "robots", "disallowed by robots.txt", c.elapsed, env)
+            }
+            Outcome::TooLarge { limit } => {
+                let reason = format!("longer than {limit} bytes");
+                error("too_large", &reason);
+                book::refused(u, "too_large", &reason, c.elapsed, env)
+            }
+            Outcome::WrongType { content_type } => {
+                let reason = format!("content type {content_type}");
+                error("wrong_type", &reason);
+                book::refused(u, "wrong_type", &reason, c.elapsed, env)
+            }
+            Outcome::Failed {
+                kind,
+                reason,
+                status,
+            } => {
+                error(kind.name(), &reason);
+                book::failed(u, kind.name(), &reason, status, c.elapsed, env)
+            }
+        })
+    }
+
+    /// Makes the archive durable, then writes the bookings in one transaction.
+    fn commit(&mut self, ctx: &Ctx, bookings: Vec<Booking>) -> anyhow::Result<()> {
+        if bookings.is_empty() {
+            return Ok(());
+        }
+        if let Some(a) = self.archive.as_mut() {
+            a.sync()?;
+        }
+        let owner = self.owner.clone();
+        let lost = ctx.db_run("booking fetched URLs", |c| {
+            diesel::Connection::transaction(c, |c| {
+                let mut lost = 0u64;
+                for b in &bookings {
+                    if !Url::finish(c, b.id, &owner, &b.changes())? {
+                        lost += 1;
+                    }
+                }
+                Ok(lost)
+            })
+        })?;
+        if lost > 0 {
+            log::warn!("{lost} URLs had lost their claim to another crawler before being booked");
+            add(&ctx.stats.claims_lost, lost);
+        }
+        Ok(())
+    }
+
+    /// Gives back the claims in hand and closes the archive.
+    fn close(mut self, ctx: &Ctx) {
+        let s = &ctx.stats;
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let errors: u64 = s.errors.lock().map(|e| e.values().sum()).unwrap_or(0);
+        log::info!(
+            "crawl: {} pages fetched, {} re-indexed from the archive, {} gone, {errors} fetch errors",
+            n(&s.pages),
+            n(&s.from_archive),
+            n(&s.gone)
+        );
+        let owner = self.owner.clone();
+        // Stopping: one try, without waiting for a database that is away.
+        match ctx
+            .db
+            .run("releasing claims", |c| Url::release_claims(c, &owner))
+        {
+            Ok(n) if n > 0 => log::info!("released {n} claims"),
+            Ok(_) => {}
+            Err(e) => log::warn!("claims not released (they expire by themselves): {e}"),
+        }
+        if let Some(a) = self.archive.take() {
+            if let Err(e) = a.close() {
+                log::error!("archive: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! yacobot (SPEC §6): one node of the crawler cluster.
+//!
+//! Its workers, each switched on in its config and run on a thread of its own by [`daemon`]:
+//! the [`loader`] (queue files → `url`, applying the query-argument rules), the
+//! [`qargfilter`] import (`query_args` → `path_arg_name`) and the [`crawl`] worker (scheduler,
+//! fetcher, archive, re-index bookkeeping). [`status`] holds their figures.
+
+pub mod config;
+pub mod crawl;
+pub mod daemon;
+pub mod loader;
+pub mod qargfilter;
+pub mod status;
+mod worker;
+
+pub use config::YacobotConfig;
+
+/// Applies every queue file ready in the configured inboxes once, outside the daemon (what
+/// `--once` does first; for tools and benchmarks). Returns the files handled.
+pub fn load_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<usize> {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let url = config
+        .common
+        .database
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let db = focuser_daemon::db::Database::new(&url, 2, Arc::clone(&stop))?;
+    let ctx = worker::Ctx::new(db, config.clone(), stop);
+    Ok(loader::Loader::default().pass(&ctx, &config))
+}

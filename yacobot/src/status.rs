@@ -1,0 +1,285 @@
+//! yacobot's figures, cards, tables and charts (status page, `/status.json`, `/metrics`).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
+
+/// Rows kept for each of the page's tables.
+const KEPT_ROWS: usize = 20;
+
+/// A queue file the loader finished with, for the page's table.
+#[derive(Debug, Clone)]
+pub struct FileRow {
+    pub time: String,
+    pub inbox: String,
+    pub file: String,
+    pub records: u64,
+    pub seconds: f64,
+    /// `applied`, `already applied`, or why it is bad.
+    pub result: String,
+    pub bad: bool,
+}
+
+/// A fetch that failed, for the page's table.
+#[derive(Debug, Clone)]
+pub struct ErrorRow {
+    pub time: String,
+    pub url: String,
+    pub kind: String,
+    pub reason: String,
+}
+
+/// Counters the workers add to and gauges they set; read when the page is asked for.
+#[derive(Default)]
+pub struct Stats {
+    pub files_applied: AtomicU64,
+    pub files_already: AtomicU64,
+    pub files_bad: AtomicU64,
+    pub urls_loaded: AtomicU64,
+    pub args_dropped: AtomicU64,
+    pub args_kept: AtomicU64,
+    pub rules_new: AtomicU64,
+    pub imports: AtomicU64,
+    pub rules_imported: AtomicU64,
+    pub due: AtomicU64,
+    pub in_flight: AtomicU64,
+    pub host_waits: AtomicU64,
+    pub pages: AtomicU64,
+    pub bytes: AtomicU64,
+    pub from_archive: AtomicU64,
+    pub gone: AtomicU64,
+    pub claims_taken_back: AtomicU64,
+    pub claims_lost: AtomicU64,
+    pub segments_sealed: AtomicU64,
+    pub errors: Mutex<BTreeMap<String, u64>>,
+    pub archive_dir: Mutex<Option<PathBuf>>,
+    recent_files: Mutex<VecDeque<FileRow>>,
+    recent_errors: Mutex<VecDeque<ErrorRow>>,
+}
+
+pub fn add(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+fn get(counter: &AtomicU64) -> f64 {
+    counter.load(Ordering::Relaxed) as f64
+}
+
+fn keep<T>(list: &Mutex<VecDeque<T>>, row: T) {
+    if let Ok(mut l) = list.lock() {
+        if l.len() == KEPT_ROWS {
+            l.pop_back();
+        }
+        l.push_front(row);
+    }
+}
+
+impl Stats {
+    pub fn file_done(&self, row: FileRow) {
+        keep(&self.recent_files, row);
+    }
+
+    /// Counts a failed fetch by kind and keeps it for the page.
+    pub fn fetch_error(&self, row: ErrorRow) {
+        if let Ok(mut e) = self.errors.lock() {
+            *e.entry(row.kind.clone()).or_insert(0) += 1;
+        }
+        keep(&self.recent_errors, row);
+    }
+
+    fn archive_bytes(&self) -> Option<u64> {
+        let dir = self.archive_dir.lock().ok()?.clone()?;
+        focuser_schema::segment::store_bytes(&dir).ok()
+    }
+}
+
+impl StatusSource for Stats {
+    fn charts(&self) -> Vec<Chart> {
+        vec![
+            Chart::of("yacobot_urls_loaded_total", "URLs loaded").unit("URLs"),
+            Chart::of("yacobot_pages_total", "Pages fetched").unit("pages"),
+            Chart::of("yacobot_bytes_total", "Bytes fetched").unit("bytes"),
+            Chart::of("yacobot_due_urls", "Due URLs").unit("URLs"),
+            Chart::of("yacobot_in_flight", "Fetches in flight").unit("URLs"),
+            Chart::of("yacobot_fetch_errors_total", "Fetch errors by kind").unit("errors"),
+        ]
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let c = |name: &str, help: &str, v: &AtomicU64| Figure::counter(name, help, get(v));
+        let g = |name: &str, help: &str, v: &AtomicU64| Figure::gauge(name, help, get(v));
+        let mut f = vec![
+            c(
+                "yacobot_queue_files_total",
+                "queue files applied",
+                &self.files_applied,
+            ),
+            c(
+                "yacobot_queue_files_already_total",
+                "queue files found already applied (recorded in queue_applied)",
+                &self.files_already,
+            ),
+            c(
+                "yacobot_queue_files_bad_total",
+                "queue files moved to bad/",
+                &self.files_bad,
+            ),
+            c(
+                "yacobot_urls_loaded_total",
+                "queue records loaded into url",
+                &self.urls_loaded,
+            ),
+            c(
+                "yacobot_args_dropped_total",
+                "query arguments dropped as insignificant",
+                &self.args_dropped,
+            ),
+            c(
+                "yacobot_args_kept_total",
+                "query arguments kept",
+                &self.args_kept,
+            ),
+            c(
+                "yacobot_arg_rules_new_total",
+                "arguments met for the first time, recorded as significant",
+                &self.rules_new,
+            ),
+            c(
+                "yacobot_qarg_imports_total",
+                "qargfilter imports run",
+                &self.imports,
+            ),
+            c(
+                "yacobot_qarg_rules_imported_total",
+                "path_arg_name rows written by the qargfilter import",
+                &self.rules_imported,
+            ),
+            g("yacobot_due_urls", "URLs due and not claimed", &self.due),
+            g("yacobot_in_flight", "URLs being fetched", &self.in_flight),
+            g(
+                "yacobot_host_waits",
+                "URLs waiting for their host's politeness delay",
+                &self.host_waits,
+            ),
+            c(
+                "yacobot_pages_total",
+                "pages fetched and archived",
+                &self.pages,
+            ),
+            c("yacobot_bytes_total", "bytes of pages fetched", &self.bytes),
+            c(
+                "yacobot_reindexed_from_archive_total",
+                "URLs re-indexed from the archive without a download",
+                &self.from_archive,
+            ),
+            c(
+                "yacobot_gone_total",
+                "URLs found gone (404, 410)",
+                &self.gone,
+            ),
+            c(
+                "yacobot_claims_taken_back_total",
+                "expired claims of other crawlers taken back",
+                &self.claims_taken_back,
+            ),
+            c(
+                "yacobot_claims_lost_total",
+                "fetches whose claim had lapsed and been taken by another crawler",
+                &self.claims_lost,
+            ),
+            c(
+                "yacobot_segments_sealed_total",
+                "archive segments sealed",
+                &self.segments_sealed,
+            ),
+        ];
+        if let Ok(e) = self.errors.lock() {
+            for (kind, n) in e.iter() {
+                f.push(
+                    Figure::counter(
+                        "yacobot_fetch_errors_total",
+                        "failed fetches by kind",
+                        *n as f64,
+                    )
+                    .with_label("kind", kind),
+                );
+            }
+        }
+        if let Some(bytes) = self.archive_bytes() {
+            f.push(Figure::gauge(
+                "yacobot_archive_bytes",
+                "bytes of the archive's segments",
+                bytes as f64,
+            ));
+        }
+        f
+    }
+
+    fn cards(&self) -> Vec<Card> {
+        let errors: u64 = self.errors.lock().map(|e| e.values().sum()).unwrap_or(0);
+        let mut cards = vec![
+            Card::number("queue files applied", get(&self.files_applied)).unit("files"),
+            Card::number("bad queue files", get(&self.files_bad))
+                .unit("files")
+                .error_if(self.files_bad.load(Ordering::Relaxed) > 0)
+                .help("moved to bad/ with a .why file beside them"),
+            Card::number("URLs loaded", get(&self.urls_loaded)).unit("URLs"),
+            Card::number("args dropped", get(&self.args_dropped)).unit("args"),
+            Card::number("due URLs", get(&self.due)).unit("URLs"),
+            Card::number("in flight", get(&self.in_flight)).unit("URLs"),
+            Card::number("pages fetched", get(&self.pages)).unit("pages"),
+            Card::number("fetch errors", errors as f64)
+                .unit("errors")
+                .warn_if(errors > 0),
+        ];
+        if let Some(bytes) = self.archive_bytes() {
+            cards.push(Card::number("archive", bytes as f64 / 1e6).unit("MB"));
+        }
+        cards
+    }
+
+    fn tables(&self) -> Vec<Table> {
+        let mut files = Table::new(
+            "queue_files",
+            "Last queue files",
+            &["time", "inbox", "file", "records", "seconds", "result"],
+        )
+        .empty("no queue file yet");
+        if let Ok(l) = self.recent_files.lock() {
+            for r in l.iter() {
+                let row = Row::new(vec![
+                    r.time.as_str().into(),
+                    r.inbox.as_str().into(),
+                    r.file.as_str().into(),
+                    r.records.into(),
+                    r.seconds.into(),
+                    r.result.as_str().into(),
+                ]);
+                files.push(row.state(if r.bad { State::Error } else { State::Ok }));
+            }
+        }
+        let mut errors = Table::new(
+            "fetch_errors",
+            "Last fetch errors",
+            &["time", "url", "kind", "reason"],
+        )
+        .empty("no fetch error");
+        if let Ok(l) = self.recent_errors.lock() {
+            for r in l.iter() {
+                errors.push(
+                    Row::new(vec![
+                        r.time.as_str().into(),
+                        r.url.as_str().into(),
+                        r.kind.as_str().into(),
+                        r.reason.as_str().into(),
+                    ])
+                    .state(State::Warn),
+                );
+            }
+        }
+        vec![files, errors]
+    }
+}

@@ -1,0 +1,131 @@
+//! yacobot as a daemon: its workers together, /metrics and /status.json, SIGUSR1 sealing the
+//! archive's segment, SIGUSR2 reloading, SIGTERM stopping cleanly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use common::{number, record, wait_for, Site};
+use focuser_tests::TestDb;
+use nix::sys::signal::Signal;
+
+fn get(port: u16, path: &str) -> String {
+    // Before the daemon listens, there is nothing to read.
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    body
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn metric(port: u16, name: &str) -> Option<f64> {
+    let text = get(port, "/metrics");
+    text.lines()
+        .find(|l| l.starts_with(&format!("focuser_{name}{{")))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn queue_to_archive_with_figures_and_signals() {
+    let db = TestDb::new();
+    let port = free_port();
+    let site = Site::new(
+        db.url(),
+        &format!("status_listen = {port}\nstatus_sample = 1\nLoader.KeepApplied = 1\n"),
+    );
+    site.page("w.ru/0", "page 0");
+    site.page("w.ru/1?sid=5", "page 1"); // sid is new here: kept, recorded significant
+    site.page("w.ru/2", "page 2");
+    site.queue(
+        "m1-0000000001.q",
+        &[
+            record("http://w.ru/0", 2, ""),
+            record("http://w.ru/1?sid=5", 1, ""),
+            record("http://w.ru/2", 1, ""),
+            record("http://w.ru/missing", 1, ""),
+        ],
+    );
+    let daemon = site.spawn();
+    wait_for("the pages", 30, || {
+        metric(port, "yacobot_pages_total") == Some(3.0)
+    });
+    wait_for("the gone page", 30, || {
+        metric(port, "yacobot_gone_total") == Some(1.0)
+    });
+    assert_eq!(metric(port, "yacobot_queue_files_total"), Some(1.0));
+    assert_eq!(metric(port, "yacobot_urls_loaded_total"), Some(4.0));
+    assert_eq!(metric(port, "yacobot_arg_rules_new_total"), Some(1.0));
+    assert_eq!(metric(port, "yacobot_bytes_total"), Some(18.0));
+    assert!(metric(port, "yacobot_archive_bytes").unwrap() > 0.0);
+    assert_eq!(metric(port, "yacobot_in_flight"), Some(0.0));
+    wait_for("the due count", 30, || {
+        metric(port, "yacobot_due_urls") == Some(0.0)
+    });
+    let status = get(port, "/status.json");
+    for expected in [
+        "\"label\": \"queue files applied\"",
+        "\"id\": \"queue_files\"",
+        "m1-0000000001.q",
+        "\"figure\": \"yacobot_pages_total\"",
+    ] {
+        assert!(status.contains(expected), "{expected} not in {status}");
+    }
+
+    // SIGUSR1 seals the active segment; the next items go to a new one.
+    let segments = site.root().join("segments");
+    assert!(!segments.join("item_0000000002.dat").exists());
+    daemon.signal(Signal::SIGUSR1);
+    wait_for("the seal", 10, || {
+        segments.join("item_0000000002.dat").exists()
+    });
+    wait_for("its log line", 10, || {
+        site.log().contains("archive: segment sealed (SIGUSR1)")
+    });
+    assert_eq!(metric(port, "yacobot_segments_sealed_total"), Some(1.0));
+
+    // SIGUSR2 reloads; a key that needs a restart is named.
+    let cf = std::fs::read_to_string(&site.config).unwrap();
+    std::fs::write(&site.config, cf.replace("node = yb1", "node = yb2")).unwrap();
+    daemon.signal(Signal::SIGUSR2);
+    wait_for("the reload", 10, || {
+        site.log()
+            .contains("changed keys that take effect only at restart (running values kept): node")
+    });
+    // A bad config is refused and the daemon keeps going.
+    std::fs::write(&site.config, format!("{cf}Crawl.Idle = 0\n")).unwrap();
+    daemon.signal(Signal::SIGUSR2);
+    wait_for("the refusal", 10, || site.log().contains("reload rejected"));
+
+    // Still at work: a second file is loaded and crawled.
+    site.page("w.ru/3", "page 3");
+    site.queue("m1-0000000002.q", &[record("http://w.ru/3", 1, "")]);
+    wait_for("the second file", 30, || {
+        metric(port, "yacobot_pages_total") == Some(4.0)
+    });
+    assert_eq!(site.files("done"), ["m1-0000000001.q", "m1-0000000002.q"]);
+    let items = common::archive_items(&segments);
+    assert_eq!(items.len(), 5);
+    assert_eq!(items[4].content, "page 3");
+    daemon.stop();
+    assert!(site.log().contains("yacobot stopped"));
+    assert_eq!(
+        number(
+            &db,
+            "SELECT COUNT(*) AS n FROM url WHERE claimed_by IS NOT NULL"
+        ),
+        0
+    );
+}
