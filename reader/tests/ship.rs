@@ -351,3 +351,33 @@ fn a_receiver_down_for_a_while_catches_up_while_the_others_keep_receiving() {
         "{log}"
     );
 }
+
+#[test]
+fn a_group_gets_only_the_statuses_it_wants_and_its_position_moves_past_the_others() {
+    let rig = Rig::new();
+    rig.write(300, &[]);
+    let (r_cf, r) = rig.receiver_cf("r", "");
+    let s_cf = rig.sender_cf(&[("Summary.0", &[r])], "Summary.0.Statuses = UPDATE");
+    let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let got = rig.root().join("r/received");
+    let want: Vec<u64> = (1..=300).filter(|n| n % 10 != 0).collect(); // every tenth is a DELETE
+    wait_until("the UPDATE items", Duration::from_secs(30), || {
+        ns(&got) == want
+    });
+    assert!(items(&got)
+        .iter()
+        .all(|s| s.item.status == focuser_schema::segment::Status::Update));
+    assert!(sender.stop());
+    let out = Command::new(env!("CARGO_BIN_EXE_reader"))
+        .args(["-c", s_cf.to_str().unwrap(), "stat"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains("Summary.0")).unwrap();
+    assert_eq!(
+        line.split_whitespace().nth(4),
+        Some("0"),
+        "lag items: {text}"
+    );
+}
