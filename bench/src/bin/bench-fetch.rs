@@ -472,6 +472,7 @@ fn xargs_curl(urls: &[String], port: u16, dir: &Path) -> anyhow::Result<Run> {
     }
     out.flush()?;
     drop(out);
+    let cpu0 = children_cpu()?;
     let t0 = Instant::now();
     let output = Command::new("xargs")
         .args(["-P", "32", "-n", "3", "-a"])
@@ -487,6 +488,14 @@ fn xargs_curl(urls: &[String], port: u16, dir: &Path) -> anyhow::Result<Run> {
         .output()
         .context("running xargs curl")?;
     let seconds = t0.elapsed().as_secs_f64();
+    // CPU of the curl processes: what bounds xargs-curl even on an idle machine.
+    let cpu = children_cpu()? - cpu0;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "xargs-curl: {:.1} ms of CPU per page (curl processes): at most {:.0} pages/s on {cores} idle cores",
+        cpu * 1e3 / urls.len() as f64,
+        urls.len() as f64 * cores as f64 / cpu
+    );
     if !output.status.success() {
         bail!("xargs curl: {}", String::from_utf8_lossy(&output.stderr));
     }
@@ -503,4 +512,12 @@ fn xargs_curl(urls: &[String], port: u16, dir: &Path) -> anyhow::Result<Run> {
         bytes,
         seconds,
     })
+}
+
+/// User and system seconds of the children waited for so far.
+fn children_cpu() -> anyhow::Result<f64> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let u = getrusage(UsageWho::RUSAGE_CHILDREN)?;
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    Ok(secs(u.user_time()) + secs(u.system_time()))
 }
