@@ -1,7 +1,29 @@
 //! Every benchmark once at a smoke size, so that they keep working (not timed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
 use std::process::Command;
+
+/// Runs a benchmark with `--work` set to `work` and the given arguments; its standard output,
+/// once it has exited successfully and printed every `expected` line.
+fn run(bin: &str, args: &[&str], work: &Path, expected: &[&str]) -> String {
+    let out = Command::new(bin)
+        .args(args)
+        .arg("--work")
+        .arg(work)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for e in expected {
+        assert!(stdout.contains(e), "{stdout}");
+    }
+    stdout
+}
 
 #[test]
 fn bench_master_at_a_smoke_size() {
@@ -73,27 +95,19 @@ fn bench_segments_at_a_smoke_size() {
 #[test]
 fn bench_fetch_at_a_smoke_size() {
     let work = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_bench-fetch"))
-        .arg("--smoke")
-        .arg("--work")
-        .arg(work.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for expected in [
+    let expected = [
         "(ii) plain libcurl multi loop (limit)",
         "(iii) xargs -P 32 curl",
         "(i) Fetcher, HostDelay 0",
         "fetcher / xargs-curl:",
         "(iv) Fetcher, HostDelay 1 s, 2 s:",
-    ] {
-        assert!(stdout.contains(expected), "{stdout}");
-    }
+    ];
+    run(
+        env!("CARGO_BIN_EXE_bench-fetch"),
+        &["--smoke"],
+        work.path(),
+        &expected,
+    );
     // nginx is stopped and its document root gone.
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }

@@ -43,6 +43,10 @@ pub struct FetchConfig {
     pub retry_delay: Duration,
     /// `Fetch.MaxRetryAfter`: a 429 whose Retry-After asks for longer fails at once instead.
     pub max_retry_after: Duration,
+    /// `Fetch.KeepAlive`: idle connections kept open for reuse (libcurl's connection cache; a
+    /// connection serves one host, so with many hosts and a host delay this wants to be about
+    /// the number of hosts fetched from within a few delays).
+    pub keep_alive: usize,
     /// `Fetch.Pending`: the caller keeps [`crate::Fetcher::pending`] below this (memory bound).
     pub pending: usize,
     /// `Fetch.Resolve`: `host:port:address` entries as curl's `--resolve`; the host `*` stands for
@@ -68,6 +72,7 @@ impl Default for FetchConfig {
             retries: 3,
             retry_delay: Duration::from_secs(5),
             max_retry_after: Duration::from_secs(600),
+            keep_alive: 1024,
             pending: 4096,
             resolve: Vec::new(),
         }

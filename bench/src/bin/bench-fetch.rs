@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 use curl::easy::{Easy2, Handler, List, WriteError};
-use curl::multi::Multi;
+use curl::multi::{Easy2Handle, Multi};
 use focuser_fetch::{FetchConfig, Fetcher, Outcome, Request};
 
 #[derive(Parser)]
@@ -30,6 +30,9 @@ struct Args {
     /// Transfers in flight (Fetch.Connections, and the plain loop's)
     #[arg(long, default_value_t = 64)]
     connections: usize,
+    /// Leave out (iii), which takes minutes on a busy machine
+    #[arg(long)]
+    no_xargs: bool,
     /// 200 pages on 20 hosts, 2 s of politeness: the size bench/tests/smoke.rs runs
     #[arg(long)]
     smoke: bool,
@@ -85,8 +88,17 @@ fn main() -> anyhow::Result<()> {
 
     let plain = plain_loop(&urls, nginx.port, args.connections)?;
     let fetcher = fetcher_run(&urls, nginx.port, args.connections)?;
-    let xargs = xargs_curl(&urls, nginx.port, dir.path())?;
-    for (name, run) in [("plain", &plain), ("fetcher", &fetcher), ("xargs", &xargs)] {
+    let xargs = if args.no_xargs {
+        None
+    } else {
+        Some(xargs_curl(&urls, nginx.port, dir.path())?)
+    };
+    for (name, run) in [
+        ("plain", Some(&plain)),
+        ("fetcher", Some(&fetcher)),
+        ("xargs", xargs.as_ref()),
+    ] {
+        let Some(run) = run else { continue };
         if run.pages != urls.len() || run.bytes != total_bytes {
             bail!(
                 "{name}: {} pages, {} bytes; expected {} and {total_bytes}",
@@ -101,10 +113,11 @@ fn main() -> anyhow::Result<()> {
         "stage", "seconds", "pages/s", "MB/s"
     );
     for (name, run) in [
-        ("(ii) plain libcurl multi loop (limit)", &plain),
-        ("(iii) xargs -P 32 curl", &xargs),
-        ("(i) Fetcher, HostDelay 0", &fetcher),
+        ("(ii) plain libcurl multi loop (limit)", Some(&plain)),
+        ("(iii) xargs -P 32 curl", xargs.as_ref()),
+        ("(i) Fetcher, HostDelay 0", Some(&fetcher)),
     ] {
+        let Some(run) = run else { continue };
         println!(
             "{name:<46} {:>8.2} {:>10.0} {:>8.1}",
             run.seconds,
@@ -112,9 +125,12 @@ fn main() -> anyhow::Result<()> {
             run.mb_s()
         );
     }
+    if let Some(xargs) = &xargs {
+        let ratio = fetcher.pages_s() / xargs.pages_s();
+        println!("fetcher / xargs-curl: {ratio:.2} (target >= 2)");
+    }
     println!(
-        "fetcher / xargs-curl: {:.2} (target >= 2); fetcher / plain loop: {:.2}",
-        fetcher.pages_s() / xargs.pages_s(),
+        "fetcher / plain loop: {:.2}",
         fetcher.pages_s() / plain.pages_s()
     );
 
@@ -341,52 +357,60 @@ impl Handler for Count {
     }
 }
 
-/// (ii): `connections` transfers in flight on one multi handle, nothing else.
+/// A lane of the plain loop: the rest of one host's pages, fetched one after the other.
+struct Lane<'a> {
+    handle: Easy2Handle<Count>,
+    host: String,
+    rest: Vec<&'a String>,
+}
+
+/// (ii): `connections` transfers in flight on one multi handle, nothing else: no robots.txt, no
+/// delays. Each transfer slot takes one host's pages in a row, so kept-alive connections are
+/// reused as well as they can be (the fetcher with PerHost 1 does the same).
 fn plain_loop(urls: &[String], port: u16, connections: usize) -> anyhow::Result<Run> {
     let mut multi = Multi::new();
-    multi.set_max_connects(connections * 2)?;
-    let mut todo: VecDeque<&String> = urls.iter().collect();
-    let mut active: Vec<Option<curl::multi::Easy2Handle<Count>>> = Vec::new();
-    let mut free: Vec<usize> = Vec::new();
-    let mut in_flight = 0;
+    multi.set_max_connects(FetchConfig::default().keep_alive.max(connections))?;
+    let mut by_host: std::collections::BTreeMap<String, Vec<&String>> = Default::default();
+    for u in urls {
+        let host = url::Url::parse(u)?.host_str().unwrap_or("").to_string();
+        by_host.entry(host).or_default().push(u);
+    }
+    let mut hosts: VecDeque<(String, Vec<&String>)> = by_host
+        .into_iter()
+        .map(|(h, mut pages)| {
+            pages.reverse();
+            (h, pages)
+        })
+        .collect();
+    let mut lanes: Vec<Option<Lane>> = Vec::new();
     let mut idle: Vec<Easy2<Count>> = Vec::new();
     let (mut pages, mut bytes) = (0, 0u64);
     let t0 = Instant::now();
-    loop {
-        while in_flight < connections {
-            let Some(url) = todo.pop_front() else { break };
-            let mut easy = idle.pop().unwrap_or_else(|| Easy2::new(Count(0)));
-            easy.get_mut().0 = 0;
-            easy.url(url)?;
-            let host = url::Url::parse(url)?.host_str().unwrap_or("").to_string();
-            let mut list = List::new();
-            list.append(&format!("{host}:{port}:127.0.0.1"))?;
-            easy.resolve(list)?;
-            let mut handle = multi.add2(easy)?;
-            let slot = free.pop().unwrap_or_else(|| {
-                active.push(None);
-                active.len() - 1
-            });
-            handle.set_token(slot)?;
-            active[slot] = Some(handle);
-            in_flight += 1;
-        }
-        if in_flight == 0 {
-            break;
-        }
+    for lane in 0..connections {
+        let started = next_page(
+            lane,
+            String::new(),
+            Vec::new(),
+            &mut hosts,
+            &mut idle,
+            &multi,
+            port,
+        )?;
+        lanes.push(started);
+    }
+    while lanes.iter().any(Option::is_some) {
         multi.perform()?;
         let mut done = Vec::new();
         multi.messages(|m| {
-            if let (Ok(slot), Some(r)) = (m.token(), m.result()) {
-                done.push((slot, r));
+            if let (Ok(lane), Some(r)) = (m.token(), m.result()) {
+                done.push((lane, r));
             }
         });
-        for (slot, result) in done {
-            let Some(handle) = active.get_mut(slot).and_then(Option::take) else {
+        for (lane, result) in done {
+            let Some(Lane { handle, host, rest }) = lanes.get_mut(lane).and_then(Option::take)
+            else {
                 continue;
             };
-            free.push(slot);
-            in_flight -= 1;
             let easy = multi.remove2(handle)?;
             result.with_context(|| format!("plain loop: {:?}", easy.effective_url()))?;
             if easy.response_code()? != 200 {
@@ -395,8 +419,9 @@ fn plain_loop(urls: &[String], port: u16, connections: usize) -> anyhow::Result<
             pages += 1;
             bytes += easy.get_ref().0;
             idle.push(easy);
+            lanes[lane] = next_page(lane, host, rest, &mut hosts, &mut idle, &multi, port)?;
         }
-        if in_flight > 0 {
+        if lanes.iter().any(Option::is_some) {
             multi.wait(&mut [], Duration::from_millis(100))?;
         }
     }
@@ -405,6 +430,36 @@ fn plain_loop(urls: &[String], port: u16, connections: usize) -> anyhow::Result<
         bytes,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// Starts the next page of a lane's host, or of the next host when it has none left.
+fn next_page<'a>(
+    lane: usize,
+    mut host: String,
+    mut rest: Vec<&'a String>,
+    hosts: &mut VecDeque<(String, Vec<&'a String>)>,
+    idle: &mut Vec<Easy2<Count>>,
+    multi: &Multi,
+    port: u16,
+) -> anyhow::Result<Option<Lane<'a>>> {
+    if rest.is_empty() {
+        let Some((h, r)) = hosts.pop_front() else {
+            return Ok(None);
+        };
+        (host, rest) = (h, r);
+    }
+    let Some(url) = rest.pop() else {
+        return Ok(None);
+    };
+    let mut easy = idle.pop().unwrap_or_else(|| Easy2::new(Count(0)));
+    easy.get_mut().0 = 0;
+    easy.url(url)?;
+    let mut list = List::new();
+    list.append(&format!("{host}:{port}:127.0.0.1"))?;
+    easy.resolve(list)?;
+    let mut handle = multi.add2(easy)?;
+    handle.set_token(lane)?;
+    Ok(Some(Lane { handle, host, rest }))
 }
 
 /// (iii): one curl process per URL, 32 at a time.
@@ -417,6 +472,7 @@ fn xargs_curl(urls: &[String], port: u16, dir: &Path) -> anyhow::Result<Run> {
     }
     out.flush()?;
     drop(out);
+    let cpu0 = children_cpu()?;
     let t0 = Instant::now();
     let output = Command::new("xargs")
         .args(["-P", "32", "-n", "3", "-a"])
@@ -432,6 +488,14 @@ fn xargs_curl(urls: &[String], port: u16, dir: &Path) -> anyhow::Result<Run> {
         .output()
         .context("running xargs curl")?;
     let seconds = t0.elapsed().as_secs_f64();
+    // CPU of the curl processes: what bounds xargs-curl even on an idle machine.
+    let cpu = children_cpu()? - cpu0;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "xargs-curl: {:.1} ms of CPU per page (curl processes): at most {:.0} pages/s on {cores} idle cores",
+        cpu * 1e3 / urls.len() as f64,
+        urls.len() as f64 * cores as f64 / cpu
+    );
     if !output.status.success() {
         bail!("xargs curl: {}", String::from_utf8_lossy(&output.stderr));
     }
@@ -448,4 +512,12 @@ fn xargs_curl(urls: &[String], port: u16, dir: &Path) -> anyhow::Result<Run> {
         bytes,
         seconds,
     })
+}
+
+/// User and system seconds of the children waited for so far.
+fn children_cpu() -> anyhow::Result<f64> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let u = getrusage(UsageWho::RUSAGE_CHILDREN)?;
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    Ok(secs(u.user_time()) + secs(u.system_time()))
 }

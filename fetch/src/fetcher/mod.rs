@@ -78,8 +78,7 @@ impl Fetcher {
     pub fn new(cfg: FetchConfig) -> Result<Self, FetchError> {
         cfg.validate()?;
         let mut multi = Multi::new();
-        // Idle keep-alive connections kept for reuse: one per transfer slot and a few more.
-        multi.set_max_connects(cfg.connections * 2)?;
+        multi.set_max_connects(cfg.keep_alive.max(cfg.connections))?;
         let mut resolve = HashMap::new();
         let mut resolve_any = HashMap::new();
         for entry in &cfg.resolve {

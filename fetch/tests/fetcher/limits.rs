@@ -143,10 +143,31 @@ fn connect_refused_and_timeouts_fail_with_their_kind() {
         "/x",
         Behaviour::delay(Duration::from_secs(2), Behaviour::html("late")),
     );
-    let c = fetch_one(cfg, server.url("slow.test", "/x"));
+    let c = fetch_one(cfg.clone(), server.url("slow.test", "/x"));
     let (kind, reason, _) = failed(&c);
     assert_eq!((kind, c.tries), (FailKind::Timeout, 2), "{reason}");
     assert!(reason.contains("slow.test"), "{reason}");
+
+    // Fetch.Timeout bounds the whole transfer, a slow body included.
+    let slow_body = Behaviour::SlowBody {
+        size: 3000,
+        chunks: 6,
+        interval: Duration::from_millis(100),
+    };
+    server.set("slow.test", "/body", slow_body);
+    let c = fetch_one(cfg.clone(), server.url("slow.test", "/body"));
+    assert_eq!(failed(&c).0, FailKind::Timeout);
+    cfg.timeout = Duration::from_secs(5);
+    let c = fetch_one(cfg, server.url("slow.test", "/body"));
+    assert!(
+        matches!(&c.outcome, Outcome::Fetched(d) if d.body.len() == 3000),
+        "{c:?}"
+    );
+    assert!(
+        c.fetch_time >= Duration::from_millis(500),
+        "{:?}",
+        c.fetch_time
+    );
 }
 
 #[test]
