@@ -69,3 +69,28 @@ fn bench_segments_at_a_smoke_size() {
     // Its own temporary stores are gone.
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn bench_feed_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-feed"))
+        .args(["--mib", "2", "--work"])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "limit: raw read (64 KiB buffers)",
+        "limit: quick-xml event loop",
+        "extract + canonical form + MD5",
+    ] {
+        assert!(stdout.contains(expected), "{stdout}");
+    }
+    // Its own feed is gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}
