@@ -142,3 +142,21 @@ fn bench_yacobot_at_a_smoke_size() {
     assert!(stdout.contains("(5000 rows;"), "{stdout}");
     assert!(!work.path().join("w").exists());
 }
+
+#[test]
+fn bench_feed_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let expected = [
+        "limit: raw read (64 KiB buffers)",
+        "limit: quick-xml event loop",
+        "extract + canonical form + MD5",
+    ];
+    run(
+        env!("CARGO_BIN_EXE_bench-feed"),
+        &["--mib", "2"],
+        work.path(),
+        &expected,
+    );
+    // Its own feed is gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}
