@@ -19,8 +19,13 @@ pub struct Site {
 
 impl Site {
     /// A rootdir with a yacobot.cf (`extra` appended) for node `yb1` with one inbox, of
-    /// master `m1`, against `db`.
+    /// master `m1`, against `db`, fetching from the mirror tree `mirror/` ([`Site::page`]).
     pub fn new(db: &str, extra: &str) -> Site {
+        Site::with(db, &format!("Fetch.Backend = mirror\n{extra}"))
+    }
+
+    /// The same with the default fetcher (libcurl): `extra` says where to.
+    pub fn with(db: &str, extra: &str) -> Site {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("yacobot.cf");
         std::fs::write(
