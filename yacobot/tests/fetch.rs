@@ -362,3 +362,60 @@ fn two_yacobots_on_one_database_request_each_url_once() {
         0
     );
 }
+
+#[test]
+fn bad_fetch_keys_are_clear_errors_and_a_reload_takes_new_ones() {
+    let db = TestDb::new();
+    for (extra, expected) in [
+        ("Fetch.HostDelay = -1\n", "Fetch.HostDelay"),
+        ("Fetch.PerHost = 0\n", "Fetch.PerHost"),
+        ("Fetch.Resolve = nowhere\n", "Fetch.Resolve"),
+        ("Fetch.Backend = wget\n", "Fetch.Backend"),
+    ] {
+        let s = Site::with(db.url(), extra);
+        let out = s.command().arg("--check-config").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra}: accepted");
+        assert!(err.contains(expected), "{extra}: {err}");
+    }
+
+    let server = WebServer::start().unwrap();
+    let site = site(&db, &server, "Loader.Enable = 0\nFetch.HostDelay = 0.05\n");
+    let daemon = site.spawn();
+    let fetched = |n: i64| number(&db, "SELECT COUNT(*) AS n FROM url WHERE fetch_state = 2") == n;
+    let batch = |from: usize| {
+        for i in from..from + 4 {
+            due_url(&db, &server.url("r.test", &format!("/{i}")), 1, 1);
+        }
+    };
+    batch(0);
+    wait_for("the first batch", 10, || fetched(4));
+    let config = std::fs::read_to_string(&site.config).unwrap();
+    let reload = |delay: &str| {
+        let text = config.replace(
+            "Fetch.HostDelay = 0.05",
+            &format!("Fetch.HostDelay = {delay}"),
+        );
+        std::fs::write(&site.config, text).unwrap();
+        daemon.signal(nix::sys::signal::Signal::SIGUSR2);
+    };
+    reload("-1");
+    wait_for("the bad reload refused", 5, || {
+        site.log().contains("reload rejected")
+    });
+    reload("0.6");
+    wait_for("the reload", 5, || site.log().contains("config reloaded"));
+    server.clear_log();
+    batch(4);
+    wait_for("the second batch", 15, || fetched(8));
+    let pages: Vec<_> = server
+        .log()
+        .into_iter()
+        .filter(|r| r.path != "/robots.txt")
+        .collect();
+    assert_eq!(pages.len(), 4);
+    let figures = server.figures();
+    let gap = figures["r.test"].min_gap.unwrap();
+    assert!(gap + JITTER >= Duration::from_millis(600), "{gap:?}");
+    daemon.stop();
+}
