@@ -102,9 +102,11 @@ fn two_crawlers_on_one_database_fetch_disjoint_urls() {
     let (ia, ib) = (ids(&a), ids(&b));
     assert!(
         !ia.is_empty() && !ib.is_empty(),
-        "both crawled: {} and {}",
+        "both crawled: {} and {}\n{}\n{}",
         ia.len(),
-        ib.len()
+        ib.len(),
+        a.log(),
+        b.log()
     );
     assert!(ia.is_disjoint(&ib), "a URL was fetched twice");
     assert_eq!(ia.len() + ib.len(), n as usize);

@@ -117,6 +117,7 @@ impl Crawler {
     }
 
     fn work(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<()> {
+        let mut empty_looks = 0;
         loop {
             if ctx.stopping() {
                 return Ok(());
@@ -126,7 +127,10 @@ impl Crawler {
             self.reconfigure(&cfg);
             let claimed_now = self.refill(ctx, &cfg, once)?;
             let wait = if self.claimed.is_empty() {
-                if once && claimed_now == 0 {
+                // `--once` ends at the second empty look in a row: one may come back empty
+                // while another crawler's claim transaction holds the rows (SKIP LOCKED).
+                empty_looks = if claimed_now == 0 { empty_looks + 1 } else { 0 };
+                if once && empty_looks >= 2 {
                     return Ok(());
                 }
                 Duration::from_millis(250)
