@@ -20,8 +20,8 @@ use focuser_schema::fsutil;
 
 use crate::config::MasterConfig;
 use crate::current_log::{self, LogEntry};
-use crate::filter::{self, Reason};
-use crate::ingest::{self, Domains, IngestStats};
+use crate::filter::{self, Incoming, Reason};
+use crate::ingest::{self, IngestStats};
 use crate::journal::Journal;
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
 use crate::scratch;
@@ -189,18 +189,18 @@ impl Master<'_> {
         self.discard_temporaries(journal.seq)?;
         let map = store.load().context("reading the domain map")?;
 
-        let mut domains = Domains::default();
         let offset = cfg.utc_offset().map_err(|e| anyhow!(e))?;
         let mut ingested = ingest::ingest(
             &journal.inputs,
+            ingest::threads(),
             cfg.memory_budget(),
             &cfg.tmp_dir,
             &cfg.rejects_dir,
             offset,
             cfg.url.max_length,
-            &mut domains,
         )
         .context("reading the reflog files")?;
+        let mut domains = std::mem::take(&mut ingested.domains);
         let parts = ingested.parts;
         log::debug!(
             "cycle {}: read {} lines into {parts} part(s) in {:.2} s",
@@ -235,9 +235,7 @@ impl Master<'_> {
         };
         let (window, retention) = (cfg.filter.window, cfg.filter.retention);
         for p in 0..parts {
-            let aggs = ingested.part(p)?;
-            stats.unique_urls += aggs.len() as u64;
-            let mut aggs = aggs.into_iter().peekable();
+            let mut aggs = ingested.part(p)?;
             loop {
                 if pending_entry.is_none() {
                     if let Some(r) = reader.as_mut() {
@@ -247,7 +245,7 @@ impl Master<'_> {
                 let log_in_part = pending_entry
                     .as_ref()
                     .filter(|e| ingest::part_of(e.entry.id, parts) <= p);
-                let next_agg_id = aggs.peek().map(|(id, _)| *id);
+                let next_agg_id = aggs.peek_id();
                 let (id, from_log, from_input) =
                     match (log_in_part.map(|e| e.entry.id), next_agg_id) {
                         (None, None) => break,
@@ -257,21 +255,23 @@ impl Master<'_> {
                         (_, Some(a)) => (a, false, true),
                     };
                 let log_entry = if from_log { pending_entry.take() } else { None };
-                let agg = if from_input {
-                    aggs.next().map(|(_, a)| a)
-                } else {
-                    None
-                };
+                let agg = if from_input { aggs.next_agg() } else { None };
+                stats.unique_urls += u64::from(agg.is_some());
+                let incoming = agg.map(|a| Incoming {
+                    ts: a.ts,
+                    hits: a.hits,
+                    tag: a.tag.to_string(),
+                });
                 let d = filter::decide(
                     id,
                     log_entry.as_ref().map(|e| &e.entry),
-                    agg.as_ref().map(|a| &a.incoming),
+                    incoming.as_ref(),
                     journal.now,
                     window,
                     retention,
                 );
                 let (url, domain) = match (&agg, &log_entry) {
-                    (Some(a), _) => (a.url.as_str(), a.domain),
+                    (Some(a), _) => (a.url, a.domain),
                     (None, Some(e)) => (e.url.as_str(), domains.intern(&e.domain)),
                     (None, None) => continue,
                 };
@@ -290,7 +290,7 @@ impl Master<'_> {
                         counts[di].forwarded += 1;
                         forwarded.push(Forwarded {
                             id,
-                            ts: a.incoming.ts,
+                            ts: a.ts,
                             hits: *hits,
                             domain,
                             new: *reason == Reason::New,
