@@ -355,3 +355,68 @@ impl Merged {
         })
     }
 }
+
+/// A thread's domains, found by a 96-bit hash of the name like raw URLs are (so that the
+/// slot of a name can be loaded ahead of its lookup).
+pub struct DomainTable {
+    slots: Vec<(u64, u32, u32)>,
+    shift: u32,
+    pub names: Vec<String>,
+    pub bytes: u64,
+}
+
+impl Default for DomainTable {
+    fn default() -> Self {
+        DomainTable {
+            slots: vec![(0, 0, 0); 1024],
+            shift: 64 - 10,
+            names: Vec::new(),
+            bytes: 1024 * 16,
+        }
+    }
+}
+
+impl DomainTable {
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    pub fn touch(&self, key: u64) {
+        std::hint::black_box(self.slots[self.home(key)].0);
+    }
+
+    /// The number of `name` (whose [`raw_hash`] is `key`, `check`).
+    pub fn intern(&mut self, (key, check): (u64, u32), name: &str) -> u32 {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let (k, c, id) = self.slots[i];
+            if k == key && c == check {
+                return id;
+            }
+            if k == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.slots[i] = (key, check, id);
+        self.bytes += name.len() as u64 + 48;
+        if self.names.len() * 2 > self.slots.len() {
+            let bigger = vec![(0, 0, 0); self.slots.len() * 2];
+            let old = std::mem::replace(&mut self.slots, bigger);
+            self.shift -= 1;
+            self.bytes += old.len() as u64 * 16;
+            let mask = self.slots.len() - 1;
+            for s in old.into_iter().filter(|s| s.0 != 0) {
+                let mut i = self.home(s.0);
+                while self.slots[i].0 != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = s;
+            }
+        }
+        id
+    }
+}

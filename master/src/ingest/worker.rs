@@ -6,13 +6,17 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use focuser_schema::formats::reflog::{self, Reject};
+use focuser_schema::urls::NormalUrl;
 
 use super::line::Parser;
-use super::memory::{raw_hash, Memory, Run};
+use super::memory::{raw_hash, DomainTable, Memory, Run};
 use super::read::{Piece, Segment, SegmentReader};
 use super::rejects::RejectLog;
-use super::{part_of, Domains, IngestStats, MAX_LINE};
+use super::{part_of, IngestStats, MAX_LINE};
 use crate::scratch;
+
+/// A new URL normalised, with its domain's key; or why it is rejected.
+type Normalised = Result<(NormalUrl, (u64, u32)), Reject>;
 
 /// What every thread shares.
 pub struct Shared<'a> {
@@ -54,7 +58,9 @@ pub struct Worker<'a> {
     pub memory: Option<Memory>,
     /// Once spilling: the run made of what was in memory, written out at the end.
     pub run: Option<Run>,
-    pub domains: Domains,
+    pub domains: DomainTable,
+    /// The normalised URLs of a batch (kept for its allocation).
+    normal: Vec<Option<Normalised>>,
     pub spills: Vec<(PathBuf, BufWriter<File>)>,
     pub stats: IngestStats,
     rejects: RejectLog,
@@ -74,7 +80,8 @@ impl<'a> Worker<'a> {
             parser: Parser::new(shared.offset),
             memory: Some(Memory::new(urls)),
             run: None,
-            domains: Domains::default(),
+            domains: DomainTable::default(),
+            normal: Vec::with_capacity(BATCH),
             spills: Vec::new(),
             stats: IngestStats::default(),
             rejects: RejectLog::new(shared.tmp_dir.join(format!("rejects-{name}.spill"))),
@@ -134,9 +141,6 @@ impl<'a> Worker<'a> {
                 match self.parser.parse(line) {
                     Ok(p) => {
                         let key = raw_hash(p.url.as_bytes());
-                        if let Some(m) = &self.memory {
-                            m.touch(key.0);
-                        }
                         Item::Good {
                             line_no,
                             // The line's place in the inputs, for updatetag ties.
@@ -166,7 +170,36 @@ impl<'a> Worker<'a> {
     }
 
     fn flush(&mut self, batch: &mut Vec<Item<'_>>) -> std::io::Result<()> {
-        for item in batch.drain(..) {
+        // Every slot of the batch is asked for at once, so that the cache misses overlap;
+        // then the URLs not found are normalised, their domains' slots asked for likewise.
+        if let Some(m) = &self.memory {
+            for item in batch.iter() {
+                if let Item::Good { key, .. } = item {
+                    m.touch(key.0);
+                }
+            }
+        }
+        let mut normal = std::mem::take(&mut self.normal);
+        normal.clear();
+        for item in batch.iter() {
+            let new = match (item, &self.memory) {
+                (Item::Good { key, .. }, Some(m)) => m.find(key.0, key.1).is_err(),
+                (Item::Good { .. }, None) => true,
+                (Item::Reject { .. }, _) => false,
+            };
+            normal.push(match item {
+                Item::Good { url, .. } if new => {
+                    let n = reflog::normalize_url(url, self.shared.max_url).map(|n| {
+                        let key = raw_hash(n.domain.as_bytes());
+                        self.domains.touch(key.0);
+                        (n, key)
+                    });
+                    Some(n)
+                }
+                _ => None,
+            });
+        }
+        for (item, n) in batch.drain(..).zip(normal.drain(..)) {
             match item {
                 Item::Reject { line_no, why, line } => self.reject(line_no, why, line)?,
                 Item::Good {
@@ -179,35 +212,38 @@ impl<'a> Worker<'a> {
                     hits,
                     key: (key, check),
                 } => {
-                    let slot = match self.memory.as_ref().map(|m| m.find(key, check)) {
-                        Some(Ok(slot)) => slot,
-                        found => {
-                            let n = match reflog::normalize_url(url, self.shared.max_url) {
-                                Ok(n) => n,
-                                Err(why) => {
-                                    self.reject(line_no, why, line)?;
-                                    continue;
-                                }
-                            };
-                            let domain = self.domains.intern(&n.domain);
-                            let (Some(Err(at)), Some(m)) = (found, self.memory.as_mut()) else {
-                                self.spill_line(n.id, ts, hits, tag, seq, domain, &n.url)?;
-                                continue;
-                            };
-                            let slot = m.insert(at, key, check, n.id, &n.url, domain);
-                            m.add(slot, ts, hits, tag, seq);
-                            if m.used() + self.domains.bytes > self.shared.budget {
-                                self.partition()?;
-                            }
+                    let found = self.memory.as_ref().map(|m| m.find(key, check));
+                    if let (Some(Ok(slot)), Some(m)) = (found, self.memory.as_mut()) {
+                        m.add(slot, ts, hits, tag, seq);
+                        continue;
+                    }
+                    // New here (normalised above, unless an earlier line of the batch was it).
+                    let normalised = n.unwrap_or_else(|| {
+                        reflog::normalize_url(url, self.shared.max_url)
+                            .map(|n| (raw_hash(n.domain.as_bytes()), n))
+                            .map(|(k, n)| (n, k))
+                    });
+                    let (n, domain_key) = match normalised {
+                        Ok(n) => n,
+                        Err(why) => {
+                            self.reject(line_no, why, line)?;
                             continue;
                         }
                     };
-                    if let Some(m) = self.memory.as_mut() {
-                        m.add(slot, ts, hits, tag, seq);
+                    let domain = self.domains.intern(domain_key, &n.domain);
+                    let (Some(Err(at)), Some(m)) = (found, self.memory.as_mut()) else {
+                        self.spill_line(n.id, ts, hits, tag, seq, domain, &n.url)?;
+                        continue;
+                    };
+                    let slot = m.insert(at, key, check, n.id, &n.url, domain);
+                    m.add(slot, ts, hits, tag, seq);
+                    if m.used() + self.domains.bytes > self.shared.budget {
+                        self.partition()?;
                     }
                 }
             }
         }
+        self.normal = normal;
         Ok(())
     }
 
