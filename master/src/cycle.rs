@@ -309,9 +309,12 @@ impl Master<'_> {
                 }
             }
         }
-        let (mut out, entries) = writer.finish()?;
-        out.flush()?;
-        out.get_ref().sync_all()?;
+        let (out, entries) = writer.finish()?;
+        // Synced while the cycle goes on; waited for before the commit point.
+        let log_synced = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .map(|file| std::thread::spawn(move || file.sync_all()))?;
         stats.current_log_entries = entries;
 
         log::debug!(
@@ -384,15 +387,30 @@ impl Master<'_> {
             Ok(())
         })?;
         remove_if_there(&forwarded_path)?;
+        let mut files = Vec::new();
         for (node, (_, w)) in writers {
-            let (mut out, n) = w.finish()?;
-            out.flush()?;
-            out.get_ref().sync_all()?;
+            let (out, n) = w.finish()?;
+            files.push(out.into_inner().map_err(|e| e.into_error())?);
             stats.per_node.insert(node, n);
         }
         for (tmp, _) in &ingested.rejects {
-            File::open(tmp)?.sync_all()?;
+            files.push(File::open(tmp)?);
         }
+        // Every file synced at once: the disk sees them together.
+        std::thread::scope(|scope| {
+            let syncs: Vec<_> = files
+                .iter()
+                .map(|f| scope.spawn(move || f.sync_all()))
+                .collect();
+            syncs.into_iter().try_for_each(|s| {
+                s.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
+            })
+        })?;
+        log_synced
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
+            .context("syncing the new current_log")?;
 
         log::debug!(
             "cycle {}: queue files written in {:.2} s",

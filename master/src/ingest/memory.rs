@@ -151,7 +151,7 @@ impl Tags {
 pub struct Memory {
     table: Table,
     aggs: Vec<Agg>,
-    pub text: Vec<u8>,
+    pub text: String,
     pub tags: Tags,
 }
 
@@ -164,7 +164,7 @@ impl Memory {
         Memory {
             table: Table::new(urls * 2),
             aggs: Vec::new(),
-            text: Vec::new(),
+            text: String::new(),
             tags: Tags::new(),
         }
     }
@@ -202,7 +202,7 @@ impl Memory {
             at = self.table.find(key, check).unwrap_or_else(|i| i);
         }
         let start = self.text.len() as u64;
-        self.text.extend_from_slice(url.as_bytes());
+        self.text.push_str(url);
         self.table.slots[at] = Slot {
             key,
             hits: 0,
@@ -261,7 +261,7 @@ impl Memory {
 /// normalise alike); [`Merged`] adds those up.
 pub struct Run {
     pub aggs: Vec<Agg>,
-    pub text: Vec<u8>,
+    pub text: String,
     pub tags: Vec<Box<str>>,
     /// The cycle's domain number of each of the thread's (None: they are the cycle's).
     pub domains: Option<Vec<u32>>,
@@ -269,9 +269,7 @@ pub struct Run {
 
 impl Run {
     pub fn url(&self, a: &Agg) -> &str {
-        let bytes = &self.text[a.url as usize..a.url as usize + a.url_len as usize];
-        // Only whole `&str`s are ever appended to the text.
-        std::str::from_utf8(bytes).unwrap_or_default()
+        &self.text[a.url as usize..a.url as usize + a.url_len as usize]
     }
 
     pub fn tag(&self, a: &Agg) -> &str {

@@ -225,7 +225,7 @@ impl Ingested {
         }
         let mut at: FxHashMap<u64, usize> = FxHashMap::default();
         let mut aggs: Vec<Agg> = Vec::new();
-        let mut text = Vec::new();
+        let mut text = String::new();
         let mut tags = Tags::new();
         for (t, path) in std::mem::take(&mut self.spills[p]) {
             let mut r = BufReader::with_capacity(256 << 10, File::open(&path)?);
@@ -234,7 +234,7 @@ impl Ingested {
             {
                 let i = *at.entry(id).or_insert_with(|| {
                     let start = text.len() as u64;
-                    text.extend_from_slice(url.as_bytes());
+                    text.push_str(&url);
                     let domain = self.domain_maps[t][domain as usize];
                     aggs.push(Agg::new(id, (start, url.len() as u32), domain));
                     aggs.len() - 1
