@@ -39,6 +39,9 @@ struct Args {
     /// Loader.Batch
     #[arg(long, default_value_t = 1000)]
     batch: usize,
+    /// Log the loader's lines (debuglevel 40: phase times per file) to standard error
+    #[arg(long)]
+    verbose: bool,
     /// Work directory [target/bench-yacobot]
     #[arg(long)]
     work: Option<PathBuf>,
@@ -283,6 +286,12 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| focuser_tests::repo_root().join("target/bench-yacobot"));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
+    let _logging = focuser_daemon::logging::Logging::init(focuser_daemon::logging::LogSettings {
+        progname: "bench-yacobot".into(),
+        logfile: None,
+        logconfig: None,
+        debuglevel: if a.verbose { 40 } else { 20 },
+    })?;
     let db = TestDb::create().map_err(|e| anyhow!("{e}"))?;
     let inbox = work.join("inbox");
     let t = Instant::now();

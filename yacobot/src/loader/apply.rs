@@ -2,6 +2,7 @@
 //! transaction: it commits whole or not at all, and once only.
 
 use std::path::Path;
+use std::time::Duration;
 
 use chrono::NaiveDateTime;
 use diesel::result::Error as DieselError;
@@ -69,6 +70,7 @@ pub fn apply_file(
             })?;
             let mut counts = ArgCounts::default();
             let mut rules = qargs::RuleCache::default();
+            let (mut rules_time, mut upsert_time) = (Duration::ZERO, Duration::ZERO);
             let mut records: Vec<QueueRecord> = Vec::with_capacity(batch);
             loop {
                 let next = reader.next_record().and_then(|r| match r {
@@ -87,15 +89,25 @@ pub fn apply_file(
                 let end = next.is_none();
                 records.extend(next);
                 if records.len() >= batch || (end && !records.is_empty()) {
+                    let t = std::time::Instant::now();
                     let (prepared, c) = qargs::prepare(conn, &mut rules, &records, now)?;
                     let rows: Vec<LoadRow<'_>> = prepared.iter().map(|p| p.row()).collect();
+                    rules_time += t.elapsed();
+                    let t = std::time::Instant::now();
                     Url::load_batch(conn, &rows, now)?;
+                    upsert_time += t.elapsed();
                     counts.dropped += c.dropped;
                     counts.kept += c.kept;
                     counts.new_rules += c.new_rules;
                     records.clear();
                 }
                 if end {
+                    log::debug!(
+                        "{}: query-argument rules {:.2} s, upserts {:.2} s",
+                        file.name,
+                        rules_time.as_secs_f64(),
+                        upsert_time.as_secs_f64()
+                    );
                     return Ok(Some(counts));
                 }
                 if ctx.stopping() {

@@ -140,4 +140,49 @@ mod tests {
             assert!(e.contains(why), "{}: {e}", r.url);
         }
     }
+
+    #[test]
+    fn damaged_files_are_refused_or_read_never_a_panic() {
+        use focuser_schema::formats::queue::{QueueHeader, QueueWriter};
+        let header = QueueHeader {
+            master: "m1".into(),
+            cycle: 1,
+            node: 1,
+            time: 1_700_000_000,
+        };
+        let mut w = QueueWriter::new(Vec::new(), &header).unwrap();
+        for u in ["http://a.ru/x?y=1", "https://www.b.ru:8080/"] {
+            let d = urls::domain_of(u.split('/').nth(2).unwrap().split(':').next().unwrap());
+            w.write(&record(u, &d)).unwrap();
+        }
+        let good = w.finish().unwrap().0;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q");
+        let expect = Expect {
+            master: "m1",
+            node: Some(1),
+        };
+        std::fs::write(&path, &good).unwrap();
+        assert_eq!(whole_file(&path, &expect), Ok(2));
+        let mut refused = 0;
+        for i in 0..good.len() {
+            for b in [b'\t', b'\n', b'0', b'#', 0xff] {
+                let mut bad = good.clone();
+                bad[i] = b;
+                std::fs::write(&path, &bad).unwrap();
+                if whole_file(&path, &expect).is_err() {
+                    refused += 1;
+                }
+            }
+            // Cut anywhere before the trailer's end (its newline may go).
+            if i < good.len() - 1 {
+                std::fs::write(&path, &good[..i]).unwrap();
+                assert!(whole_file(&path, &expect).is_err(), "cut at {i}");
+            }
+        }
+        assert!(
+            refused > good.len() * 4,
+            "most damage is noticed: {refused}"
+        );
+    }
 }
