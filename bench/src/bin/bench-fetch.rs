@@ -30,6 +30,9 @@ struct Args {
     /// Transfers in flight (Fetch.Connections, and the plain loop's)
     #[arg(long, default_value_t = 64)]
     connections: usize,
+    /// Runs of (i) and (ii), alternating; the fastest of each counts (the machine is shared)
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
     /// Leave out (iii), which takes minutes on a busy machine
     #[arg(long)]
     no_xargs: bool,
@@ -86,8 +89,26 @@ fn main() -> anyhow::Result<()> {
         args.connections
     );
 
-    let plain = plain_loop(&urls, nginx.port, args.connections)?;
-    let fetcher = fetcher_run(&urls, nginx.port, args.connections)?;
+    let (mut plain, mut fetcher) = (Vec::new(), Vec::new());
+    for _ in 0..args.repeat.max(1) {
+        plain.push(plain_loop(&urls, nginx.port, args.connections)?);
+        fetcher.push(fetcher_run(&urls, nginx.port, args.connections)?);
+    }
+    let seconds = |runs: &[Run]| {
+        let s: Vec<String> = runs.iter().map(|r| format!("{:.2}", r.seconds)).collect();
+        s.join(" ")
+    };
+    println!(
+        "plain loop runs (s): {}; fetcher runs (s): {}",
+        seconds(&plain),
+        seconds(&fetcher)
+    );
+    let fastest = |runs: Vec<Run>| {
+        runs.into_iter()
+            .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+            .context("no run")
+    };
+    let (plain, fetcher) = (fastest(plain)?, fastest(fetcher)?);
     let xargs = if args.no_xargs {
         None
     } else {
