@@ -50,6 +50,9 @@ pub struct FetchConfig {
     pub retry_delay: f64,
     #[serde(rename = "MaxRetryAfter", default = "default_max_retry_after")]
     pub max_retry_after: f64,
+    /// Idle connections kept for reuse (libcurl's connection cache).
+    #[serde(rename = "KeepAlive", default = "default_keep_alive")]
+    pub keep_alive: usize,
     #[serde(rename = "Pending", default = "default_pending")]
     pub pending: usize,
     #[serde(rename = "Resolve", default)]
@@ -112,6 +115,9 @@ fn default_max_retry_after() -> f64 {
 fn default_pending() -> usize {
     4096
 }
+fn default_keep_alive() -> usize {
+    1024
+}
 
 impl Default for FetchConfig {
     fn default() -> Self {
@@ -133,6 +139,7 @@ impl Default for FetchConfig {
             retries: default_retries(),
             retry_delay: default_retry_delay(),
             max_retry_after: default_max_retry_after(),
+            keep_alive: default_keep_alive(),
             pending: default_pending(),
             resolve: Vec::new(),
         }
@@ -164,6 +171,7 @@ impl FetchConfig {
             retries: self.retries,
             retry_delay: seconds("RetryDelay", self.retry_delay)?,
             max_retry_after: seconds("MaxRetryAfter", self.max_retry_after)?,
+            keep_alive: self.keep_alive,
             pending: self.pending,
             resolve: self.resolve.clone(),
         };
