@@ -22,9 +22,9 @@ die() { fail "$*"; }
 # shellcheck source=lib/packages.sh
 . scripts/lib/packages.sh
 
-step "private database, and the tools the tests drive (logrotate; gawk for the classic pipeline; chromium for the status pages)"
+step "private database, and the tools the tests drive (logrotate; gawk for the classic pipeline; chromium for the status pages; nginx for bench-fetch)"
 scripts/db.sh up >/dev/null
-install_packages logrotate gawk chromium
+install_packages logrotate gawk chromium nginx-light
 FOCUSER_TEST_DATABASE_URL=$(scripts/db.sh url --admin)
 export FOCUSER_TEST_DATABASE_URL
 

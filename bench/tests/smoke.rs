@@ -1,7 +1,29 @@
 //! Every benchmark once at a smoke size, so that they keep working (not timed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
 use std::process::Command;
+
+/// Runs a benchmark with `--work` set to `work` and the given arguments; its standard output,
+/// once it has exited successfully and printed every `expected` line.
+fn run(bin: &str, args: &[&str], work: &Path, expected: &[&str]) -> String {
+    let out = Command::new(bin)
+        .args(args)
+        .arg("--work")
+        .arg(work)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for e in expected {
+        assert!(stdout.contains(e), "{stdout}");
+    }
+    stdout
+}
 
 #[test]
 fn bench_master_at_a_smoke_size() {
@@ -71,6 +93,26 @@ fn bench_segments_at_a_smoke_size() {
 }
 
 #[test]
+fn bench_fetch_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let expected = [
+        "(ii) plain libcurl multi loop (limit)",
+        "(iii) xargs -P 32 curl",
+        "(i) Fetcher, HostDelay 0",
+        "fetcher / xargs-curl:",
+        "(iv) Fetcher, HostDelay 1 s, 2 s:",
+    ];
+    run(
+        env!("CARGO_BIN_EXE_bench-fetch"),
+        &["--smoke"],
+        work.path(),
+        &expected,
+    );
+    // nginx is stopped and its document root gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn bench_yacobot_at_a_smoke_size() {
     let work = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_bench-yacobot"))
@@ -99,4 +141,22 @@ fn bench_yacobot_at_a_smoke_size() {
     // Every queued URL became one row: 5000 rows loaded and compared.
     assert!(stdout.contains("(5000 rows;"), "{stdout}");
     assert!(!work.path().join("w").exists());
+}
+
+#[test]
+fn bench_feed_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let expected = [
+        "limit: raw read (64 KiB buffers)",
+        "limit: quick-xml event loop",
+        "extract + canonical form + MD5",
+    ];
+    run(
+        env!("CARGO_BIN_EXE_bench-feed"),
+        &["--mib", "2"],
+        work.path(),
+        &expected,
+    );
+    // Its own feed is gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }

@@ -13,16 +13,18 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
+use focuser_schema::formats::num;
+
 use crate::filter::Entry;
 
 pub const MAGIC: &str = "#focuser-current-log 1";
 
 /// An entry with the URL and domain that travel with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogEntry {
-    pub entry: Entry,
-    pub domain: String,
-    pub url: String,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogEntry<'a> {
+    pub entry: Entry<'a>,
+    pub domain: &'a str,
+    pub url: &'a str,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +49,10 @@ pub struct Reader {
     last_id: Option<u64>,
     done: bool,
     pub cycle: u64,
-    buf: String,
+    buf: Vec<u8>,
+    /// The entry in `buf`: its numbers, and where its tag, domain and URL are.
+    numbers: Option<(u64, i64, i64, u64)>,
+    fields: [(usize, usize); 3],
 }
 
 impl Reader {
@@ -88,7 +93,9 @@ impl Reader {
             last_id: None,
             done: false,
             cycle,
-            buf: String::new(),
+            buf: Vec::with_capacity(256),
+            numbers: None,
+            fields: [(0, 0); 3],
         }))
     }
 
@@ -101,23 +108,53 @@ impl Reader {
     }
 
     /// The next entry, or `None` after a trailer that checks out.
-    pub fn next_entry(&mut self) -> Result<Option<LogEntry>, LogError> {
+    pub fn next_entry(&mut self) -> Result<Option<LogEntry<'_>>, LogError> {
+        self.advance()?;
+        Ok(self.current())
+    }
+
+    /// The entry [`Reader::advance`] read last (`None` after the trailer).
+    pub fn current(&self) -> Option<LogEntry<'_>> {
+        let (id, fwd_ts, last_seen, pending) = self.numbers?;
+        // `advance` checked the line is UTF-8.
+        let text = |(from, to): (usize, usize)| {
+            std::str::from_utf8(&self.buf[from..to]).unwrap_or_default()
+        };
+        Some(LogEntry {
+            entry: Entry {
+                id,
+                fwd_ts,
+                tag: text(self.fields[0]),
+                pending,
+                last_seen,
+            },
+            domain: text(self.fields[1]),
+            url: text(self.fields[2]),
+        })
+    }
+
+    /// Reads the next entry (see [`Reader::current`]); false after a trailer that checks out.
+    pub fn advance(&mut self) -> Result<bool, LogError> {
+        self.numbers = None;
         if self.done {
-            return Ok(None);
+            return Ok(false);
         }
         self.buf.clear();
         self.line += 1;
         let n = self
             .input
-            .read_line(&mut self.buf)
+            .read_until(b'\n', &mut self.buf)
             .map_err(|error| LogError::Io {
                 path: self.path.clone(),
                 error,
             })?;
-        if n == 0 || !self.buf.ends_with('\n') {
+        if n == 0 || !self.buf.ends_with(b"\n") {
             return Err(self.bad("ends without its trailer"));
         }
-        if let Some(trailer) = self.buf.strip_prefix("#end ") {
+        let Ok(line) = std::str::from_utf8(&self.buf) else {
+            return Err(self.bad("not valid UTF-8"));
+        };
+        if let Some(trailer) = line.strip_prefix("#end ") {
             let expected = format!("entries={} crc32c={:08x}", self.count, self.crc);
             if trailer.trim_end() != expected {
                 return Err(self.bad(format!(
@@ -126,20 +163,32 @@ impl Reader {
                 )));
             }
             self.done = true;
-            return Ok(None);
+            return Ok(false);
         }
-        self.crc = crc32c::crc32c_append(self.crc, self.buf.as_bytes());
+        self.crc = crc32c::crc32c_append(self.crc, line.as_bytes());
         self.count += 1;
-        let f: Vec<&str> = self.buf.trim_end_matches('\n').splitn(7, '\t').collect();
-        if f.len() != 7 {
-            return Err(self.bad("expected 7 fields"));
+        // id, fwd_ts, last_seen, pending, tag, domain; the URL is the rest of the line.
+        let mut f = [(0usize, 0usize); 7];
+        let mut from = 0;
+        let body = line.len() - 1;
+        for (k, field) in f.iter_mut().enumerate() {
+            let to = if k == 6 {
+                body
+            } else {
+                match memchr::memchr(b'\t', &line.as_bytes()[from..body]) {
+                    Some(i) => from + i,
+                    None => return Err(self.bad("expected 7 fields")),
+                }
+            };
+            *field = (from, to);
+            from = to + 1;
         }
-        let num = |s: &str| s.parse::<i64>().ok();
-        let (Ok(id), Some(fwd_ts), Some(last_seen), Ok(pending)) = (
-            u64::from_str_radix(f[0], 16),
-            num(f[1]),
-            num(f[2]),
-            f[3].parse::<u64>(),
+        let s = |k: usize| &line[f[k].0..f[k].1];
+        let (Ok(id), Ok(fwd_ts), Ok(last_seen), Ok(pending)) = (
+            u64::from_str_radix(s(0), 16),
+            s(1).parse::<i64>(),
+            s(2).parse::<i64>(),
+            s(3).parse::<u64>(),
         ) else {
             return Err(self.bad("bad number"));
         };
@@ -147,17 +196,9 @@ impl Reader {
             return Err(self.bad("entries out of id order"));
         }
         self.last_id = Some(id);
-        Ok(Some(LogEntry {
-            entry: Entry {
-                id,
-                fwd_ts,
-                tag: f[4].to_string(),
-                pending,
-                last_seen,
-            },
-            domain: f[5].to_string(),
-            url: f[6].to_string(),
-        }))
+        self.numbers = Some((id, fwd_ts, last_seen, pending));
+        self.fields = [f[4], f[5], f[6]];
+        Ok(true)
     }
 }
 
@@ -166,7 +207,7 @@ pub struct Writer<W: Write> {
     out: W,
     count: u64,
     crc: u32,
-    line: String,
+    line: Vec<u8>,
 }
 
 impl<W: Write> Writer<W> {
@@ -176,21 +217,28 @@ impl<W: Write> Writer<W> {
             out,
             count: 0,
             crc: 0,
-            line: String::with_capacity(256),
+            line: Vec::with_capacity(256),
         })
     }
 
     pub fn write(&mut self, e: &Entry, domain: &str, url: &str) -> std::io::Result<()> {
-        use std::fmt::Write as _;
-        self.line.clear();
-        let _ = writeln!(
-            self.line,
-            "{:016x}\t{}\t{}\t{}\t{}\t{}\t{}",
-            e.id, e.fwd_ts, e.last_seen, e.pending, e.tag, domain, url
-        );
-        self.crc = crc32c::crc32c_append(self.crc, self.line.as_bytes());
+        let l = &mut self.line;
+        l.clear();
+        num::push_hex16(l, e.id);
+        l.push(b'\t');
+        num::push_i64(l, e.fwd_ts);
+        l.push(b'\t');
+        num::push_i64(l, e.last_seen);
+        l.push(b'\t');
+        num::push_u64(l, e.pending);
+        for text in [e.tag, domain, url] {
+            l.push(b'\t');
+            l.extend_from_slice(text.as_bytes());
+        }
+        l.push(b'\n');
+        self.crc = crc32c::crc32c_append(self.crc, l);
         self.count += 1;
-        self.out.write_all(self.line.as_bytes())
+        self.out.write_all(l)
     }
 
     pub fn finish(mut self) -> std::io::Result<(W, u64)> {
@@ -218,7 +266,7 @@ mod tests {
                 &Entry {
                     id,
                     fwd_ts: 10,
-                    tag: "t".into(),
+                    tag: "t",
                     pending: 2,
                     last_seen: 20,
                 },
@@ -232,11 +280,11 @@ mod tests {
         assert_eq!(n, ids.len() as u64);
     }
 
-    fn read_all(path: &Path) -> Result<Vec<LogEntry>, LogError> {
+    fn read_all(path: &Path) -> Result<Vec<(u64, String)>, LogError> {
         let mut r = Reader::open(path)?.unwrap();
         let mut out = Vec::new();
         while let Some(e) = r.next_entry()? {
-            out.push(e);
+            out.push((e.entry.id, format!("{e:?}")));
         }
         Ok(out)
     }
@@ -249,7 +297,7 @@ mod tests {
         write_log(&p, &[1, 5, u64::MAX]);
         let all = read_all(&p).unwrap();
         assert_eq!(
-            all.iter().map(|e| e.entry.id).collect::<Vec<_>>(),
+            all.iter().map(|e| e.0).collect::<Vec<_>>(),
             [1, 5, u64::MAX]
         );
         assert_eq!(Reader::open(&p).unwrap().unwrap().cycle, 4);

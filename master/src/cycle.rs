@@ -19,9 +19,9 @@ use focuser_schema::formats::queue::{QueueHeader, QueueWriter};
 use focuser_schema::fsutil;
 
 use crate::config::MasterConfig;
-use crate::current_log::{self, LogEntry};
-use crate::filter::{self, Reason};
-use crate::ingest::{self, Domains, IngestStats};
+use crate::current_log;
+use crate::filter::{self, Incoming, Reason};
+use crate::ingest::{self, IngestStats};
 use crate::journal::Journal;
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
 use crate::scratch;
@@ -189,18 +189,18 @@ impl Master<'_> {
         self.discard_temporaries(journal.seq)?;
         let map = store.load().context("reading the domain map")?;
 
-        let mut domains = Domains::default();
         let offset = cfg.utc_offset().map_err(|e| anyhow!(e))?;
         let mut ingested = ingest::ingest(
             &journal.inputs,
+            ingest::threads(),
             cfg.memory_budget(),
             &cfg.tmp_dir,
             &cfg.rejects_dir,
             offset,
             cfg.url.max_length,
-            &mut domains,
         )
         .context("reading the reflog files")?;
+        let mut domains = std::mem::take(&mut ingested.domains);
         let parts = ingested.parts;
         log::debug!(
             "cycle {}: read {} lines into {parts} part(s) in {:.2} s",
@@ -224,7 +224,9 @@ impl Master<'_> {
         )?;
         let mut forwarded = ForwardedList::new(parts == 1, &forwarded_path)?;
         let mut reader = current_log::Reader::open(&self.current_log())?;
-        let mut pending_entry: Option<LogEntry> = None;
+        if let Some(r) = reader.as_mut() {
+            r.advance()?;
+        }
         let mut counts: Vec<DomainCounts> = Vec::new();
         let count = |counts: &mut Vec<DomainCounts>, d: u32| -> usize {
             let i = d as usize;
@@ -235,44 +237,42 @@ impl Master<'_> {
         };
         let (window, retention) = (cfg.filter.window, cfg.filter.retention);
         for p in 0..parts {
-            let aggs = ingested.part(p)?;
-            stats.unique_urls += aggs.len() as u64;
-            let mut aggs = aggs.into_iter().peekable();
+            let mut aggs = ingested.part(p)?;
             loop {
-                if pending_entry.is_none() {
-                    if let Some(r) = reader.as_mut() {
-                        pending_entry = r.next_entry()?;
-                    }
-                }
-                let log_in_part = pending_entry
+                let log_id = reader
                     .as_ref()
-                    .filter(|e| ingest::part_of(e.entry.id, parts) <= p);
-                let next_agg_id = aggs.peek().map(|(id, _)| *id);
-                let (id, from_log, from_input) =
-                    match (log_in_part.map(|e| e.entry.id), next_agg_id) {
-                        (None, None) => break,
-                        (Some(l), Some(a)) if l == a => (l, true, true),
-                        (Some(l), Some(a)) if l < a => (l, true, false),
-                        (Some(l), None) => (l, true, false),
-                        (_, Some(a)) => (a, false, true),
-                    };
-                let log_entry = if from_log { pending_entry.take() } else { None };
-                let agg = if from_input {
-                    aggs.next().map(|(_, a)| a)
-                } else {
-                    None
+                    .and_then(|r| r.current())
+                    .map(|e| e.entry.id)
+                    .filter(|&id| ingest::part_of(id, parts) <= p);
+                let (id, from_log, from_input) = match (log_id, aggs.peek_id()) {
+                    (None, None) => break,
+                    (Some(l), Some(a)) if l == a => (l, true, true),
+                    (Some(l), Some(a)) if l < a => (l, true, false),
+                    (Some(l), None) => (l, true, false),
+                    (_, Some(a)) => (a, false, true),
                 };
+                let log_entry = reader
+                    .as_ref()
+                    .and_then(|r| r.current())
+                    .filter(|_| from_log);
+                let agg = if from_input { aggs.next_agg() } else { None };
+                stats.unique_urls += u64::from(agg.is_some());
+                let incoming = agg.map(|a| Incoming {
+                    ts: a.ts,
+                    hits: a.hits,
+                    tag: a.tag,
+                });
                 let d = filter::decide(
                     id,
                     log_entry.as_ref().map(|e| &e.entry),
-                    agg.as_ref().map(|a| &a.incoming),
+                    incoming.as_ref(),
                     journal.now,
                     window,
                     retention,
                 );
                 let (url, domain) = match (&agg, &log_entry) {
-                    (Some(a), _) => (a.url.as_str(), a.domain),
-                    (None, Some(e)) => (e.url.as_str(), domains.intern(&e.domain)),
+                    (Some(a), _) => (a.url, a.domain),
+                    (None, Some(e)) => (e.url, domains.intern(e.domain)),
                     (None, None) => continue,
                 };
                 let di = count(&mut counts, domain);
@@ -288,25 +288,33 @@ impl Master<'_> {
                             Reason::Updatetag => stats.forwarded_updatetag += 1,
                         }
                         counts[di].forwarded += 1;
-                        forwarded.push(Forwarded {
+                        forwarded.push(&Forwarded {
                             id,
-                            ts: a.incoming.ts,
+                            ts: a.ts,
                             hits: *hits,
                             domain,
                             new: *reason == Reason::New,
-                            tag: next.tag.clone(),
-                            url: url.to_string(),
+                            tag: next.tag,
+                            url,
                         })?;
                     }
                     _ if d.expired => stats.expired += 1,
                     _ if agg.is_some() => stats.kept += 1,
                     _ => stats.retained += 1,
                 }
+                if from_log {
+                    if let Some(r) = reader.as_mut() {
+                        r.advance()?;
+                    }
+                }
             }
         }
-        let (mut out, entries) = writer.finish()?;
-        out.flush()?;
-        out.get_ref().sync_all()?;
+        let (out, entries) = writer.finish()?;
+        // Synced while the cycle goes on; waited for before the commit point.
+        let log_synced = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .map(|file| std::thread::spawn(move || file.sync_all()))?;
         stats.current_log_entries = entries;
 
         log::debug!(
@@ -350,8 +358,7 @@ impl Master<'_> {
         );
         // logsaver: one queue file per node, records in id order.
         let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BufWriter<File>>)> = BTreeMap::new();
-        for f in forwarded.records()? {
-            let f = f?;
+        forwarded.for_each(|f| {
             let domain = &domains.names[f.domain as usize];
             let node =
                 node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
@@ -376,18 +383,34 @@ impl Master<'_> {
                     ))
                 }
             };
-            w.1.write_fields(f.id, &f.url, domain, f.ts, f.hits, &f.tag, f.new)?;
-        }
+            w.1.write_fields(f.id, f.url, domain, f.ts, f.hits, f.tag, f.new)?;
+            Ok(())
+        })?;
         remove_if_there(&forwarded_path)?;
+        let mut files = Vec::new();
         for (node, (_, w)) in writers {
-            let (mut out, n) = w.finish()?;
-            out.flush()?;
-            out.get_ref().sync_all()?;
+            let (out, n) = w.finish()?;
+            files.push(out.into_inner().map_err(|e| e.into_error())?);
             stats.per_node.insert(node, n);
         }
         for (tmp, _) in &ingested.rejects {
-            File::open(tmp)?.sync_all()?;
+            files.push(File::open(tmp)?);
         }
+        // Every file synced at once: the disk sees them together.
+        std::thread::scope(|scope| {
+            let syncs: Vec<_> = files
+                .iter()
+                .map(|f| scope.spawn(move || f.sync_all()))
+                .collect();
+            syncs.into_iter().try_for_each(|s| {
+                s.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
+            })
+        })?;
+        log_synced
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
+            .context("syncing the new current_log")?;
 
         log::debug!(
             "cycle {}: queue files written in {:.2} s",
@@ -494,29 +517,41 @@ fn remove_if_there(p: &Path) -> std::io::Result<()> {
     }
 }
 
-/// A forwarded URL on its way from the merge to the queue files (in a scratch file: id,
-/// latest time, hits, domain, new; the tag and the URL).
-struct Forwarded {
+/// A forwarded URL on its way from the merge to the queue files.
+struct Forwarded<'a> {
     id: u64,
     ts: i64,
     hits: u64,
     domain: u32,
     new: bool,
-    tag: String,
-    url: String,
+    tag: &'a str,
+    url: &'a str,
+}
+
+/// A forwarded URL kept in memory: its fields, and where its tag and URL are in the text.
+struct Kept {
+    id: u64,
+    ts: i64,
+    hits: u64,
+    domain: u32,
+    new: bool,
+    at: usize,
+    tag_len: u32,
+    url_len: u32,
 }
 
 /// The forwarded URLs between the merge and the queue files: in memory when the input fitted
-/// in memory (they are fewer than the aggregates it held), else in a scratch file.
+/// in memory (they are fewer than the aggregates it held), their text in one string; else in
+/// a scratch file (id, latest time, hits, domain, new; the tag and the URL).
 enum ForwardedList {
-    Memory(Vec<Forwarded>),
+    Memory(Vec<Kept>, String),
     File(PathBuf, BufWriter<File>),
 }
 
 impl ForwardedList {
     fn new(in_memory: bool, path: &Path) -> std::io::Result<Self> {
         Ok(if in_memory {
-            ForwardedList::Memory(Vec::new())
+            ForwardedList::Memory(Vec::new(), String::new())
         } else {
             ForwardedList::File(
                 path.to_path_buf(),
@@ -525,10 +560,21 @@ impl ForwardedList {
         })
     }
 
-    fn push(&mut self, f: Forwarded) -> std::io::Result<()> {
+    fn push(&mut self, f: &Forwarded<'_>) -> std::io::Result<()> {
         match self {
-            ForwardedList::Memory(v) => {
-                v.push(f);
+            ForwardedList::Memory(list, text) => {
+                list.push(Kept {
+                    id: f.id,
+                    ts: f.ts,
+                    hits: f.hits,
+                    domain: f.domain,
+                    new: f.new,
+                    at: text.len(),
+                    tag_len: f.tag.len() as u32,
+                    url_len: f.url.len() as u32,
+                });
+                text.push_str(f.tag);
+                text.push_str(f.url);
                 Ok(())
             }
             ForwardedList::File(_, w) => scratch::write(
@@ -545,30 +591,45 @@ impl ForwardedList {
         }
     }
 
-    /// The records, in the order they were pushed.
-    fn records(self) -> std::io::Result<Box<dyn Iterator<Item = std::io::Result<Forwarded>>>> {
+    /// Calls `f` with each record, in the order they were pushed.
+    fn for_each(
+        self,
+        mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
         match self {
-            ForwardedList::Memory(v) => Ok(Box::new(v.into_iter().map(Ok))),
+            ForwardedList::Memory(list, text) => {
+                for k in &list {
+                    let tag_end = k.at + k.tag_len as usize;
+                    f(Forwarded {
+                        id: k.id,
+                        ts: k.ts,
+                        hits: k.hits,
+                        domain: k.domain,
+                        new: k.new,
+                        tag: &text[k.at..tag_end],
+                        url: &text[tag_end..tag_end + k.url_len as usize],
+                    })?;
+                }
+            }
             ForwardedList::File(path, mut w) => {
                 w.flush()?;
                 drop(w);
                 let mut input = BufReader::with_capacity(1 << 20, File::open(&path)?);
-                Ok(Box::new(std::iter::from_fn(move || {
-                    scratch::read(&mut input)
-                        .map(|r| {
-                            r.map(|([id, ts, hits, domain, new], [tag, url])| Forwarded {
-                                id,
-                                ts: ts as i64,
-                                hits,
-                                domain: domain as u32,
-                                new: new == 1,
-                                tag,
-                                url,
-                            })
-                        })
-                        .transpose()
-                })))
+                while let Some(([id, ts, hits, domain, new], [tag, url])) =
+                    scratch::read(&mut input)?
+                {
+                    f(Forwarded {
+                        id,
+                        ts: ts as i64,
+                        hits,
+                        domain: domain as u32,
+                        new: new == 1,
+                        tag: &tag,
+                        url: &url,
+                    })?;
+                }
             }
         }
+        Ok(())
     }
 }

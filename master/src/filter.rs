@@ -2,13 +2,13 @@
 //! this cycle brought. Pure, so every rule is tested on its own.
 
 /// A URL's state in current_log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry<'a> {
     pub id: u64,
     /// When it was last forwarded (seconds since the epoch).
     pub fwd_ts: i64,
     /// The updatetag it was last forwarded with (or the last one seen since; empty: none).
-    pub tag: String,
+    pub tag: &'a str,
     /// Hits received and not yet forwarded.
     pub pending: u64,
     /// Its latest hit.
@@ -16,13 +16,13 @@ pub struct Entry {
 }
 
 /// What this cycle's reflog lines say about one URL (group_sum's result).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Incoming {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Incoming<'a> {
     /// The latest timestamp of its lines.
     pub ts: i64,
     pub hits: u64,
     /// The last non-empty updatetag in timestamp order (ties: file and line order).
-    pub tag: String,
+    pub tag: &'a str,
 }
 
 /// Why a URL was forwarded.
@@ -38,29 +38,29 @@ pub enum Reason {
 
 /// The verdict for one URL: its next current_log entry (None: it leaves) and, if forwarded,
 /// with how many hits and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    pub next: Option<Entry>,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision<'a> {
+    pub next: Option<Entry<'a>>,
     pub forward: Option<(u64, Reason)>,
     /// In current_log, not in this cycle, and past `Filter.Retention`.
     pub expired: bool,
 }
 
 /// The rules: `now` is the cycle's clock; `window` and `retention` are in seconds.
-pub fn decide(
+pub fn decide<'a>(
     id: u64,
-    current: Option<&Entry>,
-    incoming: Option<&Incoming>,
+    current: Option<&Entry<'a>>,
+    incoming: Option<&Incoming<'a>>,
     now: i64,
     window: i64,
     retention: i64,
-) -> Decision {
+) -> Decision<'a> {
     match (current, incoming) {
         (None, Some(i)) => Decision {
             next: Some(Entry {
                 id,
                 fwd_ts: i.ts,
-                tag: i.tag.clone(),
+                tag: i.tag,
                 pending: 0,
                 last_seen: i.ts,
             }),
@@ -73,11 +73,7 @@ pub fn decide(
             let aged = i.ts - c.fwd_ts >= window;
             let last_seen = c.last_seen.max(i.ts);
             if changed || aged {
-                let tag = if i.tag.is_empty() {
-                    c.tag.clone()
-                } else {
-                    i.tag.clone()
-                };
+                let tag = if i.tag.is_empty() { c.tag } else { i.tag };
                 Decision {
                     next: Some(Entry {
                         id,
@@ -101,7 +97,7 @@ pub fn decide(
                     next: Some(Entry {
                         pending: c.pending + i.hits,
                         last_seen,
-                        ..c.clone()
+                        ..*c
                     }),
                     forward: None,
                     expired: false,
@@ -111,7 +107,7 @@ pub fn decide(
         (Some(c), None) => {
             let keep = now - c.last_seen < retention;
             Decision {
-                next: keep.then(|| c.clone()),
+                next: keep.then_some(*c),
                 forward: None,
                 expired: !keep,
             }
@@ -132,22 +128,18 @@ mod tests {
     const R: i64 = 36000;
     const T: i64 = 1_700_000_000;
 
-    fn entry(fwd_ts: i64, tag: &str, pending: u64, last_seen: i64) -> Entry {
+    fn entry(fwd_ts: i64, tag: &'static str, pending: u64, last_seen: i64) -> Entry<'static> {
         Entry {
             id: 1,
             fwd_ts,
-            tag: tag.into(),
+            tag,
             pending,
             last_seen,
         }
     }
 
-    fn inc(ts: i64, hits: u64, tag: &str) -> Incoming {
-        Incoming {
-            ts,
-            hits,
-            tag: tag.into(),
-        }
+    fn inc(ts: i64, hits: u64, tag: &'static str) -> Incoming<'static> {
+        Incoming { ts, hits, tag }
     }
 
     /// (case, current, incoming, now) -> (next entry, forward)
@@ -155,10 +147,10 @@ mod tests {
     fn every_rule() {
         type Case = (
             &'static str,
-            Option<Entry>,
-            Option<Incoming>,
+            Option<Entry<'static>>,
+            Option<Incoming<'static>>,
             i64,
-            Option<Entry>,
+            Option<Entry<'static>>,
             Option<(u64, Reason)>,
         );
         let cases: Vec<Case> = vec![

@@ -75,7 +75,7 @@ fn main() {
         },
     };
     let (mut w, rec) = Writer::open(dir, opts).unwrap();
-    if rec.cut_bytes > 0 || rec.index_rebuilt {
+    if rec.cut_bytes > 0 || rec.index_rebuilt || rec.left_behind.is_some() {
         eprintln!("segwriter: recovered {rec:?}");
     }
     let start = last_n(dir) + 1;

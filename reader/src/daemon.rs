@@ -153,6 +153,9 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
             rec.index_rebuilt
         );
     }
+    if let Some(bad) = &rec.left_behind {
+        log::error!("{bad}: left behind; new segment {} opened", rec.file_id);
+    }
     let listener = TcpListener::bind(&cfg.daemon.recv.listen)
         .with_context(|| format!("Recv.Listen {}", cfg.daemon.recv.listen))?;
     log::info!(

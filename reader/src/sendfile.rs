@@ -167,7 +167,7 @@ pub fn ship_ready(
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
     s.set_write_timeout(Some(Duration::from_secs(60)))?;
-    handshake::client(&mut s, secret, Mode::Files, &sh.cfg.inbox, max_frame)?;
+    handshake::client(&mut s, secret, Mode::Files, &sh.cfg.inbox)?;
     sh.connected.store(true, Ordering::SeqCst);
     let mut r = BufReader::new(s.try_clone()?);
     let mut done = 0;

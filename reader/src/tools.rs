@@ -113,21 +113,22 @@ pub fn stat(cfg: &ReaderConfig, store: &Path, state_dir: &Path) -> anyhow::Resul
     );
     let _ = writeln!(
         out,
-        "{:<12} {:<24} {:>9} {:>16} {:>10} {:>10}",
-        "group", "receiver", "partition", "position", "lag items", "lag s"
+        "{:<12} {:<24} {:>9} {:>16} {:>10} {:>10} {:>10}",
+        "group", "receiver", "partition", "position", "lag items", "lag s", "lost"
     );
     for spec in SenderSpec::all(cfg, state_dir).map_err(anyhow::Error::msg)? {
         let (pos, err) = spec.load_position();
         let l = lag(store, pos, spec.partition)?;
         let _ = writeln!(
             out,
-            "{:<12} {:<24} {:>9} {:>16} {:>10} {:>10.1}{}",
+            "{:<12} {:<24} {:>9} {:>16} {:>10} {:>10.1} {:>10}{}",
             spec.group,
             spec.address,
             format!("{}/{}", spec.partition.index, spec.partition.count),
             pos.to_string(),
             l.items,
             l.seconds(now),
+            spec.load_lost(),
             err.map(|e| format!("  ({e})")).unwrap_or_default()
         );
     }

@@ -6,6 +6,7 @@ mod common;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::*;
 use focuser_reader::sender::{retention, SenderSpec, SenderState};
@@ -19,6 +20,7 @@ fn sender(rig: &Rig, name: &str, partition: Partition, at: Option<Position>) -> 
         statuses: vec![],
         stream: "node1.Index.0".into(),
         position_file: rig.root().join(format!("pos_{name}.dat")),
+        lost_file: rig.root().join(format!("lost_{name}.txt")),
     };
     if let Some(p) = at {
         write_position(&spec.position_file, p).unwrap();
@@ -107,4 +109,83 @@ fn past_max_bytes_the_oldest_go_and_unsent_items_are_counted_as_lost() {
     assert_eq!(a.lost_items.load(Ordering::Relaxed), want_a);
     assert_eq!(b.lost_items.load(Ordering::Relaxed), want_b);
     assert_eq!(r.lost_items, want_a + want_b);
+}
+
+#[test]
+fn the_daemon_past_max_bytes_logs_an_error_and_counts_the_lost_items_in_stat_and_metrics() {
+    let rig = Rig::new();
+    rig.write(1000, &["--max-items", "200"]); // segments 1..=5 sealed, 6 active and empty
+    let seg_bytes = |id| {
+        let p = focuser_schema::segment::item_path(&rig.store(), id);
+        let x = focuser_schema::segment::index_path(&rig.store(), id);
+        std::fs::metadata(p).unwrap().len() + std::fs::metadata(x).unwrap().len()
+    };
+    let total = focuser_schema::segment::store_bytes(&rig.store()).unwrap();
+    let room = total - seg_bytes(1) - seg_bytes(2);
+    // The one receiver is down: nothing is ever acknowledged, and the store is too big.
+    let r = free_port();
+    let status = free_port();
+    let s_cf = rig.sender_cf(
+        &[("Index.0", &[r])],
+        &format!(
+            "Store.MaxBytes = {room}\nStore.CheckInterval = 1\nstatus_listen = 127.0.0.1:{status}"
+        ),
+    );
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    wait_until("segments 1 and 2 to go", Duration::from_secs(20), || {
+        list_segments(&rig.store()).unwrap() == vec![3, 4, 5, 6]
+    });
+    let label = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{r}\"");
+    wait_until(
+        "the lost items in /metrics",
+        Duration::from_secs(10),
+        || {
+            let m = get(status, "/metrics");
+            m.contains(&format!(
+                "focuser_reader_sender_lost_items_total{{{label}}} 400"
+            )) && m.contains("focuser_reader_segments_overflowed_total{daemon=\"reader\"} 2")
+        },
+    );
+    let log = rig.log("sender");
+    assert!(
+        log.contains("ERROR") && log.contains("Store.MaxBytes") && log.contains("200 items lost"),
+        "{log}"
+    );
+    assert!(sender.stop());
+    // reader stat, another process, shows the same count.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reader"))
+        .args(["-c", s_cf.to_str().unwrap(), "stat"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let header = text.lines().find(|l| l.starts_with("group")).unwrap();
+    assert!(header.ends_with("lost"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains(&format!("127.0.0.1:{r}")))
+        .unwrap();
+    assert_eq!(line.split_whitespace().last(), Some("400"), "{text}");
+    // The receiver comes up: it gets what is left, 401..=1000, and the count survives the
+    // sender's restart.
+    let (r_cf, _) = {
+        let (cf, port) = rig.receiver_cf("r", "");
+        let text = std::fs::read_to_string(&cf)
+            .unwrap()
+            .replace(&format!(":{port}"), &format!(":{r}"));
+        std::fs::write(&cf, text).unwrap();
+        (cf, r)
+    };
+    let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let got = rig.root().join("r/received");
+    wait_until("the rest", Duration::from_secs(30), || {
+        ns(&got) == (401..=1000).collect::<Vec<u64>>()
+    });
+    wait_until("the count after a restart", Duration::from_secs(10), || {
+        get(status, "/metrics").contains(&format!(
+            "focuser_reader_sender_lost_items_total{{{label}}} 400"
+        ))
+    });
+    assert!(sender.stop());
 }

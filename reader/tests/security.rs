@@ -73,8 +73,7 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
     let (cf, port) = rig.receiver_cf("r", "");
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
     let mut s = connect(port);
-    let e =
-        handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap_err();
+    let e = handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap_err();
     assert!(
         matches!(
             e,
@@ -94,7 +93,7 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
     let mut s = connect(port);
     let wrong = Secret::from_bytes(b"not-the-shared-secret-at-all");
-    let e = handshake::client(&mut s, &wrong, Mode::Items, "node1.Index.0", 1 << 20).unwrap_err();
+    let e = handshake::client(&mut s, &wrong, Mode::Items, "node1.Index.0").unwrap_err();
     assert!(
         matches!(
             e,
@@ -113,7 +112,7 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
     let mut s = connect(port);
     let tap = Tap::new(&mut s);
     let mut tap = tap;
-    handshake::client(&mut tap, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+    handshake::client(&mut tap, &secret(), Mode::Items, "node1.Index.0").unwrap();
     let seen = [tap.sent.clone(), tap.got.clone()].concat();
     assert!(!seen.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()));
     assert!(items(&rig.root().join("r/received")).is_empty());
@@ -164,7 +163,7 @@ fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
 
     // A frame announcing more than MaxFrame: refused on its length alone.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
     let mut huge = Vec::new();
     huge.extend_from_slice(&(1u32 << 20).to_le_bytes());
     huge.extend_from_slice(&[0u8; 4]);
@@ -176,7 +175,7 @@ fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
 
     // A well-formed batch whose CRC does not match.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
     let mut frame = Vec::new();
     encode_frame(FrameType::Items, &batch(), &mut frame);
     let last = frame.len() - 1;
@@ -194,7 +193,7 @@ fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
     // The same batch intact is stored and acknowledged, once even if sent twice.
     for _ in 0..2 {
         let mut s = connect(port);
-        handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0", 1 << 20).unwrap();
+        handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
         let mut frame = Vec::new();
         encode_frame(FrameType::Items, &batch(), &mut frame);
         s.write_all(&frame).unwrap();
@@ -211,7 +210,7 @@ fn file_names_that_are_paths_are_refused() {
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
     for name in ["../escape.q", "a/b.q", "..", "x\0y.q", ".hidden"] {
         let mut s = connect(port);
-        handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
+        handshake::client(&mut s, &secret(), Mode::Files, "master1-node1").unwrap();
         let mut out = Vec::new();
         let begin = FileBegin {
             name: name.into(),
@@ -236,7 +235,7 @@ fn file_names_that_are_paths_are_refused() {
     assert!(!rig.root().join("r/escape.q").exists());
     // A good name with a wrong CRC is refused too, and leaves no temporary behind.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
+    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1").unwrap();
     let mut out = Vec::new();
     encode_frame(
         FrameType::FileBegin,
@@ -255,7 +254,7 @@ fn file_names_that_are_paths_are_refused() {
     assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 0);
     // And an intact one lands whole.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1", 1 << 20).unwrap();
+    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1").unwrap();
     let mut out = Vec::new();
     encode_frame(
         FrameType::FileBegin,
@@ -283,4 +282,104 @@ fn file_names_that_are_paths_are_refused() {
         let log = rig.log("r");
         log.contains("contains a path separator") && log.contains("contains a NUL")
     });
+}
+
+#[test]
+fn before_authentication_a_large_frame_is_cut_off_on_its_length() {
+    let rig = Rig::new();
+    // MaxFrame stays at its 32 MiB default: the handshake has its own, far smaller limit.
+    let (cf, port) = rig.receiver_cf("r", "");
+    let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
+    // A HELLO announcing 16 MiB, of which only the header is sent: the receiver answers on
+    // the length alone (it does not wait for, nor allocate, the 16 MiB) and closes.
+    for (kind, len) in [(FrameType::Hello, 16u32 << 20), (FrameType::Auth, 8192)] {
+        let mut s = connect(port);
+        let mut head = Vec::new();
+        head.extend_from_slice(&len.to_le_bytes());
+        head.extend_from_slice(&[0u8; 4]);
+        head.push(kind as u8);
+        s.write_all(&head).unwrap();
+        let f = read_frame(&mut BufReader::new(&s), 1 << 16).unwrap();
+        assert_eq!(f.kind, FrameType::Error, "{kind:?}");
+        let msg = String::from_utf8_lossy(&f.payload).into_owned();
+        assert!(msg.contains("exceeds the maximum of 4096"), "{msg}");
+        assert!(closed(&mut s));
+    }
+    // A peer that says nothing is not kept past the handshake's few seconds.
+    let mut s = connect(port);
+    let t = std::time::Instant::now();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    assert!(closed(&mut s));
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    wait_until("the refusals in the log", Duration::from_secs(10), || {
+        rig.log("r").matches("exceeds the maximum of 4096").count() >= 2
+    });
+    // A proper sender still gets in.
+    let mut s = connect(port);
+    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+}
+
+/// An ITEMS frame with items `from..=to` of segment 1.
+fn items_frame(from: u32, to: u32, out: &mut Vec<u8>) {
+    let b = Batch {
+        upto: Position {
+            file_id: 1,
+            item_idx: to + 1,
+        },
+        items: (from..=to)
+            .map(|k| WireItem {
+                at: Position {
+                    file_id: 1,
+                    item_idx: k,
+                },
+                item: Item {
+                    status: Status::Update,
+                    doc_id: format!("d{k}").into_bytes(),
+                    url: format!("http://x/{k}").into_bytes(),
+                    content: vec![b'c'; 3000],
+                    time_ms: 1,
+                    origin: Origin::default(),
+                },
+            })
+            .collect(),
+    };
+    let mut p = Vec::new();
+    b.encode_into(&mut p);
+    encode_frame(FrameType::Items, &p, out);
+}
+
+#[test]
+fn batches_sent_back_to_back_are_each_acknowledged_in_order_and_stored_once() {
+    let rig = Rig::new();
+    let (cf, port) = rig.receiver_cf("r", "");
+    let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
+    let mut s = connect(port);
+    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+    // Five batches in one write (the receiver may sync them together); the third resends
+    // items of the second.
+    let mut out = Vec::new();
+    for (from, to) in [(1, 10), (11, 20), (15, 30), (31, 40), (41, 50)] {
+        items_frame(from, to, &mut out);
+    }
+    s.write_all(&out).unwrap();
+    let mut r = BufReader::new(&s);
+    for to in [10, 20, 30, 40, 50] {
+        let f = read_frame(&mut r, 1 << 16).unwrap();
+        assert_eq!(f.kind, FrameType::Ack);
+        let mut want = Vec::new();
+        focuser_reader::wire::messages::put_position(
+            &mut want,
+            Position {
+                file_id: 1,
+                item_idx: to + 1,
+            },
+        );
+        assert_eq!(f.payload, want, "ack of the batch up to {to}");
+    }
+    let urls: Vec<String> = items(&rig.root().join("r/received"))
+        .iter()
+        .map(|s| String::from_utf8_lossy(&s.item.url).into_owned())
+        .collect();
+    let want: Vec<String> = (1..=50).map(|k| format!("http://x/{k}")).collect();
+    assert_eq!(urls, want);
 }

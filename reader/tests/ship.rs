@@ -298,3 +298,86 @@ fn metrics_show_positions_lag_and_receiver_counts_and_sigusr1_seals_the_receiver
     assert!(recv.stop());
     assert_eq!(ns(&got).len(), 400);
 }
+
+#[test]
+fn a_receiver_down_for_a_while_catches_up_while_the_others_keep_receiving() {
+    let rig = Rig::new();
+    rig.write(600, &["--max-items", "200"]);
+    let (a_cf, a) = rig.receiver_cf("a", "");
+    let (b_cf, b) = rig.receiver_cf("b", "");
+    let (c_cf, c) = rig.receiver_cf("c", "");
+    let s_cf = rig.sender_cf(
+        &[("Index.0", &[a, b]), ("Summary.0", &[c])],
+        "Store.CheckInterval = 1",
+    );
+    let _ra = Proc::start(&["-c", a_cf.to_str().unwrap(), "--recv"]);
+    let mut rb = Proc::start(&["-c", b_cf.to_str().unwrap(), "--recv"]);
+    let _rc = Proc::start(&["-c", c_cf.to_str().unwrap(), "--recv"]);
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let (recv_a, recv_b, recv_c) = (
+        rig.root().join("a/received"),
+        rig.root().join("b/received"),
+        rig.root().join("c/received"),
+    );
+    let all = |n| {
+        ns(&recv_a) == expected(n, 2, 0)
+            && ns(&recv_b) == expected(n, 2, 1)
+            && ns(&recv_c) == expected(n, 1, 0)
+    };
+    wait_until("everyone to have 600", Duration::from_secs(60), || all(600));
+    // b goes down hard; the writer goes on.
+    rb.kill9();
+    rig.write(1500, &["--max-items", "200"]);
+    wait_until("a and c to have 1500", Duration::from_secs(60), || {
+        ns(&recv_a) == expected(1500, 2, 0) && ns(&recv_c) == expected(1500, 1, 0)
+    });
+    assert_eq!(ns(&recv_b), expected(600, 2, 1));
+    // Retention keeps every segment b still needs (it has not had segment 4 yet).
+    std::thread::sleep(Duration::from_millis(1500));
+    let ids = focuser_schema::segment::list_segments(&rig.store()).unwrap();
+    assert!(ids.first().is_some_and(|&f| f <= 4), "{ids:?}");
+    // Back up: b gets exactly what it missed, and nobody gets anything twice.
+    let _rb = Proc::start(&["-c", b_cf.to_str().unwrap(), "--recv"]);
+    rig.write(1800, &["--max-items", "200"]);
+    wait_until("everyone to have 1800", Duration::from_secs(60), || {
+        all(1800)
+    });
+    assert!(sender.stop());
+    // While it was down its sender said so and kept retrying.
+    let log = rig.log("sender");
+    assert!(
+        log.lines()
+            .any(|l| l.contains(&format!("127.0.0.1:{b}")) && l.contains("retrying in")),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_group_gets_only_the_statuses_it_wants_and_its_position_moves_past_the_others() {
+    let rig = Rig::new();
+    rig.write(300, &[]);
+    let (r_cf, r) = rig.receiver_cf("r", "");
+    let s_cf = rig.sender_cf(&[("Summary.0", &[r])], "Summary.0.Statuses = UPDATE");
+    let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let got = rig.root().join("r/received");
+    let want: Vec<u64> = (1..=300).filter(|n| n % 10 != 0).collect(); // every tenth is a DELETE
+    wait_until("the UPDATE items", Duration::from_secs(30), || {
+        ns(&got) == want
+    });
+    assert!(items(&got)
+        .iter()
+        .all(|s| s.item.status == focuser_schema::segment::Status::Update));
+    assert!(sender.stop());
+    let out = Command::new(env!("CARGO_BIN_EXE_reader"))
+        .args(["-c", s_cf.to_str().unwrap(), "stat"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains("Summary.0")).unwrap();
+    assert_eq!(
+        line.split_whitespace().nth(4),
+        Some("0"),
+        "lag items: {text}"
+    );
+}

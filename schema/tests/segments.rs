@@ -406,3 +406,144 @@ fn a_sealed_segment_with_a_bad_header_is_reported_and_left_behind() {
     );
     assert_eq!(c.next().unwrap().unwrap().item, item(11));
 }
+
+#[test]
+fn a_reader_follows_an_index_the_writers_recovery_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(1000)).unwrap();
+    for k in 1..=3 {
+        w.append(&item(k)).unwrap();
+    }
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    for k in 1..=3 {
+        assert_eq!(c.next().unwrap().unwrap().item, item(k));
+    }
+    assert!(c.next().unwrap().is_none());
+    // A crash between the item file's fsync and the index append: item 4 is durable, the
+    // index is behind. The reopened writer rewrites the index (a new file, by rename).
+    drop(w);
+    let mut rec = Vec::new();
+    segment::record::encode_record(&item(4).as_ref(), 1, 4, &mut rec);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(item_path(dir.path(), 1))
+        .unwrap();
+    std::io::Write::write_all(&mut f, &rec).unwrap();
+    let (mut w, r) = Writer::open(dir.path(), opts(1000)).unwrap();
+    assert!(r.index_rebuilt && r.items == 4, "{r:?}");
+    // The reader, still holding the old index open, follows the new one: 4, then what the
+    // writer appends to it, long before any seal.
+    assert_eq!(c.next().unwrap().unwrap().item, item(4));
+    assert!(c.next().unwrap().is_none());
+    w.append(&item(5)).unwrap();
+    assert_eq!(c.next().unwrap().unwrap().item, item(5));
+    assert_eq!(segment::list_segments(dir.path()).unwrap(), vec![1]);
+    // A clean reopen leaves a whole index alone, and the reader carries on where it was.
+    w.close().unwrap();
+    let (w, r) = Writer::open(dir.path(), opts(1000)).unwrap();
+    assert!(!r.index_rebuilt);
+    w.close().unwrap();
+    assert!(c.next().unwrap().is_none());
+}
+
+#[test]
+fn a_short_item_file_or_a_bad_header_is_named_and_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(5)).unwrap();
+    for k in 1..=12 {
+        w.append(&item(k)).unwrap();
+    }
+    w.close().unwrap();
+    // Sealed segment 2 cut inside its header; active segment 3 with a bad magic.
+    let two = item_path(dir.path(), 2);
+    let b = std::fs::read(&two).unwrap();
+    std::fs::write(&two, &b[..10]).unwrap();
+    let three = item_path(dir.path(), 3);
+    let mut b = std::fs::read(&three).unwrap();
+    b[0] = b'X';
+    std::fs::write(&three, b).unwrap();
+    // The writer names the active one, leaves it as it is and goes on in segment 4.
+    let (mut w, rec) = Writer::open(dir.path(), opts(5)).unwrap();
+    let bad = rec.left_behind.clone().unwrap();
+    assert!(
+        bad.contains("item_0000000003.dat") && bad.contains("bad magic"),
+        "{bad}"
+    );
+    assert_eq!(rec.file_id, 4);
+    assert_eq!(
+        w.append(&item(13)).unwrap(),
+        Position {
+            file_id: 4,
+            item_idx: 1
+        }
+    );
+    w.close().unwrap();
+    assert!(
+        std::fs::metadata(&three).unwrap().len() > 32,
+        "left as it was"
+    );
+    // A reader names each file and why, once, and reads on.
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    for k in 1..=5 {
+        assert_eq!(c.next().unwrap().unwrap().item, item(k));
+    }
+    let err = c.next().unwrap_err().to_string();
+    assert!(
+        err.contains("item_0000000002.dat") && err.contains("shorter than its header"),
+        "{err}"
+    );
+    let err = c.next().unwrap_err().to_string();
+    assert!(
+        err.contains("item_0000000003.dat") && err.contains("bad magic"),
+        "{err}"
+    );
+    assert_eq!(c.next().unwrap().unwrap().item, item(13));
+    assert!(c.next().unwrap().is_none());
+    // An active segment shorter than its header: the same.
+    std::fs::write(item_path(dir.path(), 4), b"FCSR").unwrap();
+    let (w, rec) = Writer::open(dir.path(), opts(5)).unwrap();
+    let bad = rec.left_behind.clone().unwrap();
+    assert!(
+        bad.contains("item_0000000004.dat") && bad.contains("shorter than its header"),
+        "{bad}"
+    );
+    assert_eq!(rec.file_id, 5);
+    w.close().unwrap();
+}
+
+#[test]
+fn segments_are_sealed_before_they_pass_max_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(1_000_000);
+    o.max_bytes = 20_000;
+    let (mut w, _) = Writer::open(dir.path(), o).unwrap();
+    let mut big = item(1);
+    big.content = vec![b'z'; 30_000]; // alone over the limit: a segment of its own
+    let mut all: Vec<Item> = (1..=60).map(item).collect();
+    all.insert(30, big);
+    let mut at = Vec::new();
+    for it in &all {
+        at.push(w.append(it).unwrap());
+    }
+    w.close().unwrap();
+    let ids = segment::list_segments(dir.path()).unwrap();
+    assert!(ids.len() >= 4, "{ids:?}");
+    for &id in &ids {
+        let len = std::fs::metadata(item_path(dir.path(), id)).unwrap().len();
+        let mine: Vec<usize> = (0..all.len()).filter(|&i| at[i].file_id == id).collect();
+        if mine.len() > 1 {
+            assert!(len <= 20_000, "segment {id}: {len} bytes");
+        }
+        // It was sealed because the next item would not have fit.
+        if let Some(next) = mine.last().map(|i| i + 1).filter(|&i| i < all.len()) {
+            if id != *ids.last().unwrap() {
+                assert!(len as usize + rec_len(&all[next]) > 20_000, "segment {id}");
+            }
+        }
+    }
+    let back: Vec<Item> = read_all(dir.path(), Position::START, None)
+        .into_iter()
+        .map(|(_, it)| it)
+        .collect();
+    assert_eq!(back, all);
+}

@@ -9,8 +9,10 @@
 //! `focuser_*` databases), or else by asking `scripts/db.sh url --admin`.
 //!
 //! [`browser`] looks at pages through headless Chromium: screenshots, the text after load.
+//! [`web`] is a programmable HTTP server for fetcher tests, under many host names.
 
 pub mod browser;
+pub mod web;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -45,8 +45,19 @@ pub struct Stats {
     pub imports: AtomicU64,
     pub rules_imported: AtomicU64,
     pub due: AtomicU64,
+    /// Transfers in flight (robots.txt included), and URLs claimed and not yet booked.
     pub in_flight: AtomicU64,
+    pub pending: AtomicU64,
+    /// The fetcher's counters: transfers (tries, redirect hops, robots.txt), retries, redirects,
+    /// robots.txt fetches, times a host had work but waited for its delay and how long.
+    pub transfers: AtomicU64,
+    pub retries: AtomicU64,
+    pub redirects: AtomicU64,
+    pub robots_fetches: AtomicU64,
     pub host_waits: AtomicU64,
+    pub host_wait_ms: AtomicU64,
+    /// Hosts the fetcher remembers.
+    pub hosts: AtomicU64,
     pub pages: AtomicU64,
     pub bytes: AtomicU64,
     pub from_archive: AtomicU64,
@@ -103,7 +114,8 @@ impl StatusSource for Stats {
             Chart::of("yacobot_pages_total", "Pages fetched").unit("pages"),
             Chart::of("yacobot_bytes_total", "Bytes fetched").unit("bytes"),
             Chart::of("yacobot_due_urls", "Due URLs").unit("URLs"),
-            Chart::of("yacobot_in_flight", "Fetches in flight").unit("URLs"),
+            Chart::of("yacobot_in_flight", "Transfers in flight").unit("transfers"),
+            Chart::of("yacobot_host_waits_total", "Politeness waits").unit("waits"),
             Chart::of("yacobot_fetch_errors_total", "Fetch errors by kind").unit("errors"),
         ]
     }
@@ -158,11 +170,50 @@ impl StatusSource for Stats {
                 &self.rules_imported,
             ),
             g("yacobot_due_urls", "URLs due and not claimed", &self.due),
-            g("yacobot_in_flight", "URLs being fetched", &self.in_flight),
             g(
-                "yacobot_host_waits",
-                "URLs waiting for their host's politeness delay",
+                "yacobot_in_flight",
+                "transfers in flight (robots.txt included)",
+                &self.in_flight,
+            ),
+            g(
+                "yacobot_pending_urls",
+                "URLs claimed and handed to the fetcher, not booked yet",
+                &self.pending,
+            ),
+            g(
+                "yacobot_fetch_hosts",
+                "hosts the fetcher remembers",
+                &self.hosts,
+            ),
+            c(
+                "yacobot_transfers_total",
+                "transfers started: tries, redirect hops, robots.txt",
+                &self.transfers,
+            ),
+            c(
+                "yacobot_retries_total",
+                "tries after the first (network errors, 5xx, 429)",
+                &self.retries,
+            ),
+            c(
+                "yacobot_redirects_total",
+                "redirects followed",
+                &self.redirects,
+            ),
+            c(
+                "yacobot_robots_fetches_total",
+                "robots.txt fetched",
+                &self.robots_fetches,
+            ),
+            c(
+                "yacobot_host_waits_total",
+                "times a host had work but waited for its politeness delay",
                 &self.host_waits,
+            ),
+            Figure::counter(
+                "yacobot_host_wait_seconds_total",
+                "time hosts waited for their politeness delay, added up",
+                get(&self.host_wait_ms) / 1000.0,
             ),
             c(
                 "yacobot_pages_total",
@@ -229,7 +280,10 @@ impl StatusSource for Stats {
             Card::number("URLs loaded", get(&self.urls_loaded)).unit("URLs"),
             Card::number("args dropped", get(&self.args_dropped)).unit("args"),
             Card::number("due URLs", get(&self.due)).unit("URLs"),
-            Card::number("in flight", get(&self.in_flight)).unit("URLs"),
+            Card::number("in flight", get(&self.in_flight)).unit("transfers"),
+            Card::number("host waits", get(&self.host_waits))
+                .unit("waits")
+                .help("times a host had work but waited for Fetch.HostDelay"),
             Card::number("pages fetched", get(&self.pages)).unit("pages"),
             Card::number("fetch errors", errors as f64)
                 .unit("errors")

@@ -102,9 +102,11 @@ fn two_crawlers_on_one_database_fetch_disjoint_urls() {
     let (ia, ib) = (ids(&a), ids(&b));
     assert!(
         !ia.is_empty() && !ib.is_empty(),
-        "both crawled: {} and {}",
+        "both crawled: {} and {}\n{}\n{}",
         ia.len(),
-        ib.len()
+        ib.len(),
+        a.log(),
+        b.log()
     );
     assert!(ia.is_disjoint(&ib), "a URL was fetched twice");
     assert_eq!(ia.len() + ib.len(), n as usize);
@@ -316,7 +318,7 @@ fn gone_refused_and_failed_fetches_are_booked_and_counted() {
     let db = TestDb::new();
     let site = Site::new(
         db.url(),
-        &format!("{CRAWL_ONLY}Fetch.MaxBytes = 100\nFetch.RetryDelay = 600\n"),
+        &format!("{CRAWL_ONLY}Fetch.MaxBytes = 100\nCrawl.RetryLater = 600\n"),
     );
     site.page("g.ru/big.html", &"x".repeat(101));
     site.page("g.ru/doc.pdf", "%PDF");
@@ -352,9 +354,9 @@ fn gone_refused_and_failed_fetches_are_booked_and_counted() {
         (failed.fetch_state, failed.errors, failed.hits),
         (FetchState::Failed.code(), 1, 2)
     );
-    assert!(failed.fetch_error.unwrap().starts_with("io: "));
+    assert!(failed.fetch_error.unwrap().starts_with("network: "));
     let wait = (failed.next_indexed - failed.last_fetch.unwrap()).num_seconds();
-    assert_eq!(wait, 600, "Fetch.RetryDelay");
+    assert_eq!(wait, 600, "Crawl.RetryLater");
     assert!(failed.last_downloaded.is_none());
     let items = site.archive();
     let kinds: Vec<(Status, &str)> = items.iter().map(|i| (i.status, i.url.as_str())).collect();

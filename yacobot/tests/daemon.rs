@@ -4,39 +4,9 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-
-use common::{number, record, wait_for, Site};
+use common::{free_port, get, metric, number, record, wait_for, Site};
 use focuser_tests::TestDb;
 use nix::sys::signal::Signal;
-
-fn get(port: u16, path: &str) -> String {
-    // Before the daemon listens, there is nothing to read.
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return String::new();
-    };
-    write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
-    let mut body = String::new();
-    s.read_to_string(&mut body).unwrap();
-    body
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn metric(port: u16, name: &str) -> Option<f64> {
-    let text = get(port, "/metrics");
-    text.lines()
-        .find(|l| l.starts_with(&format!("focuser_{name}{{")))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-}
 
 #[test]
 fn queue_to_archive_with_figures_and_signals() {

@@ -152,16 +152,16 @@ fn generate(a: &Args, work: &Path) -> anyhow::Result<Data> {
 /// pipelines; and the domain map (90 % of domains), in the database and as a file.
 fn previous_state(a: &Args, work: &Path, db: &focuser_tests::TestDb) -> anyhow::Result<()> {
     let mut rng = Rng(0x0dd5_eed5_0000_0002);
-    let mut entries: Vec<(u64, String, Entry)> = (0..a.urls)
+    let mut entries: Vec<(u64, String, Entry<'static>)> = (0..a.urls)
         .filter(|u| u % 5 < 2)
         .map(|u| {
             let url = url(u, a.domains);
             let fwd_ts = T0 - (rng.next() % 7200) as i64;
             let last_seen = fwd_ts + (rng.next() % 1800) as i64;
             let tag = if rng.next().is_multiple_of(4) {
-                "v0".to_string()
+                "v0"
             } else {
-                String::new()
+                ""
             };
             let e = Entry {
                 id: urls::url_id(&url),

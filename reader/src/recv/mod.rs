@@ -15,11 +15,16 @@ use std::time::Duration;
 
 use focuser_daemon::access::AllowList;
 use focuser_daemon::status::{Figure, StatusSource};
+use focuser_schema::segment::Position;
 
+use crate::wire::frame::{encode_frame, read_frame_into};
 use crate::wire::handshake::{self, Accepted, ProtoError};
 use crate::wire::messages::{code, put_position};
-use crate::wire::{read_frame, write_frame, BatchRef, FrameError, FrameType, Mode, Secret};
+use crate::wire::{BatchRef, FrameError, FrameType, Mode, Secret};
 pub use store::{Applied, RecvStore, StoreError};
+
+/// How long a peer has to finish the handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What every connection of one receiver shares.
 pub struct RecvShared {
@@ -173,7 +178,8 @@ fn start_connection(
 
 fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result<()> {
     s.set_nonblocking(false)?;
-    s.set_read_timeout(Some(sh.idle))?;
+    // A peer gets a few seconds to prove itself, however long the idle timeout is.
+    s.set_read_timeout(Some(sh.idle.min(HANDSHAKE_TIMEOUT)))?;
     s.set_nodelay(true)?;
     let mut w = s.try_clone()?;
     let mut r = BufReader::with_capacity(1 << 20, s);
@@ -182,9 +188,14 @@ fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result
             r: &mut r,
             w: &mut w,
         };
-        match handshake::server(&mut both, &sh.secret, sh.max_frame) {
+        match handshake::server(&mut both, &sh.secret) {
             Ok(a) => a,
             Err(e) => {
+                if let ProtoError::Frame(fe) = &e {
+                    if !matches!(fe, FrameError::Io(_) | FrameError::Closed) {
+                        handshake::refuse(both.w, code::PROTOCOL, &fe.to_string());
+                    }
+                }
                 match e {
                     ProtoError::Auth(_) => add(&sh.counts.auth_failures, 1),
                     ProtoError::BadStream { .. } => add(&sh.counts.bad_names, 1),
@@ -194,6 +205,7 @@ fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result
             }
         }
     };
+    r.get_ref().set_read_timeout(Some(sh.idle))?;
     let stream = accepted.hello.stream.clone();
     log::info!(
         "{peer}: stream {stream} ({:?}) connected",
@@ -227,30 +239,36 @@ fn items(
     let stream = &a.hello.stream;
     let last = lock(&sh.store)?.last(stream);
     handshake::welcome(w, a, last)?;
+    let mut payload = Vec::new();
+    // Batches stored and not yet synced: one sync, then one ack each (group commit while the
+    // sender's window keeps more batches coming).
+    let mut unsynced: Vec<Position> = Vec::new();
+    let mut acks = Vec::new();
     loop {
-        let f = match read_frame(r, sh.max_frame) {
-            Ok(f) => f,
-            Err(FrameError::Closed) => return Ok(()),
+        let kind = match read_frame_into(r, sh.max_frame, &mut payload) {
+            Ok(k) => k,
+            Err(FrameError::Closed) => {
+                // Whatever it sent is kept (and will not be stored twice when resent).
+                if !unsynced.is_empty() {
+                    lock(&sh.store)?.sync()?;
+                }
+                return Ok(());
+            }
             Err(e) => return Err(e.into()),
         };
-        if f.kind != FrameType::Items {
+        if kind != FrameType::Items {
             return Err(FrameError::BadPayload {
                 what: "stream",
                 reason: "only ITEMS frames are expected after the handshake",
             }
             .into());
         }
-        let batch = BatchRef::decode(&f.payload)?;
+        let batch = BatchRef::decode(&payload)?;
         let applied = {
             let mut store = lock(&sh.store)?;
-            match store.apply(stream, &batch) {
+            match store.append(stream, &batch) {
                 Ok(a) => a,
-                Err(e) => {
-                    add(&sh.counts.store_errors, 1);
-                    log::error!("storing items of {stream}: {e}");
-                    handshake::refuse(w, code::STORE, "the receiver cannot store items now");
-                    return Err(e.into());
-                }
+                Err(e) => return Err(store_failed(w, sh, stream, e)),
             }
         };
         let c = &sh.counts;
@@ -258,10 +276,47 @@ fn items(
         add(&c.stored, applied.stored);
         add(&c.duplicates, applied.duplicates);
         add(&c.bytes, applied.bytes);
-        let mut ack = Vec::with_capacity(12);
-        put_position(&mut ack, batch.upto);
-        write_frame(w, FrameType::Ack, &ack)?;
+        unsynced.push(batch.upto);
+        if unsynced.len() < MAX_GROUP && more_waiting(r)? {
+            continue;
+        }
+        if let Err(e) = lock(&sh.store)?.sync() {
+            return Err(store_failed(w, sh, stream, e));
+        }
+        acks.clear();
+        for upto in unsynced.drain(..) {
+            let mut ack = Vec::with_capacity(12);
+            put_position(&mut ack, upto);
+            encode_frame(FrameType::Ack, &ack, &mut acks);
+        }
+        std::io::Write::write_all(w, &acks)?;
     }
+}
+
+/// Batches synced together at most.
+const MAX_GROUP: usize = 16;
+
+/// Whether the next frame has (begun to) arrive already.
+fn more_waiting(r: &mut BufReader<TcpStream>) -> std::io::Result<bool> {
+    if !r.buffer().is_empty() {
+        return Ok(true);
+    }
+    let s = r.get_ref();
+    s.set_nonblocking(true)?;
+    let got = s.peek(&mut [0u8; 1]);
+    s.set_nonblocking(false)?;
+    match got {
+        Ok(n) => Ok(n > 0),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn store_failed(w: &mut TcpStream, sh: &RecvShared, stream: &str, e: StoreError) -> anyhow::Error {
+    add(&sh.counts.store_errors, 1);
+    log::error!("storing items of {stream}: {e}");
+    handshake::refuse(w, code::STORE, "the receiver cannot store items now");
+    e.into()
 }
 
 fn lock<T>(m: &Mutex<T>) -> anyhow::Result<std::sync::MutexGuard<'_, T>> {

@@ -62,6 +62,9 @@ pub struct RecvStore {
     /// Above every stream number in the registry or in the store.
     next_number: u32,
     last_checkpoint: Instant,
+    /// Each stream's last item appended and not yet known to be durable: what resent items
+    /// are checked against meanwhile.
+    pending: BTreeMap<String, Position>,
 }
 
 impl RecvStore {
@@ -122,6 +125,7 @@ impl RecvStore {
             streams,
             next_number,
             last_checkpoint: Instant::now(),
+            pending: BTreeMap::new(),
         };
         store.checkpoint()?;
         Ok((store, recovery))
@@ -135,8 +139,19 @@ impl RecvStore {
     /// Stores the items of `batch` not already held, makes them durable, and only then
     /// returns: the caller acknowledges after this.
     pub fn apply(&mut self, stream: &str, batch: &BatchRef<'_>) -> Result<Applied, StoreError> {
+        let applied = self.append(stream, batch)?;
+        self.sync()?;
+        Ok(applied)
+    }
+
+    /// [`RecvStore::apply`] without the sync: several batches can share one, through
+    /// [`RecvStore::sync`], before any of them is acknowledged.
+    pub fn append(&mut self, stream: &str, batch: &BatchRef<'_>) -> Result<Applied, StoreError> {
         let number = self.register(stream)?;
-        let mut last = self.last(stream);
+        let mut last = match self.pending.get(stream) {
+            Some(p) => *p,
+            None => self.last(stream),
+        };
         let mut applied = Applied::default();
         for WireItemRef { at, item } in &batch.items {
             if *at <= last {
@@ -156,14 +171,27 @@ impl RecvStore {
             applied.bytes += (item.doc_id.len() + item.url.len() + item.content.len()) as u64;
             last = *at;
         }
+        self.pending.insert(stream.to_string(), last);
+        Ok(applied)
+    }
+
+    /// Makes everything appended durable; what it covers may then be acknowledged.
+    pub fn sync(&mut self) -> Result<(), StoreError> {
         self.writer.sync()?;
-        if let Some(s) = self.streams.get_mut(stream) {
-            s.last = last;
-        }
+        self.commit_pending();
         if self.last_checkpoint.elapsed().as_secs() >= CHECKPOINT_EVERY_S {
             self.checkpoint()?;
         }
-        Ok(applied)
+        Ok(())
+    }
+
+    /// After a sync of the writer: the pending positions are durable.
+    fn commit_pending(&mut self) {
+        for (name, last) in std::mem::take(&mut self.pending) {
+            if let Some(s) = self.streams.get_mut(&name) {
+                s.last = last;
+            }
+        }
     }
 
     /// A new stream's number is durable before any of its items is written.
@@ -187,6 +215,7 @@ impl RecvStore {
     /// Writes `streams.state` as of now (everything appended is synced first).
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {
         self.writer.sync()?;
+        self.commit_pending();
         let covers = self.writer.position();
         let path = self.dir.join(STREAMS_FILE);
         let mut text = format!("{MAGIC} covers={covers}\n");

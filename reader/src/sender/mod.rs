@@ -4,6 +4,7 @@ pub mod lag;
 pub mod retention;
 mod session;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,9 @@ pub struct SenderSpec {
     /// The name the receiver knows this stream by: `<reader name>.<group>`.
     pub stream: String,
     pub position_file: PathBuf,
+    /// How many of its items `Store.MaxBytes` deleted before they were sent, in decimal: kept
+    /// across restarts so that `reader stat` shows it too.
+    pub lost_file: PathBuf,
 }
 
 impl SenderSpec {
@@ -56,6 +60,7 @@ impl SenderSpec {
                         statuses: statuses.clone(),
                         stream: format!("{}.{group}", cfg.name),
                         position_file: state_dir.join(format!("pos_{group}_{k}_{safe}.dat")),
+                        lost_file: state_dir.join(format!("lost_{group}_{k}_{safe}.txt")),
                     });
                 }
             }
@@ -71,6 +76,18 @@ impl SenderSpec {
             Ok(None) => (Position::START, None),
             Err(e) => (Position::START, Some(e)),
         }
+    }
+
+    /// Items lost so far; a missing or unreadable file counts as none.
+    pub fn load_lost(&self) -> u64 {
+        std::fs::read_to_string(&self.lost_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    pub fn save_lost(&self, n: u64) -> std::io::Result<()> {
+        focuser_schema::fsutil::write_atomically(&self.lost_file, |w| writeln!(w, "{n}"))
     }
 }
 
@@ -96,6 +113,7 @@ pub struct SenderState {
 impl SenderState {
     pub fn new(spec: SenderSpec) -> SenderState {
         let (pos, err) = spec.load_position();
+        let lost = spec.load_lost();
         let st = SenderState {
             spec,
             saved: Mutex::new(pos),
@@ -108,7 +126,7 @@ impl SenderState {
             failures: AtomicU64::new(0),
             corrupt_items: AtomicU64::new(0),
             bad_position_files: AtomicU64::new(0),
-            lost_items: AtomicU64::new(0),
+            lost_items: AtomicU64::new(lost),
             last_error: Mutex::new(None),
         };
         if let Some(e) = err {

@@ -65,7 +65,12 @@ pub fn enforce(
                 let n = (first..=seg.len())
                     .filter(|&k| seg.doc_hash(k).is_some_and(|h| s.spec.partition.wants(h)))
                     .count() as u64;
-                s.lost_items.fetch_add(n, Ordering::Relaxed);
+                if n > 0 {
+                    let total = s.lost_items.fetch_add(n, Ordering::Relaxed) + n;
+                    if let Err(e) = s.spec.save_lost(total) {
+                        log::error!("{}: {e}", s.spec.lost_file.display());
+                    }
+                }
                 lost += n;
             }
         }

@@ -9,10 +9,10 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{write_position, Cursor, Position, SegmentError, Take};
+use focuser_schema::segment::{crc, write_position, Cursor, Position, SegmentError, Take};
 
 use super::{SendCtx, SenderState};
-use crate::wire::frame::{begin_frame, finish_frame, Fields, FRAME_HEADER_LEN};
+use crate::wire::frame::{begin_frame, finish_frame_with_crc, Fields, FRAME_HEADER_LEN};
 use crate::wire::handshake;
 use crate::wire::messages::{
     batch_fixed, item_fixed, position, ErrorMsg, BATCH_FIXED, WIRE_ITEM_FIXED,
@@ -58,14 +58,8 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     s.set_nodelay(true).map_err(fail)?;
     s.set_write_timeout(Some(timeout)).map_err(fail)?;
     s.set_read_timeout(Some(timeout)).map_err(fail)?;
-    let last = handshake::client(
-        &mut s,
-        &ctx.secret,
-        Mode::Items,
-        &st.spec.stream,
-        ctx.max_frame,
-    )
-    .map_err(fail)?;
+    let last =
+        handshake::client(&mut s, &ctx.secret, Mode::Items, &st.spec.stream).map_err(fail)?;
     st.connects.fetch_add(1, Ordering::Relaxed);
     st.connected.store(true, Ordering::SeqCst);
     let mut acked = st.saved();
@@ -216,6 +210,9 @@ impl Session<'_> {
         frame.extend_from_slice(&[0u8; BATCH_FIXED]);
         let mut count = 0u32;
         let mut bytes = 0usize;
+        // The CRC of the items part of the payload, from each item's fixed part and the body
+        // CRC its record check computed: the bodies are not gone over a second time.
+        let mut items_crc = 0u32;
         while (count as usize) < batch_items {
             let item_start = frame.len();
             frame.extend_from_slice(&[0u8; WIRE_ITEM_FIXED]);
@@ -265,8 +262,12 @@ impl Session<'_> {
                         h.url_len as usize,
                         h.content_len as usize,
                     );
-                    frame[item_start..item_start + WIRE_ITEM_FIXED]
-                        .copy_from_slice(&item_fixed(at, h.status, h.time_ms, lens));
+                    let fixed = item_fixed(at, h.status, h.time_ms, lens);
+                    frame[item_start..item_start + WIRE_ITEM_FIXED].copy_from_slice(&fixed);
+                    let body_len = (frame.len() - item_start - WIRE_ITEM_FIXED) as u64;
+                    let item_crc = crc::combine(crc32c::crc32c(&fixed), raw.body_crc, body_len);
+                    items_crc =
+                        crc::combine(items_crc, item_crc, WIRE_ITEM_FIXED as u64 + body_len);
                     count += 1;
                 }
                 Ok(None) => {
@@ -288,7 +289,9 @@ impl Session<'_> {
         let upto = self.cursor.position();
         let fixed_at = start + FRAME_HEADER_LEN;
         frame[fixed_at..fixed_at + BATCH_FIXED].copy_from_slice(&batch_fixed(upto, count));
-        finish_frame(frame, start);
+        let items_len = (frame.len() - fixed_at - BATCH_FIXED) as u64;
+        let head_crc = crc32c::crc32c(&frame[start + 8..fixed_at + BATCH_FIXED]);
+        finish_frame_with_crc(frame, start, crc::combine(head_crc, items_crc, items_len));
         Ok((upto, count))
     }
 

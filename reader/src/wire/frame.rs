@@ -119,6 +119,18 @@ fn check_len(len: usize, max: usize) -> Result<(), FrameError> {
 
 /// Reads one frame from a stream; nothing beyond `max` bytes is ever allocated.
 pub fn read_frame(r: &mut impl Read, max: usize) -> Result<Frame, FrameError> {
+    let mut payload = Vec::new();
+    let kind = read_frame_into(r, max, &mut payload)?;
+    Ok(Frame { kind, payload })
+}
+
+/// [`read_frame`] into the caller's buffer, which keeps its memory from frame to frame (a
+/// fresh multi-megabyte buffer a frame costs page faults and zeroing).
+pub fn read_frame_into(
+    r: &mut impl Read,
+    max: usize,
+    payload: &mut Vec<u8>,
+) -> Result<FrameType, FrameError> {
     let mut head = [0u8; FRAME_HEADER_LEN];
     match r.read_exact(&mut head[..8]) {
         Ok(()) => {}
@@ -128,14 +140,17 @@ pub fn read_frame(r: &mut impl Read, max: usize) -> Result<Frame, FrameError> {
     let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
     check_len(len, max)?;
     r.read_exact(&mut head[8..9])?;
-    let mut payload = vec![0u8; len - 1];
-    r.read_exact(&mut payload)?;
+    payload.clear();
+    payload.reserve(len - 1);
+    let got = r.take(len as u64 - 1).read_to_end(payload)?;
+    if got != len - 1 {
+        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+    }
     let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    if crc32c::crc32c_append(crc32c::crc32c(&head[8..9]), &payload) != crc {
+    if crc32c::crc32c_append(crc32c::crc32c(&head[8..9]), payload) != crc {
         return Err(FrameError::BadCrc);
     }
-    let kind = FrameType::from_byte(head[8]).ok_or(FrameError::UnknownType(head[8]))?;
-    Ok(Frame { kind, payload })
+    FrameType::from_byte(head[8]).ok_or(FrameError::UnknownType(head[8]))
 }
 
 /// Starts a frame in `out` whose payload the caller appends; [`finish_frame`] completes it.
@@ -148,8 +163,13 @@ pub fn begin_frame(kind: FrameType, out: &mut Vec<u8>) -> usize {
 
 /// Fills in the length and CRC of the frame started at `start`.
 pub fn finish_frame(out: &mut [u8], start: usize) {
-    let len = (out.len() - start - 8) as u32;
     let crc = crc32c::crc32c(&out[start + 8..]);
+    finish_frame_with_crc(out, start, crc);
+}
+
+/// [`finish_frame`] with the CRC (of the type byte and the payload) worked out by the caller.
+pub fn finish_frame_with_crc(out: &mut [u8], start: usize, crc: u32) {
+    let len = (out.len() - start - 8) as u32;
     out[start..start + 4].copy_from_slice(&len.to_le_bytes());
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }

@@ -29,6 +29,10 @@ impl From<std::io::Error> for ProtoError {
     }
 }
 
+/// No handshake frame (nor an ERROR frame answering one) is longer: before a peer has proved
+/// it knows the secret it cannot make the other side allocate more than this.
+pub const HANDSHAKE_MAX_FRAME: usize = 4096;
+
 /// Reads the next frame; an ERROR frame becomes [`ProtoError::Refused`].
 pub fn expect(r: &mut impl Read, kind: FrameType, max: usize) -> Result<Vec<u8>, ProtoError> {
     let f = read_frame(r, max)?;
@@ -51,8 +55,8 @@ pub fn client<S: Read + Write>(
     secret: &Secret,
     mode: Mode,
     stream: &str,
-    max: usize,
 ) -> Result<Position, ProtoError> {
+    let max = HANDSHAKE_MAX_FRAME;
     let mine = new_nonce()?;
     let hello = Hello {
         mode,
@@ -78,11 +82,8 @@ pub fn client<S: Read + Write>(
 
 /// The receiver's side, up to the proof of the sender; the caller answers WELCOME (with where
 /// the stream stands) through [`welcome`].
-pub fn server<S: Read + Write>(
-    s: &mut S,
-    secret: &Secret,
-    max: usize,
-) -> Result<Accepted, ProtoError> {
+pub fn server<S: Read + Write>(s: &mut S, secret: &Secret) -> Result<Accepted, ProtoError> {
+    let max = HANDSHAKE_MAX_FRAME;
     let payload = expect(s, FrameType::Hello, max)?;
     let hello = match Hello::decode(&payload) {
         Ok(h) => h,
@@ -148,7 +149,7 @@ mod tests {
         let t = std::thread::spawn(move || {
             let (mut s, _) = l.accept().unwrap();
             let secret = Secret::from_bytes(server_secret);
-            match server(&mut s, &secret, 1 << 16) {
+            match server(&mut s, &secret) {
                 Ok(a) => {
                     welcome(
                         &mut s,
@@ -170,7 +171,6 @@ mod tests {
             &Secret::from_bytes(client_secret),
             Mode::Items,
             "n1.Index.0",
-            1 << 16,
         )
         .map_err(|e| e.to_string());
         (got, t.join().unwrap())

@@ -12,7 +12,7 @@
 
 use std::io::{BufRead, Write};
 
-use crate::formats::stamp;
+use crate::formats::{num, stamp};
 
 pub const MAGIC: &str = "#focuser-queue 1";
 
@@ -44,6 +44,7 @@ pub struct QueueRecord {
 pub struct QueueWriter<W: Write> {
     out: W,
     records: u64,
+    line: Vec<u8>,
 }
 
 impl<W: Write> QueueWriter<W> {
@@ -56,7 +57,11 @@ impl<W: Write> QueueWriter<W> {
             header.node,
             stamp::format(header.time)
         )?;
-        Ok(QueueWriter { out, records: 0 })
+        Ok(QueueWriter {
+            out,
+            records: 0,
+            line: Vec::with_capacity(256),
+        })
     }
 
     pub fn write(&mut self, r: &QueueRecord) -> std::io::Result<()> {
@@ -84,9 +89,21 @@ impl<W: Write> QueueWriter<W> {
         new: bool,
     ) -> std::io::Result<()> {
         self.records += 1;
-        write!(self.out, "{id}\t{url}\t{domain}\t")?;
-        self.out.write_all(&stamp::digits(timestamp))?;
-        writeln!(self.out, "\t{hits}\t{updatetag}\t{}", u8::from(new))
+        let l = &mut self.line;
+        l.clear();
+        num::push_u64(l, id);
+        for text in [url, domain] {
+            l.push(b'\t');
+            l.extend_from_slice(text.as_bytes());
+        }
+        l.push(b'\t');
+        l.extend_from_slice(&stamp::digits(timestamp));
+        l.push(b'\t');
+        num::push_u64(l, hits);
+        l.push(b'\t');
+        l.extend_from_slice(updatetag.as_bytes());
+        l.extend_from_slice(if new { b"\t1\n" } else { b"\t0\n" });
+        self.out.write_all(l)
     }
 
     /// Writes the trailer; returns the writer and the record count.

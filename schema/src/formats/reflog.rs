@@ -104,7 +104,8 @@ pub fn normalize_url(url: &str, max_len: usize) -> Result<NormalUrl, Reject> {
     urls::normalize(url, max_len).map_err(Reject::Url)
 }
 
-fn parse_hits(text: &[u8]) -> Option<u64> {
+/// The hits column: 1 to 19 ASCII digits.
+pub fn parse_hits(text: &[u8]) -> Option<u64> {
     if text.is_empty() || text.len() > 19 || !text.iter().all(u8::is_ascii_digit) {
         return None;
     }

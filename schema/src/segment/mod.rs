@@ -7,6 +7,7 @@
 //! is written only after its item is fsynced, so a reader that follows the index never sees an
 //! item a crash could take back.
 
+pub mod crc;
 mod position;
 mod reader;
 pub mod record;

@@ -50,8 +50,16 @@ impl SegmentIndex {
             Err(e) => return Err(SegmentError::io(&item_path)(e)),
         };
         let mut head = [0u8; FILE_HEADER_LEN];
-        item.read_exact(&mut head)
-            .map_err(SegmentError::io(&item_path))?;
+        match item.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(SegmentError::BadHeader {
+                    path: item_path,
+                    reason: "shorter than its header",
+                })
+            }
+            Err(e) => return Err(SegmentError::io(&item_path)(e)),
+        }
         match FileHeader::decode(&head, ITEM_MAGIC) {
             Ok(h) if h.file_id == file_id => {}
             Ok(_) => {
@@ -118,11 +126,38 @@ impl SegmentIndex {
 
     fn read_new_entries(&mut self, dir: &Path) -> Result<(), SegmentError> {
         let xpath = index_path(dir, self.file_id);
+        let before = self.entries.len();
+        self.take_in(&xpath)?;
+        if self.entries.len() == before && self.index_replaced(&xpath) {
+            // The writer's recovery rewrote the index under a new inode (an index that was
+            // behind after a crash): what it appends from now on goes there, so read it anew.
+            self.index = None;
+            self.index_read = 0;
+            self.take_in(&xpath)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the index file at `xpath` is no longer the one this reader has open.
+    fn index_replaced(&self, xpath: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Some(f) = self.index.as_ref() else {
+            return false;
+        };
+        match (f.metadata(), std::fs::metadata(xpath)) {
+            (Ok(open), Ok(now)) => (open.dev(), open.ino()) != (now.dev(), now.ino()),
+            _ => false,
+        }
+    }
+
+    /// Takes in the index entries past `index_read`. Entries this reader already has (when
+    /// a rewritten index is read anew) must be the same ones; the first that is not ends it.
+    fn take_in(&mut self, xpath: &Path) -> Result<(), SegmentError> {
         if self.index.is_none() {
-            match File::open(&xpath) {
+            match File::open(xpath) {
                 Ok(f) => self.index = Some(f),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-                Err(e) => return Err(SegmentError::io(&xpath)(e)),
+                Err(e) => return Err(SegmentError::io(xpath)(e)),
             }
         }
         let Some(f) = self.index.as_mut() else {
@@ -133,7 +168,7 @@ impl SegmentIndex {
             if f.read_exact(&mut head).is_err() {
                 // Empty or short: nothing to take in yet (a sealed one is rebuilt).
                 f.seek(SeekFrom::Start(0))
-                    .map_err(SegmentError::io(&xpath))?;
+                    .map_err(SegmentError::io(xpath))?;
                 return Ok(());
             }
             match FileHeader::decode(&head, INDEX_MAGIC) {
@@ -141,25 +176,29 @@ impl SegmentIndex {
                 _ => {
                     // A damaged index is ignored; the seal's check rebuilds it.
                     f.seek(SeekFrom::Start(0))
-                        .map_err(SegmentError::io(&xpath))?;
+                        .map_err(SegmentError::io(xpath))?;
                     return Ok(());
                 }
             }
         }
         f.seek(SeekFrom::Start(self.index_read))
-            .map_err(SegmentError::io(&xpath))?;
+            .map_err(SegmentError::io(xpath))?;
         let mut bytes = Vec::new();
-        f.read_to_end(&mut bytes)
-            .map_err(SegmentError::io(&xpath))?;
+        f.read_to_end(&mut bytes).map_err(SegmentError::io(xpath))?;
         for chunk in bytes.chunks_exact(INDEX_ENTRY_LEN) {
-            let idx = self.entries.len() as u32 + 1;
-            match IndexEntry::decode(chunk, idx) {
-                Ok(e) if self.entries.last().is_none_or(|l| e.offset > l.offset) => {
-                    self.entries.push(e);
-                    self.index_read += INDEX_ENTRY_LEN as u64;
+            let k = (self.index_read - FILE_HEADER_LEN as u64) as usize / INDEX_ENTRY_LEN;
+            let Ok(e) = IndexEntry::decode(chunk, k as u32 + 1) else {
+                break;
+            };
+            match self.entries.get(k) {
+                Some(known) if *known == e => {}
+                Some(_) => break,
+                None if self.entries.last().is_none_or(|l| e.offset > l.offset) => {
+                    self.entries.push(e)
                 }
-                _ => break,
+                None => break,
             }
+            self.index_read += INDEX_ENTRY_LEN as u64;
         }
         Ok(())
     }
@@ -254,9 +293,10 @@ impl SegmentIndex {
         let read = self
             .item
             .read_exact_at(body, offset + RECORD_HEADER_LEN as u64);
+        // One pass over the body: the record's CRC (its header from byte 8, then the body)
+        // is combined from the body's, which the caller may reuse (a frame's CRC).
         let body_crc = crc32c::crc32c(body);
-        // The record's CRC covers its header from byte 8, then the body: combined, not redone.
-        let crc = crc32c::crc32c_combine(at.head_crc, body_crc, len);
+        let crc = super::crc::combine(at.head_crc, body_crc, len as u64);
         if read.is_err() || crc != h.crc {
             out.truncate(start);
             let reason = if read.is_err() {
@@ -294,8 +334,8 @@ impl SegmentIndex {
     }
 }
 
-/// A record's header, where it is, and the CRC-32C of its bytes 8..56 (the part of the
-/// record's CRC before the body).
+/// A record's header, where it is, and the CRC-32C of its bytes 8..56 (the record's CRC up
+/// to its body).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Located {
     pub header: RecordHeader,

@@ -55,6 +55,9 @@ pub struct Recovery {
     pub cut_reason: Option<&'static str>,
     /// The active index was missing, behind, ahead or damaged and was rewritten.
     pub index_rebuilt: bool,
+    /// The last segment's item file had a bad header (short, wrong magic, CRC, file id): it
+    /// was left as it is, for readers to report and skip, and a new segment was opened.
+    pub left_behind: Option<String>,
 }
 
 pub struct Writer {
@@ -77,6 +80,16 @@ pub struct Writer {
 }
 
 const WRITE_CHUNK: usize = 1 << 20;
+
+/// The active segment as recovery leaves it.
+struct Active {
+    file_id: u64,
+    created_ms: u64,
+    item: File,
+    index: File,
+    item_len: u64,
+    items: u32,
+}
 
 impl Writer {
     /// Opens (creating if need be) the store in `dir` for appending, after recovering its
@@ -105,31 +118,56 @@ impl Writer {
                 1
             }
         };
-        let (w, rec) = Self::recover(dir, opts, lock, file_id)?;
-        Ok((w, rec))
+        let (active, rec) = match Self::recover_active(dir, file_id) {
+            Err(e @ SegmentError::BadHeader { .. }) => {
+                create_segment(dir, file_id + 1)?;
+                let (active, mut rec) = Self::recover_active(dir, file_id + 1)?;
+                rec.left_behind = Some(e.to_string());
+                (active, rec)
+            }
+            r => r?,
+        };
+        Ok((Writer::new(dir, opts, lock, active), rec))
     }
 
-    fn recover(
-        dir: &Path,
-        opts: WriterOptions,
-        lock: File,
-        file_id: u64,
-    ) -> Result<(Writer, Recovery), SegmentError> {
+    fn new(dir: &Path, opts: WriterOptions, lock: File, a: Active) -> Writer {
+        Writer {
+            dir: dir.to_path_buf(),
+            opts,
+            _lock: lock,
+            file_id: a.file_id,
+            created_ms: a.created_ms,
+            item: a.item,
+            index: a.index,
+            item_len: a.item_len,
+            buf: Vec::with_capacity(WRITE_CHUNK * 2),
+            items: a.items,
+            pending: Vec::new(),
+            first_unsynced: None,
+        }
+    }
+
+    /// Cuts a torn tail off the active segment and rebuilds its index if it does not match.
+    fn recover_active(dir: &Path, file_id: u64) -> Result<(Active, Recovery), SegmentError> {
         let ipath = item_path(dir, file_id);
-        let mut item = OpenOptions::new()
+        let item = OpenOptions::new()
             .read(true)
             .write(true)
             .open(&ipath)
             .map_err(SegmentError::io(&ipath))?;
-        let mut head = [0u8; FILE_HEADER_LEN];
-        let header = item
-            .read_exact(&mut head)
-            .ok()
-            .and_then(|()| FileHeader::decode(&head, ITEM_MAGIC).ok())
-            .filter(|h| h.file_id == file_id)
-            .ok_or(SegmentError::BadHeader {
+        let mut head = Vec::with_capacity(FILE_HEADER_LEN);
+        (&item)
+            .take(FILE_HEADER_LEN as u64)
+            .read_to_end(&mut head)
+            .map_err(SegmentError::io(&ipath))?;
+        let header = FileHeader::decode(&head, ITEM_MAGIC)
+            .and_then(|h| match h.file_id == file_id {
+                true => Ok(h),
+                false => Err("file id disagrees with the name"),
+            })
+            .map_err(|reason| SegmentError::BadHeader {
                 path: ipath.clone(),
-                reason: "bad item file header",
+                reason,
             })?;
         let len = item.metadata().map_err(SegmentError::io(&ipath))?.len();
         let scanned = scan_items(
@@ -168,19 +206,13 @@ impl Writer {
             .open(&ipath)
             .map_err(SegmentError::io(&ipath))?;
         Ok((
-            Writer {
-                dir: dir.to_path_buf(),
-                opts,
-                _lock: lock,
+            Active {
                 file_id,
                 created_ms: header.created_ms,
                 item,
                 index,
                 item_len: scanned.end,
-                buf: Vec::with_capacity(WRITE_CHUNK * 2),
                 items: rec.items,
-                pending: Vec::new(),
-                first_unsynced: None,
             },
             rec,
         ))

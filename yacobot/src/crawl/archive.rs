@@ -29,6 +29,12 @@ impl Archive {
                 rec.index_rebuilt
             );
         }
+        if let Some(bad) = &rec.left_behind {
+            log::error!(
+                "archive {bad}: left behind; new segment {} opened",
+                rec.file_id
+            );
+        }
         Ok(Archive {
             dir: dir.to_path_buf(),
             writer,

@@ -14,7 +14,8 @@ use crate::config::UrlConfig;
 pub struct Env<'a> {
     pub now: NaiveDateTime,
     pub url: &'a UrlConfig,
-    pub retry_delay: u64,
+    /// `Crawl.RetryLater`.
+    pub retry_later: u64,
     /// Days until the next dictionary (see `bookkeeping::dictionary_days`).
     pub dictionary_days: f64,
 }
@@ -143,10 +144,18 @@ pub fn gone(u: &Url, status: u16, elapsed: Duration, env: &Env<'_>) -> Booking {
 
 /// Refused for good (robots.txt, too large, wrong type): indexed with nothing, so that it
 /// waits for its next turn instead of being fetched again at once.
-pub fn refused(u: &Url, kind: &str, reason: &str, elapsed: Duration, env: &Env<'_>) -> Booking {
+pub fn refused(
+    u: &Url,
+    kind: &str,
+    reason: &str,
+    status: Option<u16>,
+    elapsed: Duration,
+    env: &Env<'_>,
+) -> Booking {
     Booking {
         id: u.id,
         base: UrlChanges {
+            http_status: Some(status),
             fetch_state: Some(FetchState::Failed.code()),
             fetch_ms: millis(elapsed),
             last_fetch: Some(Some(env.now)),
@@ -159,7 +168,7 @@ pub fn refused(u: &Url, kind: &str, reason: &str, elapsed: Duration, env: &Env<'
     }
 }
 
-/// Failed after the fetcher's tries: hits stay, tried again after `Fetch.RetryDelay`,
+/// Failed after the fetcher's tries: hits stay, tried again after `Crawl.RetryLater`,
 /// doubling per failure in a row.
 pub fn failed(
     u: &Url,
@@ -173,7 +182,7 @@ pub fn failed(
     Booking {
         id: u.id,
         base: UrlChanges {
-            next_indexed: Some(retry_at(env.now, errors, env.retry_delay, env.url)),
+            next_indexed: Some(retry_at(env.now, errors, env.retry_later, env.url)),
             http_status: Some(status),
             fetch_state: Some(FetchState::Failed.code()),
             fetch_ms: millis(elapsed),

@@ -6,6 +6,7 @@
 //!
 //! URLs come from queue files, that is from the network: a URL is never trusted as a path.
 //! Every part of it must be a plain name (no `.`/`..`, no empty part, no control character).
+//! A file that cannot be read fails with kind `network` (the mirror is this backend's network).
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 use super::downloader::{
     Completed, Document, DownloadError, Downloader, FailKind, Outcome, Request,
 };
+use crate::config::FetchConfig;
 
 pub struct Mirror {
     root: PathBuf,
@@ -26,14 +28,24 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    pub fn new(root: PathBuf, max_bytes: u64, mime_types: Vec<String>, connections: u32) -> Self {
+    pub fn new(root: PathBuf, cfg: &FetchConfig) -> Self {
         Mirror {
             root,
-            max_bytes,
-            mime_types,
-            per_perform: connections.max(1) as usize,
+            max_bytes: cfg.max_bytes,
+            mime_types: cfg.allowed_types.clone(),
+            per_perform: cfg.connections.max(1) as usize,
             queue: VecDeque::new(),
         }
+    }
+
+    /// `Fetch.AllowedTypes`: exact, or `type/*`; empty allows every type.
+    fn allowed(&self, content_type: &str) -> bool {
+        let major = content_type.split('/').next().unwrap_or("");
+        self.mime_types.is_empty()
+            || self
+                .mime_types
+                .iter()
+                .any(|m| m == content_type || m.strip_suffix("/*").is_some_and(|t| t == major))
     }
 
     fn fetch(&self, url: &str) -> Outcome {
@@ -41,7 +53,7 @@ impl Mirror {
             Ok(p) => p,
             Err(reason) => {
                 return Outcome::Failed {
-                    kind: FailKind::Other,
+                    kind: FailKind::Url,
                     reason: reason.into(),
                     status: None,
                 }
@@ -50,7 +62,7 @@ impl Mirror {
         let dir = path.is_dir();
         let path = if dir { path.join("index.html") } else { path };
         let io_failure = |e: std::io::Error| Outcome::Failed {
-            kind: FailKind::Io,
+            kind: FailKind::Network,
             reason: format!("{}: {e}", path.display()),
             status: None,
         };
@@ -64,7 +76,7 @@ impl Mirror {
             Err(e) => return io_failure(e),
         };
         let content_type = content_type(&path).to_string();
-        if !self.mime_types.iter().any(|m| m == &content_type) {
+        if !self.allowed(&content_type) {
             return Outcome::WrongType { content_type };
         }
         let mut body = Vec::new();
@@ -78,10 +90,9 @@ impl Mirror {
             };
         }
         Outcome::Fetched(Document {
-            status: 200,
             content_type,
             body,
-            final_url: url.to_string(),
+            redirects: Vec::new(),
         })
     }
 }
@@ -111,10 +122,20 @@ impl Downloader for Mirror {
             };
             let started = Instant::now();
             let outcome = self.fetch(&request.url);
+            let (status, bytes) = match &outcome {
+                Outcome::Fetched(d) => (Some(200), d.body.len() as u64),
+                Outcome::Gone { status } => (Some(*status), 0),
+                _ => (None, 0),
+            };
+            let took = started.elapsed();
             done.push(Completed {
+                final_url: request.url.clone(),
                 request,
                 outcome,
-                elapsed: started.elapsed(),
+                status,
+                elapsed: took,
+                fetch_time: took,
+                bytes,
                 tries: 1,
             });
         }

@@ -8,6 +8,7 @@ pub mod archive;
 pub mod book;
 pub mod bookkeeping;
 pub mod downloader;
+pub mod fetch;
 pub mod mirror;
 
 use std::sync::atomic::Ordering;
@@ -23,9 +24,9 @@ use rustc_hash::FxHashMap;
 
 use archive::Archive;
 use book::{Booking, Env};
-use downloader::{Completed, Downloader, Outcome, Request};
+use downloader::{Completed, Downloader, FetchStats, Outcome, Request};
 
-use crate::config::YacobotConfig;
+use crate::config::{YacobotConfig, MIRROR};
 use crate::status::{add, ErrorRow};
 use crate::worker::{self, Ctx};
 
@@ -41,6 +42,10 @@ pub struct Crawler {
     claimed: FxHashMap<u64, Url>,
     /// No URL was due at the last look: the next one is not before this.
     idle_until: Option<Instant>,
+    /// New `Fetch.*` settings wait for the downloader to empty: no URL is claimed meanwhile.
+    reconfiguring: bool,
+    /// The downloader's counters already added to the status figures.
+    seen: FetchStats,
 }
 
 /// The worker thread.
@@ -71,7 +76,7 @@ fn env(cfg: &Config<YacobotConfig>) -> Env<'_> {
     Env {
         now: worker::now(),
         url: u,
-        retry_delay: cfg.daemon.fetch.retry_delay,
+        retry_later: cfg.daemon.crawl.retry_later,
         dictionary_days: bookkeeping::dictionary_days(
             bookkeeping::dictionary_age(dict.as_deref(), SystemTime::now()),
             u,
@@ -94,31 +99,38 @@ impl Crawler {
         } else {
             None
         };
-        let downloader: Box<dyn Downloader> = Box::new(mirror::Mirror::new(
-            cfg.common.path(&d.fetch.mirror_dir),
-            d.fetch.max_bytes,
-            d.fetch.mime_types.clone(),
-            d.fetch.connections,
-        ));
+        let downloader: Box<dyn Downloader> = if d.fetch.backend == MIRROR {
+            let dir = cfg.common.path(&d.fetch.mirror_dir);
+            Box::new(mirror::Mirror::new(dir, &d.fetch))
+        } else {
+            Box::new(fetch::Curl::new(&d.fetch)?)
+        };
         Ok(Crawler {
             owner: format!("{}/{}", d.node, std::process::id()),
             downloader,
             archive,
             claimed: FxHashMap::default(),
             idle_until: None,
+            reconfiguring: false,
+            seen: FetchStats::default(),
         })
     }
 
     fn work(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<()> {
+        let mut empty_looks = 0;
         loop {
             if ctx.stopping() {
                 return Ok(());
             }
             let cfg = config(ctx)?;
             self.housekeeping(ctx)?;
+            self.reconfigure(&cfg);
             let claimed_now = self.refill(ctx, &cfg, once)?;
             let wait = if self.claimed.is_empty() {
-                if once && claimed_now == 0 {
+                // `--once` ends at the second empty look in a row: one may come back empty
+                // while another crawler's claim transaction holds the rows (SKIP LOCKED).
+                empty_looks = if claimed_now == 0 { empty_looks + 1 } else { 0 };
+                if once && empty_looks >= 2 {
                     return Ok(());
                 }
                 Duration::from_millis(250)
@@ -127,12 +139,44 @@ impl Crawler {
             };
             let done = self.downloader.perform(wait)?;
             self.finish(ctx, &cfg, done)?;
-            let s = &ctx.stats;
-            s.in_flight
-                .store(self.claimed.len() as u64, Ordering::Relaxed);
-            s.host_waits
-                .store(self.downloader.host_waits() as u64, Ordering::Relaxed);
+            self.figures(ctx);
         }
+    }
+
+    /// Hands reloaded `Fetch.*` settings to the downloader; refused ones (the config was
+    /// checked at reload, so rarely) keep the running settings.
+    fn reconfigure(&mut self, cfg: &Config<YacobotConfig>) {
+        match self.downloader.reconfigure(&cfg.daemon.fetch) {
+            Ok(done) => self.reconfiguring = !done,
+            Err(e) => {
+                log::error!("new Fetch.* settings refused, the running ones stay: {e}");
+                self.reconfiguring = false;
+            }
+        }
+    }
+
+    /// The downloader's figures into the status page's.
+    fn figures(&mut self, ctx: &Ctx) {
+        let s = &ctx.stats;
+        let now = self.downloader.stats();
+        if now.transfers < self.seen.transfers {
+            // A new downloader (reconfigured): its counters start from zero.
+            self.seen = FetchStats::default();
+        }
+        let seen = &self.seen;
+        add(&s.transfers, now.transfers - seen.transfers);
+        add(&s.retries, now.retries - seen.retries);
+        add(&s.redirects, now.redirects - seen.redirects);
+        add(&s.robots_fetches, now.robots_fetches - seen.robots_fetches);
+        add(&s.host_waits, now.host_waits - seen.host_waits);
+        let waited = now.host_wait_time.saturating_sub(seen.host_wait_time);
+        add(&s.host_wait_ms, waited.as_millis() as u64);
+        s.in_flight
+            .store(self.downloader.in_flight() as u64, Ordering::Relaxed);
+        s.pending
+            .store(self.claimed.len() as u64, Ordering::Relaxed);
+        s.hosts.store(now.hosts as u64, Ordering::Relaxed);
+        self.seen = now;
     }
 
     /// Seals the archive's segment on SIGUSR1 or when it is `Segment.MaxAge` old.
@@ -158,8 +202,8 @@ impl Crawler {
         Ok(())
     }
 
-    /// Claims due URLs while there is room: up to twice `Fetch.Connections` in hand. Returns
-    /// how many were claimed.
+    /// Claims due URLs while there is room: up to twice `Fetch.Connections` (at most
+    /// `Fetch.Pending`) in hand. Returns how many were claimed.
     fn refill(
         &mut self,
         ctx: &Ctx,
@@ -167,9 +211,9 @@ impl Crawler {
         once: bool,
     ) -> anyhow::Result<usize> {
         let d = &cfg.daemon;
-        let room = (2 * d.fetch.connections as usize).saturating_sub(self.claimed.len());
+        let room = d.fetch.in_hand().saturating_sub(self.claimed.len());
         let idle = self.idle_until.is_some_and(|t| Instant::now() < t) && !once;
-        if room == 0 || idle {
+        if room == 0 || idle || self.reconfiguring {
             return Ok(0);
         }
         let now = worker::now();
@@ -276,6 +320,7 @@ impl Crawler {
                 reason: reason.to_string(),
             });
         };
+        let status = c.status;
         Ok(match c.outcome {
             Outcome::Fetched(doc) => {
                 let pos = match self.archive.as_mut() {
@@ -285,7 +330,8 @@ impl Crawler {
                 add(&s.pages, 1);
                 add(&s.bytes, doc.body.len() as u64);
                 log::debug!("fetched {}: {} bytes", u.url, doc.body.len());
-                book::fetched(u, doc.status, &doc.body, c.elapsed, pos, env)
+                let status = status.unwrap_or(200);
+                book::fetched(u, status, &doc.body, c.fetch_time, pos, env)
             }
             Outcome::Gone { status } => {
                 if let Some(a) = self.archive.as_mut() {
@@ -293,29 +339,26 @@ impl Crawler {
                 }
                 add(&s.gone, 1);
                 log::info!("{}: gone (HTTP {status})", u.url);
-                book::gone(u, status, c.elapsed, env)
+                book::gone(u, status, c.fetch_time, env)
             }
             Outcome::Disallowed => {
-                error("robots", "disallowed by robots.txt");
-                book::refused(u, "robots", "disallowed by robots.txt", c.elapsed, env)
+                let reason = "disallowed by robots.txt";
+                error("disallowed", reason);
+                book::refused(u, "disallowed", reason, status, c.fetch_time, env)
             }
             Outcome::TooLarge { limit } => {
                 let reason = format!("longer than {limit} bytes");
                 error("too_large", &reason);
-                book::refused(u, "too_large", &reason, c.elapsed, env)
+                book::refused(u, "too_large", &reason, status, c.fetch_time, env)
             }
             Outcome::WrongType { content_type } => {
                 let reason = format!("content type {content_type}");
                 error("wrong_type", &reason);
-                book::refused(u, "wrong_type", &reason, c.elapsed, env)
+                book::refused(u, "wrong_type", &reason, status, c.fetch_time, env)
             }
-            Outcome::Failed {
-                kind,
-                reason,
-                status,
-            } => {
+            Outcome::Failed { kind, reason, .. } => {
                 error(kind.name(), &reason);
-                book::failed(u, kind.name(), &reason, status, c.elapsed, env)
+                book::failed(u, kind.name(), &reason, status, c.fetch_time, env)
             }
         })
     }

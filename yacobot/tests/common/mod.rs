@@ -1,6 +1,8 @@
 //! A yacobot in a temporary rootdir, against a fresh database.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -19,8 +21,13 @@ pub struct Site {
 
 impl Site {
     /// A rootdir with a yacobot.cf (`extra` appended) for node `yb1` with one inbox, of
-    /// master `m1`, against `db`.
+    /// master `m1`, against `db`, fetching from the mirror tree `mirror/` ([`Site::page`]).
     pub fn new(db: &str, extra: &str) -> Site {
+        Site::with(db, &format!("Fetch.Backend = mirror\n{extra}"))
+    }
+
+    /// The same with the default fetcher (libcurl): `extra` says where to.
+    pub fn with(db: &str, extra: &str) -> Site {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("yacobot.cf");
         std::fs::write(
@@ -133,6 +140,42 @@ impl Drop for Daemon {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+pub fn get(port: u16, path: &str) -> String {
+    // Before the daemon listens, there is nothing to read.
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    body
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn metric(port: u16, name: &str) -> Option<f64> {
+    let text = get(port, "/metrics");
+    text.lines()
+        .find(|l| l.starts_with(&format!("focuser_{name}{{")))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// A figure with a label, e.g. `metric_with(port, "yacobot_fetch_errors_total", "kind=\"redirect\"")`.
+pub fn metric_with(port: u16, name: &str, label: &str) -> Option<f64> {
+    let text = get(port, "/metrics");
+    text.lines()
+        .find(|l| l.starts_with(&format!("focuser_{name}{{")) && l.contains(label))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
 }
 
 pub fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {

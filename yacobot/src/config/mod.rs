@@ -7,6 +7,9 @@ use focuser_daemon::{CommonConfig, DaemonConfig};
 use focuser_schema::segment::{SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
 
+mod fetch;
+pub use fetch::{FetchConfig, CURL, MIRROR};
+
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct YacobotConfig {
@@ -84,30 +87,10 @@ pub struct CrawlConfig {
     /// Seconds between two looks for due URLs when none was due.
     #[serde(rename = "Idle", default = "default_idle")]
     pub idle: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FetchConfig {
-    /// `mirror`: pages are read from `Fetch.MirrorDir/<host>/<path>` (a `wget --mirror`
-    /// tree). The libcurl fetcher is `curl`, once focuser-fetch is in.
-    #[serde(rename = "Backend", default = "default_backend")]
-    pub backend: String,
-    #[serde(rename = "MirrorDir", default = "default_mirror_dir")]
-    pub mirror_dir: PathBuf,
-    /// Transfers in flight.
-    #[serde(rename = "Connections", default = "default_connections")]
-    pub connections: u32,
-    /// Bytes a document may have; a longer one is refused (`too_large`).
-    #[serde(rename = "MaxBytes", default = "default_max_bytes")]
-    pub max_bytes: u64,
-    /// Content types that are archived; others are refused (`wrong_type`).
-    #[serde(rename = "MimeTypes", default = "default_mime_types")]
-    pub mime_types: Vec<String>,
-    /// Seconds a URL waits after a failed fetch, doubling with each failure in a row (capped
-    /// at `Url.ReindexPeriod`).
-    #[serde(rename = "RetryDelay", default = "default_retry_delay")]
-    pub retry_delay: u64,
+    /// Seconds a URL waits after a failed fetch (the fetcher's tries used up), doubling with
+    /// each failure in a row (capped at `Url.ReindexPeriod`).
+    #[serde(rename = "RetryLater", default = "default_retry_later")]
+    pub retry_later: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -193,24 +176,7 @@ fn default_claim_ttl() -> u64 {
 fn default_idle() -> u64 {
     5
 }
-fn default_backend() -> String {
-    "mirror".into()
-}
-fn default_mirror_dir() -> PathBuf {
-    PathBuf::from("mirror")
-}
-fn default_connections() -> u32 {
-    32
-}
-fn default_max_bytes() -> u64 {
-    10 << 20
-}
-fn default_mime_types() -> Vec<String> {
-    ["text/html", "application/xhtml+xml", "text/plain"]
-        .map(String::from)
-        .to_vec()
-}
-fn default_retry_delay() -> u64 {
+fn default_retry_later() -> u64 {
     300
 }
 fn default_archive_dir() -> PathBuf {
@@ -281,14 +247,7 @@ defaults!(CrawlConfig {
     claim_batch: default_claim_batch(),
     claim_ttl: default_claim_ttl(),
     idle: default_idle(),
-});
-defaults!(FetchConfig {
-    backend: default_backend(),
-    mirror_dir: default_mirror_dir(),
-    connections: default_connections(),
-    max_bytes: default_max_bytes(),
-    mime_types: default_mime_types(),
-    retry_delay: default_retry_delay(),
+    retry_later: default_retry_later(),
 });
 defaults!(ArchiveConfig {
     enable: true,
@@ -389,20 +348,17 @@ impl DaemonConfig for YacobotConfig {
         if self.qargfilter.interval == 0 {
             return Err("Qargfilter.Interval: must be at least 1".into());
         }
-        if self.crawl.claim_batch == 0 || self.crawl.claim_ttl == 0 || self.crawl.idle == 0 {
+        if self.crawl.claim_batch == 0
+            || self.crawl.claim_ttl == 0
+            || self.crawl.idle == 0
+            || self.crawl.retry_later == 0
+        {
             return Err(
-                "Crawl.ClaimBatch, Crawl.ClaimTtl and Crawl.Idle: must be at least 1".into(),
+                "Crawl.ClaimBatch, Crawl.ClaimTtl, Crawl.Idle and Crawl.RetryLater: must be at least 1"
+                    .into(),
             );
         }
-        if self.fetch.backend != "mirror" {
-            return Err(format!(
-                "Fetch.Backend: {:?}: only `mirror` is built in so far",
-                self.fetch.backend
-            ));
-        }
-        if self.fetch.connections == 0 || self.fetch.max_bytes == 0 {
-            return Err("Fetch.Connections and Fetch.MaxBytes: must be at least 1".into());
-        }
+        self.fetch.validate()?;
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }
@@ -422,18 +378,6 @@ impl DaemonConfig for YacobotConfig {
             (
                 "Fetch.MirrorDir",
                 self.fetch.mirror_dir != new.fetch.mirror_dir,
-            ),
-            (
-                "Fetch.Connections",
-                self.fetch.connections != new.fetch.connections,
-            ),
-            (
-                "Fetch.MaxBytes",
-                self.fetch.max_bytes != new.fetch.max_bytes,
-            ),
-            (
-                "Fetch.MimeTypes",
-                self.fetch.mime_types != new.fetch.mime_types,
             ),
             ("Archive", self.archive != new.archive),
             ("Segment", self.segment != new.segment),

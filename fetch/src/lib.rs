@@ -1,0 +1,32 @@
+//! The yacobot fetcher (SPEC §6): polite, concurrent downloads over libcurl's multi interface.
+//!
+//! The caller [`Fetcher::submit`]s [`Request`]s while [`Fetcher::pending`] is below
+//! [`Fetcher::capacity`] and calls [`Fetcher::perform`] in a loop; each call drives the transfers
+//! for at most the given time and returns the requests that finished, each with one [`Outcome`].
+//!
+//! Politeness, robots.txt, retries and limits follow the `Fetch.*` keys of [`FetchConfig`];
+//! docs/operations.md states the rules.
+
+mod config;
+mod fetcher;
+mod hosts;
+mod outcome;
+mod robots;
+mod stats;
+mod transfer;
+
+pub use config::FetchConfig;
+pub use fetcher::Fetcher;
+pub use outcome::{Completed, Document, FailKind, Outcome, Request};
+pub use stats::FetchStats;
+
+/// Errors of the fetcher itself (a request's own failure is an [`Outcome::Failed`]).
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("fetch config: {0}")]
+    Config(String),
+    #[error("libcurl: {0}")]
+    Curl(#[from] curl::Error),
+    #[error("libcurl multi: {0}")]
+    Multi(#[from] curl::MultiError),
+}

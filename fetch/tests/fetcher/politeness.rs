@@ -1,0 +1,97 @@
+use std::time::{Duration, Instant};
+
+use focuser_fetch::{Fetcher, Outcome};
+use focuser_tests::web::{max_concurrent, Behaviour, WebServer};
+
+use crate::{config, fetch_all, JITTER};
+
+#[test]
+fn no_host_gets_requests_closer_than_the_host_delay() {
+    let server = WebServer::start().unwrap();
+    let hosts: Vec<String> = (0..50).map(|i| format!("h{i}.test")).collect();
+    let urls: Vec<String> = hosts
+        .iter()
+        .flat_map(|h| (0..6).map(move |p| (h.clone(), p)))
+        .map(|(h, p)| server.url(&h, &format!("/p{p}")))
+        .collect();
+    let delay = Duration::from_millis(300);
+    let mut f = Fetcher::new(config(&server).with_politeness(1, delay)).unwrap();
+    let t0 = Instant::now();
+    let done = fetch_all(&mut f, &urls);
+    let took = t0.elapsed();
+    assert!(done
+        .iter()
+        .all(|c| matches!(c.outcome, Outcome::Fetched(_))));
+
+    let figures = server.figures();
+    assert_eq!(figures.len(), 50);
+    for (host, fig) in &figures {
+        assert_eq!(fig.requests, 7, "{host}: robots.txt and 6 pages");
+        assert_eq!(fig.max_concurrent, 1, "{host}");
+        let gap = fig.min_gap.unwrap();
+        assert!(gap + JITTER >= delay, "{host}: two starts {gap:?} apart");
+    }
+    // Hosts wait in parallel: 7 starts per host, 300 ms apart, not 350 starts in a row.
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(f.stats().host_waits > 0);
+}
+
+#[test]
+fn per_host_and_connection_limits_are_reached_and_never_exceeded() {
+    let server = WebServer::start().unwrap();
+    server.set(
+        "*",
+        "*",
+        Behaviour::delay(Duration::from_millis(150), Behaviour::page(3000)),
+    );
+    server.set("*", "/robots.txt", Behaviour::status(404));
+    let urls: Vec<String> = (0..10)
+        .flat_map(|h| (0..12).map(move |p| (h, p)))
+        .map(|(h, p)| server.url(&format!("c{h}.test"), &format!("/p{p}")))
+        .collect();
+    let mut cfg = config(&server).with_politeness(3, Duration::ZERO);
+    cfg.connections = 12;
+    let mut f = Fetcher::new(cfg).unwrap();
+    let done = fetch_all(&mut f, &urls);
+    assert!(done
+        .iter()
+        .all(|c| matches!(c.outcome, Outcome::Fetched(_))));
+
+    let log = server.log();
+    for (host, fig) in server.figures() {
+        assert!(
+            fig.max_concurrent <= 3,
+            "{host}: {} at once",
+            fig.max_concurrent
+        );
+    }
+    assert!(
+        server.figures().values().any(|f| f.max_concurrent == 3),
+        "PerHost 3 was never used"
+    );
+    // At most Connections requests in progress at the server at any instant.
+    let most = max_concurrent(&log);
+    assert!(most <= 12, "{most} requests at once");
+    assert!(
+        most >= 10,
+        "only {most} at once: the connections were not used"
+    );
+}
+
+#[test]
+fn keep_alive_connections_are_reused() {
+    let server = WebServer::start().unwrap();
+    let urls: Vec<String> = (0..20)
+        .map(|p| server.url("ka.test", &format!("/p{p}")))
+        .collect();
+    let mut f = Fetcher::new(config(&server)).unwrap();
+    fetch_all(&mut f, &urls);
+    let log = server.log();
+    let connections: std::collections::HashSet<u64> = log.iter().map(|l| l.connection).collect();
+    assert_eq!(log.len(), 21);
+    assert!(
+        connections.len() <= 2,
+        "{} connections for 21 requests",
+        connections.len()
+    );
+}

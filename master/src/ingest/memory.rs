@@ -1,0 +1,420 @@
+//! Aggregates held in memory by one reading thread, and the sorted runs they become.
+//!
+//! Lines are found by their raw URL: a fast hash as the key of an open-addressing table whose
+//! 32-byte slots hold the per-line fields (hits, latest time), a CRC-32C as check. A known URL
+//! costs one cache line; the rest of an aggregate (id, URL, domain, updatetag) is touched only
+//! when it is new or its line has an updatetag.
+
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+/// A raw URL's key and check: two independent hashes, 96 bits in all.
+pub fn raw_hash(raw: &[u8]) -> (u64, u32) {
+    (FxBuildHasher.hash_one(raw).max(1), crc32c::crc32c(raw))
+}
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    /// 0: empty.
+    key: u64,
+    hits: u64,
+    ts: i64,
+    check: u32,
+    agg: u32,
+}
+
+/// Linear probing, at most half full.
+struct Table {
+    slots: Vec<Slot>,
+    shift: u32,
+    len: usize,
+}
+
+impl Table {
+    fn new(slots: usize) -> Table {
+        let slots = slots.next_power_of_two().max(64);
+        Table {
+            slots: vec![Slot::default(); slots],
+            shift: 64 - slots.trailing_zeros(),
+            len: 0,
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.slots.len() * std::mem::size_of::<Slot>()) as u64
+    }
+
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    /// `Ok(slot)` of `key`, or `Err(the empty slot it would go to)`.
+    fn find(&self, key: u64, check: u32) -> Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let s = &self.slots[i];
+            if s.key == key && s.check == check {
+                return Ok(i);
+            }
+            if s.key == 0 {
+                return Err(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let mut bigger = Table::new(self.slots.len() * 2);
+        for s in self.slots.iter().filter(|s| s.key != 0) {
+            if let Err(i) = bigger.find(s.key, s.check) {
+                bigger.slots[i] = *s;
+            }
+        }
+        bigger.len = self.len;
+        *self = bigger;
+    }
+}
+
+/// One URL's aggregate (group_sum): hits add up, the latest time wins, and the updatetag of
+/// the latest line with one (in timestamp order, then input order: `tag_seq` is the line's
+/// place in the inputs).
+#[derive(Clone, Copy, Debug)]
+pub struct Agg {
+    pub id: u64,
+    pub ts: i64,
+    pub hits: u64,
+    pub tag_ts: i64,
+    pub tag_seq: u64,
+    /// Where the normalised URL is in its run's text.
+    url: u64,
+    url_len: u32,
+    /// Index in its run's tags (0: none).
+    pub tag: u32,
+    /// The domain: its thread's number for it, or the cycle's (see [`Run::domains`]).
+    pub domain: u32,
+}
+
+impl Agg {
+    pub fn new(id: u64, url: (u64, u32), domain: u32) -> Agg {
+        Agg {
+            id,
+            ts: i64::MIN,
+            hits: 0,
+            tag_ts: i64::MIN,
+            tag_seq: 0,
+            url: url.0,
+            url_len: url.1,
+            tag: 0,
+            domain,
+        }
+    }
+
+    /// Whether a tag from (`ts`, `seq`) replaces this one.
+    pub fn tag_wins(&self, ts: i64, seq: u64) -> bool {
+        (ts, seq) >= (self.tag_ts, self.tag_seq)
+    }
+}
+
+/// Updatetags, each kept once.
+#[derive(Default)]
+pub struct Tags {
+    index: FxHashMap<Box<str>, u32>,
+    pub names: Vec<Box<str>>,
+    pub bytes: u64,
+}
+
+impl Tags {
+    pub fn new() -> Tags {
+        Tags {
+            index: FxHashMap::default(),
+            names: vec!["".into()],
+            bytes: 0,
+        }
+    }
+
+    pub fn intern(&mut self, tag: &str) -> u32 {
+        if let Some(&i) = self.index.get(tag) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(tag.into());
+        self.index.insert(tag.into(), i);
+        self.bytes += 2 * tag.len() as u64 + 64;
+        i
+    }
+}
+
+/// One thread's aggregates while it reads.
+pub struct Memory {
+    table: Table,
+    aggs: Vec<Agg>,
+    pub text: String,
+    pub tags: Tags,
+}
+
+/// Per aggregate, besides its URL: the `Agg` and a table slot and a half.
+const AGG_COST: u64 = (std::mem::size_of::<Agg>() + 3 * std::mem::size_of::<Slot>()) as u64;
+
+impl Memory {
+    /// Room for about `urls` distinct URLs.
+    pub fn new(urls: usize) -> Memory {
+        Memory {
+            table: Table::new(urls * 2),
+            aggs: Vec::new(),
+            text: String::new(),
+            tags: Tags::new(),
+        }
+    }
+
+    /// The memory it holds, about.
+    pub fn used(&self) -> u64 {
+        self.table.bytes()
+            + self.aggs.len() as u64 * AGG_COST
+            + self.text.len() as u64
+            + self.tags.bytes
+    }
+
+    /// Loads the slot of `key` into the cache ahead of [`Memory::find`].
+    pub fn touch(&self, key: u64) {
+        std::hint::black_box(self.table.slots[self.table.home(key)].key);
+    }
+
+    pub fn find(&self, key: u64, check: u32) -> Result<usize, usize> {
+        self.table.find(key, check)
+    }
+
+    /// A new URL in the empty slot `at` (from `find`); returns its slot.
+    pub fn insert(
+        &mut self,
+        at: usize,
+        key: u64,
+        check: u32,
+        id: u64,
+        url: &str,
+        domain: u32,
+    ) -> usize {
+        let mut at = at;
+        if (self.table.len + 1) * 2 > self.table.slots.len() {
+            self.table.grow();
+            at = self.table.find(key, check).unwrap_or_else(|i| i);
+        }
+        let start = self.text.len() as u64;
+        self.text.push_str(url);
+        self.table.slots[at] = Slot {
+            key,
+            hits: 0,
+            ts: i64::MIN,
+            check,
+            agg: self.aggs.len() as u32,
+        };
+        self.table.len += 1;
+        self.aggs
+            .push(Agg::new(id, (start, url.len() as u32), domain));
+        at
+    }
+
+    /// One line of the URL in `slot`.
+    pub fn add(&mut self, slot: usize, ts: i64, hits: u64, tag: &str, seq: u64) {
+        let s = &mut self.table.slots[slot];
+        s.hits = s.hits.saturating_add(hits);
+        s.ts = s.ts.max(ts);
+        if !tag.is_empty() {
+            let a = &mut self.aggs[s.agg as usize];
+            if a.tag_wins(ts, seq) {
+                a.tag_ts = ts;
+                a.tag_seq = seq;
+                if *self.tags.names[a.tag as usize] != *tag {
+                    a.tag = self.tags.intern(tag);
+                }
+            }
+        }
+    }
+
+    /// The aggregates, sorted by id.
+    pub fn into_run(self) -> Run {
+        let Memory {
+            table,
+            mut aggs,
+            text,
+            tags,
+        } = self;
+        for s in table.slots.iter().filter(|s| s.key != 0) {
+            let a = &mut aggs[s.agg as usize];
+            a.hits = s.hits;
+            a.ts = s.ts;
+        }
+        drop(table);
+        aggs.sort_unstable_by_key(|a| a.id);
+        Run {
+            aggs,
+            text,
+            tags: tags.names,
+            domains: None,
+        }
+    }
+}
+
+/// Aggregates sorted by id, with the text they point into. An id may repeat (raw URLs that
+/// normalise alike); [`Merged`] adds those up.
+pub struct Run {
+    pub aggs: Vec<Agg>,
+    pub text: String,
+    pub tags: Vec<Box<str>>,
+    /// The cycle's domain number of each of the thread's (None: they are the cycle's).
+    pub domains: Option<Vec<u32>>,
+}
+
+impl Run {
+    pub fn url(&self, a: &Agg) -> &str {
+        &self.text[a.url as usize..a.url as usize + a.url_len as usize]
+    }
+
+    pub fn tag(&self, a: &Agg) -> &str {
+        &self.tags[a.tag as usize]
+    }
+
+    fn domain(&self, a: &Agg) -> u32 {
+        match &self.domains {
+            Some(map) => map[a.domain as usize],
+            None => a.domain,
+        }
+    }
+}
+
+/// A URL's aggregate over every run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AggView<'a> {
+    pub id: u64,
+    pub ts: i64,
+    pub hits: u64,
+    pub tag: &'a str,
+    pub url: &'a str,
+    pub domain: u32,
+}
+
+/// Runs merged in id order.
+pub struct Merged {
+    runs: Vec<Run>,
+    pos: Vec<usize>,
+}
+
+impl Merged {
+    pub fn new(runs: Vec<Run>) -> Merged {
+        Merged {
+            pos: vec![0; runs.len()],
+            runs,
+        }
+    }
+
+    pub fn peek_id(&self) -> Option<u64> {
+        self.runs
+            .iter()
+            .zip(&self.pos)
+            .filter_map(|(r, &p)| r.aggs.get(p).map(|a| a.id))
+            .min()
+    }
+
+    /// The next URL, every run's lines of it added up.
+    pub fn next_agg(&mut self) -> Option<AggView<'_>> {
+        let id = self.peek_id()?;
+        let (mut ts, mut hits) = (i64::MIN, 0u64);
+        let mut first: Option<(usize, usize)> = None;
+        let mut tag: Option<(usize, usize)> = None;
+        for (r, run) in self.runs.iter().enumerate() {
+            while let Some(a) = run.aggs.get(self.pos[r]).filter(|a| a.id == id) {
+                ts = ts.max(a.ts);
+                hits = hits.saturating_add(a.hits);
+                first.get_or_insert((r, self.pos[r]));
+                if a.tag != 0
+                    && tag
+                        .is_none_or(|(tr, ti)| self.runs[tr].aggs[ti].tag_wins(a.tag_ts, a.tag_seq))
+                {
+                    tag = Some((r, self.pos[r]));
+                }
+                self.pos[r] += 1;
+            }
+        }
+        let (r, i) = first?;
+        let run = &self.runs[r];
+        let a = &run.aggs[i];
+        Some(AggView {
+            id,
+            ts,
+            hits,
+            tag: tag.map_or("", |(tr, ti)| {
+                let run = &self.runs[tr];
+                run.tag(&run.aggs[ti])
+            }),
+            url: run.url(a),
+            domain: run.domain(a),
+        })
+    }
+}
+
+/// A thread's domains, found by a 96-bit hash of the name like raw URLs are (so that the
+/// slot of a name can be loaded ahead of its lookup).
+pub struct DomainTable {
+    slots: Vec<(u64, u32, u32)>,
+    shift: u32,
+    pub names: Vec<String>,
+    pub bytes: u64,
+}
+
+impl Default for DomainTable {
+    fn default() -> Self {
+        DomainTable {
+            slots: vec![(0, 0, 0); 1024],
+            shift: 64 - 10,
+            names: Vec::new(),
+            bytes: 1024 * 16,
+        }
+    }
+}
+
+impl DomainTable {
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    pub fn touch(&self, key: u64) {
+        std::hint::black_box(self.slots[self.home(key)].0);
+    }
+
+    /// The number of `name` (whose [`raw_hash`] is `key`, `check`).
+    pub fn intern(&mut self, (key, check): (u64, u32), name: &str) -> u32 {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let (k, c, id) = self.slots[i];
+            if k == key && c == check {
+                return id;
+            }
+            if k == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.slots[i] = (key, check, id);
+        self.bytes += name.len() as u64 + 48;
+        if self.names.len() * 2 > self.slots.len() {
+            let bigger = vec![(0, 0, 0); self.slots.len() * 2];
+            let old = std::mem::replace(&mut self.slots, bigger);
+            self.shift -= 1;
+            self.bytes += old.len() as u64 * 16;
+            let mask = self.slots.len() - 1;
+            for s in old.into_iter().filter(|s| s.0 != 0) {
+                let mut i = self.home(s.0);
+                while self.slots[i].0 != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = s;
+            }
+        }
+        id
+    }
+}

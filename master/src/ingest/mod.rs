@@ -1,0 +1,385 @@
+//! analyze_dump and group_sum (SPEC §5 steps 1–2): reflog files in, one aggregate per URL out,
+//! bad lines to reject files.
+//!
+//! The inputs are cut into one byte range per core ([`read`]); each thread reads, parses
+//! ([`line`]) and aggregates its range ([`worker`], [`memory`]), and the threads' runs are
+//! merged in id order, which is also current_log's order. Every rule of group_sum is
+//! independent of the order lines are added in (the updatetag goes by timestamp, then by
+//! place in the inputs), so the result does not depend on how the inputs were cut.
+//!
+//! Lines are aggregated in memory while an estimate of a thread's working set stays within its
+//! share of `Cycle.MemoryLimit`. If it would not, the id space (URL ids are spread evenly over
+//! 64 bits) is cut into equal ranges, one spill file each per thread in `tmp_dir`; every
+//! further line and, at the end, everything in memory goes to its range's file, and the ranges
+//! are then aggregated one at a time, in id order.
+
+mod line;
+mod memory;
+mod read;
+mod rejects;
+mod worker;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+
+use memory::{Agg, Run, Tags};
+pub use memory::{AggView, Merged};
+use worker::{Shared, Worker};
+
+use crate::scratch;
+
+/// Lines longer than this are rejected without being held in memory.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Domains are few (hundreds of thousands at most) and repeat on every line: keep each once.
+#[derive(Debug, Default)]
+pub struct Domains {
+    index: FxHashMap<String, u32>,
+    pub names: Vec<String>,
+    /// The memory they hold, about.
+    pub bytes: u64,
+}
+
+impl Domains {
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        self.bytes += 2 * name.len() as u64 + 80;
+        i
+    }
+}
+
+/// What reading the inputs counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IngestStats {
+    pub files: u64,
+    pub lines: u64,
+    pub rejected: BTreeMap<&'static str, u64>,
+}
+
+impl IngestStats {
+    pub fn rejected_total(&self) -> u64 {
+        self.rejected.values().sum()
+    }
+
+    fn add(&mut self, other: &IngestStats) {
+        self.files += other.files;
+        self.lines += other.lines;
+        for (k, v) in &other.rejected {
+            *self.rejected.entry(k).or_insert(0) += v;
+        }
+    }
+}
+
+/// The id range of part `p` of `parts`: `[start, end)`, the last one closed at `u64::MAX`.
+pub fn part_of(id: u64, parts: usize) -> usize {
+    ((u128::from(id) * parts as u128) >> 64) as usize
+}
+
+/// How many parts an input of `bytes` needs within `budget` bytes of memory, if every line
+/// were a URL of its own: an aggregate costs about three times its line.
+pub fn parts_for(bytes: u64, budget: u64) -> usize {
+    let need = bytes.saturating_mul(3);
+    (need.div_ceil(budget.max(1))).clamp(2, 4096) as usize
+}
+
+/// The result of reading the inputs: the threads' runs in memory, or spilled by part.
+pub struct Ingested {
+    pub parts: usize,
+    runs: Vec<Run>,
+    /// Per part: the spill file of each thread that wrote one, with the thread's number.
+    spills: Vec<Vec<(usize, PathBuf)>>,
+    /// Each thread's domain numbers, as the cycle's.
+    domain_maps: Vec<Vec<u32>>,
+    /// Every domain of the input.
+    pub domains: Domains,
+    pub stats: IngestStats,
+    /// Reject files written (temporary names) and where each is to be published.
+    pub rejects: Vec<(PathBuf, PathBuf)>,
+}
+
+/// How many threads read: one per core (the result is the same with any number).
+pub fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+}
+
+/// Reads `inputs` in order with `threads` threads within `budget` bytes. Reject files go to
+/// `rejects_dir` under temporary names (listed in the result, published by the caller at
+/// commit).
+#[allow(clippy::too_many_arguments)]
+pub fn ingest(
+    inputs: &[PathBuf],
+    threads: usize,
+    budget: u64,
+    tmp_dir: &Path,
+    rejects_dir: &Path,
+    offset: i64,
+    max_url: usize,
+) -> std::io::Result<Ingested> {
+    std::fs::create_dir_all(tmp_dir)?;
+    let threads = threads.max(1);
+    let ranges = read::split(inputs, threads)?;
+    let total: u64 = ranges.iter().flatten().map(|s| s.end - s.start).sum();
+    let shared = Shared {
+        inputs,
+        offset,
+        max_url,
+        budget: budget / threads as u64,
+        parts: parts_for(total, budget),
+        tmp_dir,
+    };
+    let mut workers: Vec<Worker<'_>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .enumerate()
+            .map(|(t, range)| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    let mut w = Worker::new(shared, t, range);
+                    w.run(range).map(|()| w)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("a reading thread panicked")))
+            })
+            .collect::<std::io::Result<Vec<_>>>()
+    })?;
+
+    let mut stats = IngestStats {
+        files: inputs.len() as u64,
+        ..Default::default()
+    };
+    let mut domains = Domains::default();
+    let mut domain_maps: Vec<Vec<u32>> = Vec::new();
+    let mut bases = Vec::new();
+    let mut logs = Vec::new();
+    let mut lines_before = vec![0u64; inputs.len()];
+    for w in &mut workers {
+        stats.add(&w.stats);
+        domain_maps.push(w.domains.names.iter().map(|d| domains.intern(d)).collect());
+        bases.push(lines_before.clone());
+        for (before, n) in lines_before.iter_mut().zip(&w.lines_of) {
+            *before += n;
+        }
+        logs.push(w.finish_rejects()?);
+    }
+    let names: Vec<PathBuf> = inputs
+        .iter()
+        .map(|i| rejects::reject_path(rejects_dir, i))
+        .collect();
+    let rejects = rejects::assemble(&logs, &bases, &names)?;
+
+    let spilled = workers.iter().any(|w| !w.spills.is_empty());
+    let (parts, runs, spills) = if spilled {
+        let mut spills = vec![Vec::new(); shared.parts];
+        for (t, w) in workers.iter_mut().enumerate() {
+            for (p, path) in w.finish_spills()?.into_iter().enumerate() {
+                spills[p].push((t, path));
+            }
+        }
+        (shared.parts, Vec::new(), spills)
+    } else {
+        let runs = workers
+            .iter_mut()
+            .zip(&domain_maps)
+            .filter_map(|(w, map)| {
+                w.run.take().map(|mut r| {
+                    r.domains = Some(map.clone());
+                    r
+                })
+            })
+            .collect();
+        (1, runs, Vec::new())
+    };
+    Ok(Ingested {
+        parts,
+        runs,
+        spills,
+        domain_maps,
+        domains,
+        stats,
+        rejects,
+    })
+}
+
+impl Ingested {
+    /// The aggregates of part `p`, in id order.
+    pub fn part(&mut self, p: usize) -> std::io::Result<Merged> {
+        if self.spills.is_empty() {
+            return Ok(Merged::new(std::mem::take(&mut self.runs)));
+        }
+        let mut at: FxHashMap<u64, usize> = FxHashMap::default();
+        let mut aggs: Vec<Agg> = Vec::new();
+        let mut text = String::new();
+        let mut tags = Tags::new();
+        for (t, path) in std::mem::take(&mut self.spills[p]) {
+            let mut r = BufReader::with_capacity(256 << 10, File::open(&path)?);
+            while let Some(([id, ts, hits, tag_ts, tag_seq, domain], [tag, url])) =
+                scratch::read(&mut r)?
+            {
+                let i = *at.entry(id).or_insert_with(|| {
+                    let start = text.len() as u64;
+                    text.push_str(&url);
+                    let domain = self.domain_maps[t][domain as usize];
+                    aggs.push(Agg::new(id, (start, url.len() as u32), domain));
+                    aggs.len() - 1
+                });
+                let a = &mut aggs[i];
+                a.hits = a.hits.saturating_add(hits);
+                a.ts = a.ts.max(ts as i64);
+                if !tag.is_empty() && a.tag_wins(tag_ts as i64, tag_seq) {
+                    a.tag_ts = tag_ts as i64;
+                    a.tag_seq = tag_seq;
+                    a.tag = tags.intern(&tag);
+                }
+            }
+            std::fs::remove_file(&path)?;
+        }
+        aggs.sort_unstable_by_key(|a| a.id);
+        Ok(Merged::new(vec![Run {
+            aggs,
+            text,
+            tags: tags.names,
+            domains: None,
+        }]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_cover_the_id_space_in_order() {
+        assert_eq!(part_of(0, 4), 0);
+        assert_eq!(part_of(u64::MAX, 4), 3);
+        assert_eq!(part_of(1 << 62, 4), 1);
+        assert_eq!(part_of(u64::MAX, 1), 0);
+        assert_eq!(parts_for(100, 1000), 2);
+        assert_eq!(parts_for(1000, 1000), 3);
+    }
+
+    /// Every aggregate: id, latest time, hits, tag, URL, domain.
+    type Seen = Vec<(u64, i64, u64, String, String, String)>;
+
+    fn ingest_with(
+        dir: &Path,
+        inputs: &[PathBuf],
+        threads: usize,
+        budget: u64,
+    ) -> (Seen, IngestStats, Vec<String>, usize) {
+        let tmp = dir.join(format!("tmp-{threads}-{budget}"));
+        let rej = dir.join(format!("rej-{threads}-{budget}"));
+        let mut ing = ingest(inputs, threads, budget, &tmp, &rej, 0, 2048).unwrap();
+        let mut seen = Vec::new();
+        for p in 0..ing.parts {
+            let mut m = ing.part(p).unwrap();
+            while let Some(a) = m.next_agg() {
+                let domain = ing.domains.names[a.domain as usize].clone();
+                seen.push((
+                    a.id,
+                    a.ts,
+                    a.hits,
+                    a.tag.to_string(),
+                    a.url.to_string(),
+                    domain,
+                ));
+            }
+        }
+        let rejects = ing
+            .rejects
+            .iter()
+            .map(|(tmp, _)| std::fs::read_to_string(tmp).unwrap())
+            .collect();
+        (seen, ing.stats, rejects, ing.parts)
+    }
+
+    /// A reflog line at second `ts` of 2023-11-14 22:13.
+    fn line(ts: u32, url: &str, hits: u64, tag: &str) -> String {
+        format!("b\t5\t202311142213{ts:02}\t1\t{url}\t{hits}\t{tag}\n")
+    }
+
+    #[test]
+    fn the_last_non_empty_tag_in_timestamp_order_wins_however_the_input_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = String::from("header\n");
+        let mut b = String::from("header\n");
+        for round in 0..300u32 {
+            let filler = format!("http://f{}.ru/{round}", round % 7);
+            a.push_str(&line(round % 60, &filler, 1, ""));
+            a.push_str("bad line\n");
+            b.push_str(&line(
+                round % 60,
+                &filler,
+                2,
+                if round % 5 == 0 { "f" } else { "" },
+            ));
+        }
+        for (ts, url, tag) in [
+            (10, "http://a.ru/u", "x"),
+            (30, "http://a.ru/u", ""),
+            (20, "http://A.RU/u", "y"),
+            (5, "http://a.ru/u#frag", "old"),
+        ] {
+            a.push_str(&line(ts, url, 1, tag));
+        }
+        // The same second as y, in a later line (of a later file): it wins.
+        b.push_str(&line(20, "http://a.ru:80/u", 1, "z"));
+        b.push_str(&line(59, "ftp://a.ru/", 1, ""));
+        let inputs = [("a.log", a), ("b.log", b)].map(|(name, text)| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        });
+        let (seen, stats, rejects, parts) = ingest_with(dir.path(), &inputs, 1, 1 << 30);
+        assert_eq!(parts, 1);
+        assert_eq!(
+            (stats.files, stats.lines, stats.rejected_total()),
+            (2, 906, 301)
+        );
+        let u = seen.iter().find(|s| s.4 == "http://a.ru/u").unwrap();
+        let t30 = focuser_schema::formats::stamp::parse(b"20231114221330", 0).unwrap();
+        assert_eq!(
+            (u.1, u.2, u.3.as_str(), u.5.as_str()),
+            (t30, 5, "z", "a.ru")
+        );
+        assert_eq!(rejects.len(), 2);
+        assert!(
+            rejects[0].starts_with("3\texpected 7 tab-separated fields, found 1\tbad line\n5\t")
+        );
+        assert_eq!(
+            rejects[1],
+            "303\tnot an http or https URL\tb\t5\t20231114221359\t1\tftp://a.ru/\t1\t\n"
+        );
+        for threads in [2, 3, 5, 16] {
+            for budget in [1 << 30, 1 << 16] {
+                let (s, st, r, parts) = ingest_with(dir.path(), &inputs, threads, budget);
+                assert_eq!(
+                    parts > 1,
+                    budget < 1 << 20,
+                    "{threads} threads, {budget} bytes"
+                );
+                assert_eq!(
+                    (&s, &st, &r),
+                    (&seen, &stats, &rejects),
+                    "{threads} threads, {budget} bytes"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The `Fetch.*` keys: which downloader, and focuser-fetch's settings (docs/operations.md,
+//! "yacobot: the fetcher"). Times are seconds, fractions allowed.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// `Fetch.Backend`: the libcurl fetcher, or pages read from a local mirror tree.
+pub const CURL: &str = "curl";
+pub const MIRROR: &str = "mirror";
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchConfig {
+    /// `curl` (focuser-fetch) or `mirror` (`Fetch.MirrorDir/<host>/<path>`, a `wget --mirror`
+    /// tree: replays and tests).
+    #[serde(rename = "Backend", default = "default_backend")]
+    pub backend: String,
+    #[serde(rename = "MirrorDir", default = "default_mirror_dir")]
+    pub mirror_dir: PathBuf,
+    #[serde(rename = "Connections", default = "default_connections")]
+    pub connections: u32,
+    #[serde(rename = "PerHost", default = "one")]
+    pub per_host: u32,
+    #[serde(rename = "HostDelay", default = "one_f")]
+    pub host_delay: f64,
+    #[serde(rename = "MaxRedirects", default = "default_max_redirects")]
+    pub max_redirects: u32,
+    #[serde(rename = "ConnectTimeout", default = "default_connect_timeout")]
+    pub connect_timeout: f64,
+    #[serde(rename = "Timeout", default = "default_timeout")]
+    pub timeout: f64,
+    #[serde(rename = "MaxBytes", default = "default_max_bytes")]
+    pub max_bytes: u64,
+    #[serde(rename = "AllowedTypes", default = "default_allowed_types")]
+    pub allowed_types: Vec<String>,
+    #[serde(rename = "UserAgent", default = "default_user_agent")]
+    pub user_agent: String,
+    #[serde(rename = "RobotsTtl", default = "default_robots_ttl")]
+    pub robots_ttl: f64,
+    #[serde(rename = "RobotsRetry", default = "default_robots_retry")]
+    pub robots_retry: f64,
+    #[serde(rename = "RobotsCache", default = "default_robots_cache")]
+    pub robots_cache: usize,
+    #[serde(rename = "Retries", default = "default_retries")]
+    pub retries: u32,
+    /// Between two tries of one URL within one fetch (not `Crawl.RetryLater`).
+    #[serde(rename = "RetryDelay", default = "default_retry_delay")]
+    pub retry_delay: f64,
+    #[serde(rename = "MaxRetryAfter", default = "default_max_retry_after")]
+    pub max_retry_after: f64,
+    /// Idle connections kept for reuse (libcurl's connection cache).
+    #[serde(rename = "KeepAlive", default = "default_keep_alive")]
+    pub keep_alive: usize,
+    #[serde(rename = "Pending", default = "default_pending")]
+    pub pending: usize,
+    #[serde(rename = "Resolve", default)]
+    pub resolve: Vec<String>,
+}
+
+fn default_backend() -> String {
+    CURL.into()
+}
+fn default_mirror_dir() -> PathBuf {
+    PathBuf::from("mirror")
+}
+fn default_connections() -> u32 {
+    64
+}
+fn one() -> u32 {
+    1
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn default_max_redirects() -> u32 {
+    5
+}
+fn default_connect_timeout() -> f64 {
+    10.0
+}
+fn default_timeout() -> f64 {
+    60.0
+}
+fn default_max_bytes() -> u64 {
+    4 << 20
+}
+fn default_allowed_types() -> Vec<String> {
+    ["text/html", "application/xhtml+xml"]
+        .map(String::from)
+        .to_vec()
+}
+fn default_user_agent() -> String {
+    "yacobot/1.0".into()
+}
+fn default_robots_ttl() -> f64 {
+    86400.0
+}
+fn default_robots_retry() -> f64 {
+    600.0
+}
+fn default_robots_cache() -> usize {
+    100_000
+}
+fn default_retries() -> u32 {
+    3
+}
+fn default_retry_delay() -> f64 {
+    5.0
+}
+fn default_max_retry_after() -> f64 {
+    600.0
+}
+fn default_pending() -> usize {
+    4096
+}
+fn default_keep_alive() -> usize {
+    1024
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            backend: default_backend(),
+            mirror_dir: default_mirror_dir(),
+            connections: default_connections(),
+            per_host: one(),
+            host_delay: one_f(),
+            max_redirects: default_max_redirects(),
+            connect_timeout: default_connect_timeout(),
+            timeout: default_timeout(),
+            max_bytes: default_max_bytes(),
+            allowed_types: default_allowed_types(),
+            user_agent: default_user_agent(),
+            robots_ttl: default_robots_ttl(),
+            robots_retry: default_robots_retry(),
+            robots_cache: default_robots_cache(),
+            retries: default_retries(),
+            retry_delay: default_retry_delay(),
+            max_retry_after: default_max_retry_after(),
+            keep_alive: default_keep_alive(),
+            pending: default_pending(),
+            resolve: Vec::new(),
+        }
+    }
+}
+
+/// A number of seconds as a duration, or why it is not one.
+fn seconds(key: &str, v: f64) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(v)
+        .map_err(|_| format!("Fetch.{key}: {v}: must be a number of seconds, 0 or more"))
+}
+
+impl FetchConfig {
+    /// focuser-fetch's settings, checked; the error names the key.
+    pub fn fetcher(&self) -> Result<focuser_fetch::FetchConfig, String> {
+        let cfg = focuser_fetch::FetchConfig {
+            connections: self.connections as usize,
+            per_host: self.per_host as usize,
+            host_delay: seconds("HostDelay", self.host_delay)?,
+            max_redirects: self.max_redirects,
+            connect_timeout: seconds("ConnectTimeout", self.connect_timeout)?,
+            timeout: seconds("Timeout", self.timeout)?,
+            max_bytes: self.max_bytes,
+            allowed_types: self.allowed_types.clone(),
+            user_agent: self.user_agent.clone(),
+            robots_ttl: seconds("RobotsTtl", self.robots_ttl)?,
+            robots_retry: seconds("RobotsRetry", self.robots_retry)?,
+            robots_cache: self.robots_cache,
+            retries: self.retries,
+            retry_delay: seconds("RetryDelay", self.retry_delay)?,
+            max_retry_after: seconds("MaxRetryAfter", self.max_retry_after)?,
+            keep_alive: self.keep_alive,
+            pending: self.pending,
+            resolve: self.resolve.clone(),
+        };
+        cfg.validate().map_err(|e| e.to_string())?;
+        Ok(cfg)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.backend != CURL && self.backend != MIRROR {
+            return Err(format!(
+                "Fetch.Backend: {:?}: `curl` or `mirror`",
+                self.backend
+            ));
+        }
+        self.fetcher().map(|_| ())
+    }
+
+    /// URLs the crawler keeps claimed and handed to the downloader at most.
+    pub fn in_hand(&self) -> usize {
+        (2 * self.connections as usize).min(self.pending).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn defaults_are_focuser_fetch_defaults() {
+        let f = FetchConfig::default().fetcher().unwrap();
+        assert_eq!(f, focuser_fetch::FetchConfig::default());
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let bad = |f: FetchConfig| f.validate().unwrap_err();
+        let ok = FetchConfig::default();
+        assert!(bad(FetchConfig {
+            host_delay: -1.0,
+            ..ok.clone()
+        })
+        .contains("Fetch.HostDelay"));
+        assert!(bad(FetchConfig {
+            timeout: f64::NAN,
+            ..ok.clone()
+        })
+        .contains("Fetch.Timeout"));
+        assert!(bad(FetchConfig {
+            per_host: 0,
+            ..ok.clone()
+        })
+        .contains("Fetch.PerHost"));
+        assert!(bad(FetchConfig {
+            resolve: vec!["a.test".into()],
+            ..ok.clone()
+        })
+        .contains("Fetch.Resolve"));
+        assert!(bad(FetchConfig {
+            backend: "wget".into(),
+            ..ok
+        })
+        .contains("Fetch.Backend"));
+    }
+}
