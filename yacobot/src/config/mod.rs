@@ -49,8 +49,8 @@ pub struct LoaderConfig {
     /// Records per multi-row statement.
     #[serde(rename = "Batch", default = "default_batch")]
     pub batch: usize,
-    /// Rows whose URL lost query arguments (and so its id) held back to be written in id
-    /// order; bounds the loader's memory.
+    /// Rows held back to be written in id order (a file's rows at once when it holds no
+    /// more); bounds the loader's memory.
     #[serde(rename = "SortBuffer", default = "default_sort_buffer")]
     pub sort_buffer: usize,
     /// 1: applied files move to `<inbox>/done/`; 0: they are deleted.

@@ -44,16 +44,16 @@ pub struct QueueFile<'a> {
     pub records: u64,
 }
 
-/// How the loader writes: `batch` records a statement; rows whose URL lost arguments are
-/// held back (up to `sort_buffer` of them) and written in id order.
+/// How the loader writes: rows are held back, up to `sort_buffer` of them, and written in id
+/// order, `batch` a statement.
 #[derive(Debug, Clone, Copy)]
 pub struct Batching {
     pub batch: usize,
     pub sort_buffer: usize,
 }
 
-/// A row whose URL lost arguments: its id is unrelated to its place in the file.
-struct MovedRow {
+/// A row held back to be written in id order.
+struct HeldRow {
     id: u64,
     url: String,
     domain: String,
@@ -63,7 +63,7 @@ struct MovedRow {
     last_hit: NaiveDateTime,
 }
 
-impl MovedRow {
+impl HeldRow {
     fn row(&self) -> LoadRow<'_> {
         LoadRow {
             id: self.id,
@@ -79,15 +79,15 @@ impl MovedRow {
 
 /// One file's transaction in progress.
 ///
-/// A queue file comes in id order, so its rows sweep the primary key once; a URL that loses
-/// arguments gets another id, anywhere. Writing those as they come would touch a random page
-/// of a table larger than the buffer pool for each; held back and sorted, they make a
-/// second sweep instead.
+/// A queue file comes in id order, but a URL that loses arguments gets another id, anywhere.
+/// Written as they come, those would touch a random page of a table larger than the buffer
+/// pool each; held back and sorted, a file's rows make one sweep over the primary key, as
+/// `LOAD DATA` of the same rows does.
 struct Load {
     now: NaiveDateTime,
     how: Batching,
     rules: qargs::RuleCache,
-    moved: Vec<MovedRow>,
+    held: Vec<HeldRow>,
     counts: ArgCounts,
     rules_time: Duration,
     upsert_time: Duration,
@@ -100,27 +100,17 @@ impl Load {
         self.counts.dropped += c.dropped;
         self.counts.kept += c.kept;
         self.counts.new_rules += c.new_rules;
-        let mut in_place = Vec::with_capacity(prepared.len());
-        for (p, r) in prepared.iter().zip(records) {
-            if p.id == r.id {
-                in_place.push(p.row());
-            } else {
-                self.moved.push(MovedRow {
-                    id: p.id,
-                    url: p.url.to_string(),
-                    domain: p.domain.to_string(),
-                    path_hash: p.path_hash,
-                    hits: p.hits,
-                    updatetag: p.updatetag.to_string(),
-                    last_hit: p.last_hit,
-                });
-            }
-        }
+        self.held.extend(prepared.iter().map(|p| HeldRow {
+            id: p.id,
+            url: p.url.to_string(),
+            domain: p.domain.to_string(),
+            path_hash: p.path_hash,
+            hits: p.hits,
+            updatetag: p.updatetag.to_string(),
+            last_hit: p.last_hit,
+        }));
         self.rules_time += t.elapsed();
-        let t = Instant::now();
-        Url::load_batch(conn, &in_place, self.now)?;
-        self.upsert_time += t.elapsed();
-        if self.moved.len() >= self.how.sort_buffer {
+        if self.held.len() >= self.how.sort_buffer {
             self.flush(conn)?;
         }
         Ok(())
@@ -129,12 +119,13 @@ impl Load {
     /// Writes the rows held back, in id order.
     fn flush(&mut self, conn: &mut MysqlConnection) -> QueryResult<()> {
         let t = Instant::now();
-        self.moved.sort_unstable_by_key(|m| m.id);
-        for chunk in self.moved.chunks(self.how.batch) {
-            let rows: Vec<LoadRow<'_>> = chunk.iter().map(MovedRow::row).collect();
+        // Stable: rows of one id keep the file's order.
+        self.held.sort_by_key(|m| m.id);
+        for chunk in self.held.chunks(self.how.batch) {
+            let rows: Vec<LoadRow<'_>> = chunk.iter().map(HeldRow::row).collect();
             Url::load_batch(conn, &rows, self.now)?;
         }
-        self.moved.clear();
+        self.held.clear();
         self.upsert_time += t.elapsed();
         Ok(())
     }
@@ -169,7 +160,7 @@ pub fn apply_file(
                 now,
                 how,
                 rules: qargs::RuleCache::default(),
-                moved: Vec::new(),
+                held: Vec::new(),
                 counts: ArgCounts::default(),
                 rules_time: Duration::ZERO,
                 upsert_time: Duration::ZERO,
