@@ -28,6 +28,6 @@ pub use resource_status::{NewResourceStatus, ResourceStatus, ResourceStatusChang
 pub use url::{Claimed, FetchState, LoadRow, NewUrl, Url, UrlChanges, NEW_URL_BOOST};
 pub use vr_data::{NewVrData, VrData, VrDataChanges};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
-pub use vr_resource::{FetchStatus, NewVrResource, VrResource, VrResourceChanges};
+pub use vr_resource::{ClaimedRun, FetchStatus, NewVrResource, VrResource, VrResourceChanges};
 pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo, VrUpdateInfoChanges};
 pub use yacobot_node::{NewYacobotNode, YacobotNode, YacobotNodeChanges};
