@@ -241,3 +241,86 @@ fn resources_two_scanners_never_claim_the_same_resource() {
         }
     }
 }
+
+#[test]
+fn resources_resource_status_follows_each_sitemap() {
+    use focuser_schema::models::{NewVrOpenDatasource, ResourceStatus, SyncCounts};
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let res = resource(c, "feed", false, true);
+    let other = resource(c, "other", false, true);
+    let source = |c: &mut MysqlConnection, res_id, name| {
+        NewVrOpenDatasource {
+            res_id,
+            name,
+            priority: 0,
+            sitemap_url: "http://a.test/s",
+        }
+        .insert(c)
+        .unwrap()
+        .id
+    };
+    let (a, b, o) = (
+        source(c, res, "a"),
+        source(c, res, "b"),
+        source(c, other, "o"),
+    );
+    let urls = |l: &[&str]| {
+        l.iter()
+            .map(|u| format!("http://f.test/{u}"))
+            .collect::<Vec<_>>()
+    };
+    let counts = |inserted, updated, retired, unchanged| SyncCounts {
+        inserted,
+        updated,
+        retired,
+        unchanged,
+    };
+    let sync = |c: &mut MysqlConnection, ds, l: &[&str]| {
+        let r = if ds == o { other } else { res };
+        ResourceStatus::sync_source(c, r, ds, &urls(l)).unwrap()
+    };
+    assert_eq!(sync(c, a, &["1", "2", "3", "2"]), counts(3, 0, 0, 0));
+    assert_eq!(sync(c, b, &["4"]), counts(1, 0, 0, 0));
+    // Another resource may list the same URL: it is its own row.
+    assert_eq!(sync(c, o, &["1"]), counts(1, 0, 0, 0));
+    assert_eq!(sync(c, a, &["2", "3", "5"]), counts(1, 0, 1, 2));
+    // Retired under a, listed again by b: moved and live again.
+    assert_eq!(sync(c, b, &["4", "1"]), counts(0, 1, 0, 1));
+    // Moved from b to a; b's own list is b's business.
+    assert_eq!(sync(c, a, &["2", "3", "5", "4"]), counts(0, 1, 0, 3));
+    let state: BTreeSet<(String, u32, u8)> = ResourceStatus::for_resource(c, res)
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            (
+                r.url.trim_start_matches("http://f.test/").to_string(),
+                r.data_source_id,
+                r.res_status,
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, u32, u8)> = [
+        ("1", b, 1),
+        ("2", a, 1),
+        ("3", a, 1),
+        ("4", a, 1),
+        ("5", a, 1),
+    ]
+    .map(|(u, ds, st)| (u.to_string(), ds, st))
+    .into();
+    assert_eq!(state, want);
+    // An empty list retires every URL of the source, and only of it.
+    assert_eq!(sync(c, a, &[]), counts(0, 0, 4, 0));
+    let live: Vec<String> = ResourceStatus::for_resource(c, res)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.res_status == 1)
+        .map(|r| r.url)
+        .collect();
+    assert_eq!(live, urls(&["1"]));
+    assert_eq!(
+        ResourceStatus::for_resource(c, other).unwrap()[0].res_status,
+        1
+    );
+}
