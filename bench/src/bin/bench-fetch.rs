@@ -184,8 +184,9 @@ fn main() -> anyhow::Result<()> {
         println!("fetcher / xargs-curl: {ratio:.2} (target >= 2)");
     }
     println!(
-        "fetcher / plain loop: {:.2}",
-        fetcher.pages_s() / plain.pages_s()
+        "fetcher / plain loop: {:.2}; fetcher / plain loop with hosts in turn: {:.2}",
+        fetcher.pages_s() / plain.pages_s(),
+        fetcher.pages_s() / turns.pages_s()
     );
 
     let secs = args.polite_seconds;
