@@ -140,12 +140,11 @@ pub fn read_frame_into(
     let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
     check_len(len, max)?;
     r.read_exact(&mut head[8..9])?;
-    payload.clear();
-    payload.reserve(len - 1);
-    let got = r.take(len as u64 - 1).read_to_end(payload)?;
-    if got != len - 1 {
-        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
-    }
+    // Sized up front (at most `max`) and read with `read_exact`: a buffered reader then
+    // hands large payloads straight from the socket into `payload`, with no copy of its own,
+    // and a reused buffer is not zeroed again.
+    payload.resize(len - 1, 0);
+    r.read_exact(payload)?;
     let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
     if crc32c::crc32c_append(crc32c::crc32c(&head[8..9]), payload) != crc {
         return Err(FrameError::BadCrc);
