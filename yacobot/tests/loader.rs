@@ -33,7 +33,12 @@ fn query_arguments_follow_path_arg_name() {
     rule(&db, page, "id", true);
     // Another path's rules do not apply here.
     rule(&db, "http://shop.ru/other", "color", false);
-    let site = Site::new(db.url(), NO_CRAWL);
+    // Rows whose URL lost arguments are held back and written in id order: flushed after
+    // every batch here.
+    let site = Site::new(
+        db.url(),
+        &format!("{NO_CRAWL}Loader.SortBuffer = 1\nLoader.Batch = 2\n"),
+    );
     site.queue(
         "m1-0000000001.q",
         &[

@@ -213,20 +213,48 @@ fn load_data(db: &TestDb, file: &Path, replace: bool) -> anyhow::Result<f64> {
 }
 
 /// The rows of the queued URLs as they are now, as a LOAD DATA file: what LOAD DATA is
-/// asked to write.
-fn dump(db: &TestDb, file: &Path) -> anyhow::Result<u64> {
+/// asked to write, in the order the loader writes them: file after file, each in id order
+/// (a dump comes in id order, which would give LOAD DATA one sequential pass over the
+/// primary key where the loader makes one per file).
+fn dump(a: &Args, db: &TestDb, file: &Path) -> anyhow::Result<u64> {
     let out = db
         .client()
         .args(["--batch", "--skip-column-names", "--raw", "-e"])
         .arg(format!(
             "SELECT {COLUMNS} FROM url WHERE domain NOT LIKE 'old%'"
         ))
-        .stdout(File::create(file)?)
-        .status()?;
-    if !out.success() {
+        .output()?;
+    if !out.status.success() {
         return Err(anyhow!("dumping url failed"));
     }
-    Ok(std::fs::read(file)?.iter().filter(|&&b| b == b'\n').count() as u64)
+    let per_file = a.urls.div_ceil(a.files.max(1));
+    let mut lines: Vec<(u64, &[u8])> = Vec::new();
+    for line in out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let text = std::str::from_utf8(line)?;
+        let url = text.split('\t').nth(1).unwrap_or_default();
+        lines.push((
+            queued_index(url).ok_or_else(|| anyhow!("{url}: not queued"))? / per_file,
+            line,
+        ));
+    }
+    // Stable: within a file, the dump's id order stays.
+    lines.sort_by_key(|(f, _)| *f);
+    let mut w = BufWriter::new(File::create(file)?);
+    for (_, line) in &lines {
+        w.write_all(line)?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()?;
+    Ok(lines.len() as u64)
+}
+
+/// `i` of a URL [`queued_url`] made: `/p/{i}/` or `?id={i}`.
+fn queued_index(url: &str) -> Option<u64> {
+    let digits = |s: &str| s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok();
+    match url.split_once("?id=") {
+        Some((_, rest)) => digits(rest),
+        None => digits(url.split_once("/p/")?.1),
+    }
 }
 
 fn count(db: &TestDb) -> anyhow::Result<u64> {
@@ -316,7 +344,7 @@ fn main() -> anyhow::Result<()> {
     let rows = count(&db)?;
     let loaded = line("(a1) loader, empty url table", a.urls, secs);
     let after_first = work.join("after-first.tsv");
-    dump(&db, &after_first)?;
+    dump(&a, &db, &after_first)?;
     client(&db, "TRUNCATE url")?;
     let secs = load_data(&db, &after_first, false)?;
     let limit = line("limit: LOAD DATA of the same rows, empty table", rows, secs);
@@ -337,7 +365,7 @@ fn main() -> anyhow::Result<()> {
         secs,
     );
     let after_second = work.join("after-second.tsv");
-    dump(&db, &after_second)?;
+    dump(&a, &db, &after_second)?;
     client(&db, "TRUNCATE url")?;
     load_data(&db, &others, false)?;
     load_data(&db, &after_first, false)?;

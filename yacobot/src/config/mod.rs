@@ -49,6 +49,10 @@ pub struct LoaderConfig {
     /// Records per multi-row statement.
     #[serde(rename = "Batch", default = "default_batch")]
     pub batch: usize,
+    /// Rows whose URL lost query arguments (and so its id) held back to be written in id
+    /// order; bounds the loader's memory.
+    #[serde(rename = "SortBuffer", default = "default_sort_buffer")]
+    pub sort_buffer: usize,
     /// 1: applied files move to `<inbox>/done/`; 0: they are deleted.
     #[serde(rename = "KeepApplied", default)]
     pub keep_applied: bool,
@@ -154,6 +158,9 @@ fn default_loader_interval() -> u64 {
 fn default_batch() -> usize {
     1000
 }
+fn default_sort_buffer() -> usize {
+    200_000
+}
 fn default_qarg_interval() -> u64 {
     600
 }
@@ -227,6 +234,7 @@ defaults!(LoaderConfig {
     inbox: BTreeMap::new(),
     interval: default_loader_interval(),
     batch: default_batch(),
+    sort_buffer: default_sort_buffer(),
     keep_applied: false,
 });
 defaults!(QargfilterConfig {
@@ -332,8 +340,10 @@ impl DaemonConfig for YacobotConfig {
         if self.loader.enable && self.loader.inbox.is_empty() {
             return Err("Loader.Inbox.<master>: the loader needs at least one inbox".into());
         }
-        if self.loader.interval == 0 || self.loader.batch == 0 {
-            return Err("Loader.Interval and Loader.Batch: must be at least 1".into());
+        if self.loader.interval == 0 || self.loader.batch == 0 || self.loader.sort_buffer == 0 {
+            return Err(
+                "Loader.Interval, Loader.Batch and Loader.SortBuffer: must be at least 1".into(),
+            );
         }
         if self.qargfilter.interval == 0 {
             return Err("Qargfilter.Interval: must be at least 1".into());

@@ -2,11 +2,12 @@
 //! transaction: it commits whole or not at all, and once only.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::NaiveDateTime;
+use diesel::mysql::MysqlConnection;
 use diesel::result::Error as DieselError;
-use diesel::Connection;
+use diesel::{Connection, QueryResult};
 use focuser_daemon::db::DbError;
 use focuser_schema::formats::queue::{QueueError, QueueRecord};
 use focuser_schema::models::{LoadRow, NewQueueApplied, Url};
@@ -43,12 +44,108 @@ pub struct QueueFile<'a> {
     pub records: u64,
 }
 
-/// Applies `file` in batches of `batch` records, all in one transaction. The file is read
-/// again (and checked again) inside it, so it never needs to fit in memory.
+/// How the loader writes: `batch` records a statement; rows whose URL lost arguments are
+/// held back (up to `sort_buffer` of them) and written in id order.
+#[derive(Debug, Clone, Copy)]
+pub struct Batching {
+    pub batch: usize,
+    pub sort_buffer: usize,
+}
+
+/// A row whose URL lost arguments: its id is unrelated to its place in the file.
+struct MovedRow {
+    id: u64,
+    url: String,
+    domain: String,
+    path_hash: u64,
+    hits: u32,
+    updatetag: String,
+    last_hit: NaiveDateTime,
+}
+
+impl MovedRow {
+    fn row(&self) -> LoadRow<'_> {
+        LoadRow {
+            id: self.id,
+            url: &self.url,
+            domain: &self.domain,
+            path_hash: self.path_hash,
+            hits: self.hits,
+            updatetag: &self.updatetag,
+            last_hit: self.last_hit,
+        }
+    }
+}
+
+/// One file's transaction in progress.
+///
+/// A queue file comes in id order, so its rows sweep the primary key once; a URL that loses
+/// arguments gets another id, anywhere. Writing those as they come would touch a random page
+/// of a table larger than the buffer pool for each; held back and sorted, they make a
+/// second sweep instead.
+struct Load {
+    now: NaiveDateTime,
+    how: Batching,
+    rules: qargs::RuleCache,
+    moved: Vec<MovedRow>,
+    counts: ArgCounts,
+    rules_time: Duration,
+    upsert_time: Duration,
+}
+
+impl Load {
+    fn records(&mut self, conn: &mut MysqlConnection, records: &[QueueRecord]) -> QueryResult<()> {
+        let t = Instant::now();
+        let (prepared, c) = qargs::prepare(conn, &mut self.rules, records, self.now)?;
+        self.counts.dropped += c.dropped;
+        self.counts.kept += c.kept;
+        self.counts.new_rules += c.new_rules;
+        let mut in_place = Vec::with_capacity(prepared.len());
+        for (p, r) in prepared.iter().zip(records) {
+            if p.id == r.id {
+                in_place.push(p.row());
+            } else {
+                self.moved.push(MovedRow {
+                    id: p.id,
+                    url: p.url.to_string(),
+                    domain: p.domain.to_string(),
+                    path_hash: p.path_hash,
+                    hits: p.hits,
+                    updatetag: p.updatetag.to_string(),
+                    last_hit: p.last_hit,
+                });
+            }
+        }
+        self.rules_time += t.elapsed();
+        let t = Instant::now();
+        Url::load_batch(conn, &in_place, self.now)?;
+        self.upsert_time += t.elapsed();
+        if self.moved.len() >= self.how.sort_buffer {
+            self.flush(conn)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rows held back, in id order.
+    fn flush(&mut self, conn: &mut MysqlConnection) -> QueryResult<()> {
+        let t = Instant::now();
+        self.moved.sort_unstable_by_key(|m| m.id);
+        for chunk in self.moved.chunks(self.how.batch) {
+            let rows: Vec<LoadRow<'_>> = chunk.iter().map(MovedRow::row).collect();
+            Url::load_batch(conn, &rows, self.now)?;
+        }
+        self.moved.clear();
+        self.upsert_time += t.elapsed();
+        Ok(())
+    }
+}
+
+/// Applies `file` in batches, all in one transaction. The file is read again (and checked
+/// again) inside it, so it never needs to fit in memory.
 pub fn apply_file(
     ctx: &Ctx,
     file: &QueueFile<'_>,
-    batch: usize,
+    how: Batching,
     now: NaiveDateTime,
 ) -> Result<Applied, LoadError> {
     let mut failure: Option<LoadError> = None;
@@ -68,10 +165,16 @@ pub fn apply_file(
                 failure = Some(LoadError::Bad(e));
                 DieselError::RollbackTransaction
             })?;
-            let mut counts = ArgCounts::default();
-            let mut rules = qargs::RuleCache::default();
-            let (mut rules_time, mut upsert_time) = (Duration::ZERO, Duration::ZERO);
-            let mut records: Vec<QueueRecord> = Vec::with_capacity(batch);
+            let mut load = Load {
+                now,
+                how,
+                rules: qargs::RuleCache::default(),
+                moved: Vec::new(),
+                counts: ArgCounts::default(),
+                rules_time: Duration::ZERO,
+                upsert_time: Duration::ZERO,
+            };
+            let mut records: Vec<QueueRecord> = Vec::with_capacity(how.batch);
             loop {
                 let next = reader.next_record().and_then(|r| match r {
                     Some(r) => check::check_record(&r)
@@ -88,27 +191,19 @@ pub fn apply_file(
                 })?;
                 let end = next.is_none();
                 records.extend(next);
-                if records.len() >= batch || (end && !records.is_empty()) {
-                    let t = std::time::Instant::now();
-                    let (prepared, c) = qargs::prepare(conn, &mut rules, &records, now)?;
-                    let rows: Vec<LoadRow<'_>> = prepared.iter().map(|p| p.row()).collect();
-                    rules_time += t.elapsed();
-                    let t = std::time::Instant::now();
-                    Url::load_batch(conn, &rows, now)?;
-                    upsert_time += t.elapsed();
-                    counts.dropped += c.dropped;
-                    counts.kept += c.kept;
-                    counts.new_rules += c.new_rules;
+                if records.len() >= how.batch || (end && !records.is_empty()) {
+                    load.records(conn, &records)?;
                     records.clear();
                 }
                 if end {
+                    load.flush(conn)?;
                     log::debug!(
                         "{}: query-argument rules {:.2} s, upserts {:.2} s",
                         file.name,
-                        rules_time.as_secs_f64(),
-                        upsert_time.as_secs_f64()
+                        load.rules_time.as_secs_f64(),
+                        load.upsert_time.as_secs_f64()
                     );
-                    return Ok(Some(counts));
+                    return Ok(Some(load.counts));
                 }
                 if ctx.stopping() {
                     failure = Some(LoadError::Stopped);

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apply::{Applied, LoadError, QueueFile};
+use apply::{Applied, Batching, LoadError, QueueFile};
 use check::Expect;
 use focuser_daemon::Config;
 
@@ -108,7 +108,11 @@ impl Loader {
             result: result.to_string(),
             bad,
         };
-        match apply::apply_file(ctx, &file, loader.batch, worker::now()) {
+        let how = Batching {
+            batch: loader.batch,
+            sort_buffer: loader.sort_buffer,
+        };
+        match apply::apply_file(ctx, &file, how, worker::now()) {
             Ok(Applied::Applied(args)) => {
                 self.db_failures.remove(path);
                 let s = &ctx.stats;
