@@ -97,6 +97,7 @@ fn bench_fetch_at_a_smoke_size() {
     let work = tempfile::tempdir().unwrap();
     let expected = [
         "(ii) plain libcurl multi loop (limit)",
+        "(ii') plain loop, hosts in turn",
         "(iii) xargs -P 32 curl",
         "(i) Fetcher, HostDelay 0",
         "fetcher / xargs-curl:",

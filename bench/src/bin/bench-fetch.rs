@@ -51,6 +51,20 @@ struct Run {
     pages: usize,
     bytes: u64,
     seconds: f64,
+    /// CPU seconds of this process (nginx not included).
+    cpu: f64,
+}
+
+/// Runs `f`, noting the CPU time this process spent in it.
+fn with_cpu(f: impl FnOnce() -> anyhow::Result<Run>) -> anyhow::Result<Run> {
+    let before = own_cpu()?;
+    let mut run = f()?;
+    run.cpu = own_cpu()? - before;
+    Ok(run)
+}
+
+fn own_cpu() -> anyhow::Result<f64> {
+    cpu_of(nix::sys::resource::UsageWho::RUSAGE_SELF)
 }
 
 impl Run {
@@ -89,18 +103,35 @@ fn main() -> anyhow::Result<()> {
         args.connections
     );
 
-    let (mut plain, mut fetcher) = (Vec::new(), Vec::new());
+    let (mut plain, mut turns, mut fetcher) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..args.repeat.max(1) {
-        plain.push(plain_loop(&urls, nginx.port, args.connections)?);
-        fetcher.push(fetcher_run(&urls, nginx.port, args.connections)?);
+        plain.push(with_cpu(|| {
+            plain_loop(&urls, nginx.port, args.connections, false)
+        })?);
+        turns.push(with_cpu(|| {
+            plain_loop(&urls, nginx.port, args.connections, true)
+        })?);
+        fetcher.push(with_cpu(|| {
+            fetcher_run(&urls, nginx.port, args.connections)
+        })?);
     }
     let seconds = |runs: &[Run]| {
-        let s: Vec<String> = runs.iter().map(|r| format!("{:.2}", r.seconds)).collect();
+        let s: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                format!(
+                    "{:.2} ({:.0} µs CPU/page)",
+                    r.seconds,
+                    r.cpu * 1e6 / r.pages as f64
+                )
+            })
+            .collect();
         s.join(" ")
     };
     println!(
-        "plain loop runs (s): {}; fetcher runs (s): {}",
+        "runs (s): plain loop {}; hosts in turn {}; fetcher {}",
         seconds(&plain),
+        seconds(&turns),
         seconds(&fetcher)
     );
     let fastest = |runs: Vec<Run>| {
@@ -108,7 +139,7 @@ fn main() -> anyhow::Result<()> {
             .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
             .context("no run")
     };
-    let (plain, fetcher) = (fastest(plain)?, fastest(fetcher)?);
+    let (plain, turns, fetcher) = (fastest(plain)?, fastest(turns)?, fastest(fetcher)?);
     let xargs = if args.no_xargs {
         None
     } else {
@@ -116,6 +147,7 @@ fn main() -> anyhow::Result<()> {
     };
     for (name, run) in [
         ("plain", Some(&plain)),
+        ("turns", Some(&turns)),
         ("fetcher", Some(&fetcher)),
         ("xargs", xargs.as_ref()),
     ] {
@@ -135,6 +167,7 @@ fn main() -> anyhow::Result<()> {
     );
     for (name, run) in [
         ("(ii) plain libcurl multi loop (limit)", Some(&plain)),
+        ("(ii') plain loop, hosts in turn", Some(&turns)),
         ("(iii) xargs -P 32 curl", xargs.as_ref()),
         ("(i) Fetcher, HostDelay 0", Some(&fetcher)),
     ] {
@@ -151,8 +184,9 @@ fn main() -> anyhow::Result<()> {
         println!("fetcher / xargs-curl: {ratio:.2} (target >= 2)");
     }
     println!(
-        "fetcher / plain loop: {:.2}",
-        fetcher.pages_s() / plain.pages_s()
+        "fetcher / plain loop: {:.2}; fetcher / plain loop with hosts in turn: {:.2}",
+        fetcher.pages_s() / plain.pages_s(),
+        fetcher.pages_s() / turns.pages_s()
     );
 
     let secs = args.polite_seconds;
@@ -330,6 +364,7 @@ fn fetcher_run(urls: &[String], port: u16, connections: usize) -> anyhow::Result
         pages,
         bytes,
         seconds: t0.elapsed().as_secs_f64(),
+        cpu: 0.0,
     })
 }
 
@@ -386,9 +421,16 @@ struct Lane<'a> {
 }
 
 /// (ii): `connections` transfers in flight on one multi handle, nothing else: no robots.txt, no
-/// delays. Each transfer slot takes one host's pages in a row, so kept-alive connections are
-/// reused as well as they can be (the fetcher with PerHost 1 does the same).
-fn plain_loop(urls: &[String], port: u16, connections: usize) -> anyhow::Result<Run> {
+/// delays, one transfer per host at a time. Each transfer slot takes one host's pages in a row,
+/// so that few connections are open and each is reused at once; or, with `in_turn` (ii'), the
+/// hosts take turns, one page each, in the order the Fetcher's politeness gives them (every
+/// host's connection stays open between two of its pages).
+fn plain_loop(
+    urls: &[String],
+    port: u16,
+    connections: usize,
+    in_turn: bool,
+) -> anyhow::Result<Run> {
     let mut multi = Multi::new();
     multi.set_max_connects(FetchConfig::default().keep_alive.max(connections))?;
     let mut by_host: std::collections::BTreeMap<String, Vec<&String>> = Default::default();
@@ -440,6 +482,12 @@ fn plain_loop(urls: &[String], port: u16, connections: usize) -> anyhow::Result<
             pages += 1;
             bytes += easy.get_ref().0;
             idle.push(easy);
+            let (host, rest) = if in_turn && !rest.is_empty() {
+                hosts.push_back((host, rest));
+                (String::new(), Vec::new())
+            } else {
+                (host, rest)
+            };
             lanes[lane] = next_page(lane, host, rest, &mut hosts, &mut idle, &multi, port)?;
         }
         if lanes.iter().any(Option::is_some) {
@@ -450,6 +498,7 @@ fn plain_loop(urls: &[String], port: u16, connections: usize) -> anyhow::Result<
         pages,
         bytes,
         seconds: t0.elapsed().as_secs_f64(),
+        cpu: 0.0,
     })
 }
 
@@ -532,13 +581,17 @@ fn xargs_curl(urls: &[String], port: u16, dir: &Path) -> anyhow::Result<Run> {
         pages,
         bytes,
         seconds,
+        cpu: 0.0,
     })
 }
 
 /// User and system seconds of the children waited for so far.
 fn children_cpu() -> anyhow::Result<f64> {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let u = getrusage(UsageWho::RUSAGE_CHILDREN)?;
+    cpu_of(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+}
+
+fn cpu_of(who: nix::sys::resource::UsageWho) -> anyhow::Result<f64> {
+    let u = nix::sys::resource::getrusage(who)?;
     let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
     Ok(secs(u.user_time()) + secs(u.system_time()))
 }

@@ -18,6 +18,9 @@ pub struct Segment {
 /// Cuts the inputs into `n` ranges of about equal size, each starting at the start of a line
 /// (some may be empty). A range is the list of its segments, in input order.
 pub fn split(inputs: &[PathBuf], n: usize) -> std::io::Result<Vec<Vec<Segment>>> {
+    if inputs.is_empty() {
+        return Ok(vec![Vec::new(); n]);
+    }
     let sizes: Vec<u64> = inputs
         .iter()
         .map(|p| {
@@ -275,5 +278,6 @@ mod tests {
         for n in 2..12 {
             assert_eq!(read_all(&inputs, n), one, "{n} ranges");
         }
+        assert_eq!(split(&[], 2).unwrap(), [vec![], vec![]]);
     }
 }

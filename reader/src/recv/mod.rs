@@ -17,7 +17,7 @@ use focuser_daemon::access::AllowList;
 use focuser_daemon::status::{Figure, StatusSource};
 use focuser_schema::segment::Position;
 
-use crate::wire::frame::{encode_frame, read_frame_into};
+use crate::wire::frame::{encode_frame, read_frame_unchecked};
 use crate::wire::handshake::{self, Accepted, ProtoError};
 use crate::wire::messages::{code, put_position};
 use crate::wire::{BatchRef, FrameError, FrameType, Mode, Secret};
@@ -240,13 +240,14 @@ fn items(
     let last = lock(&sh.store)?.last(stream);
     handshake::welcome(w, a, last)?;
     let mut payload = Vec::new();
+    let mut body_crcs = Vec::new();
     // Batches stored and not yet synced: one sync, then one ack each (group commit while the
     // sender's window keeps more batches coming).
     let mut unsynced: Vec<Position> = Vec::new();
     let mut acks = Vec::new();
     loop {
-        let kind = match read_frame_into(r, sh.max_frame, &mut payload) {
-            Ok(k) => k,
+        let head = match read_frame_unchecked(r, sh.max_frame, &mut payload) {
+            Ok(h) => h,
             Err(FrameError::Closed) => {
                 // Whatever it sent is kept (and will not be stored twice when resent).
                 if !unsynced.is_empty() {
@@ -256,17 +257,11 @@ fn items(
             }
             Err(e) => return Err(e.into()),
         };
-        if kind != FrameType::Items {
-            return Err(FrameError::BadPayload {
-                what: "stream",
-                reason: "only ITEMS frames are expected after the handshake",
-            }
-            .into());
-        }
-        let batch = BatchRef::decode(&payload)?;
+        // One pass over the bytes checks the frame and gives each record its body's CRC.
+        let batch = BatchRef::decode_checked(&payload, head, &mut body_crcs)?;
         let applied = {
             let mut store = lock(&sh.store)?;
-            match store.append(stream, &batch) {
+            match store.append_with_crcs(stream, &batch, &body_crcs) {
                 Ok(a) => a,
                 Err(e) => return Err(store_failed(w, sh, stream, e)),
             }

@@ -147,13 +147,33 @@ impl RecvStore {
     /// [`RecvStore::apply`] without the sync: several batches can share one, through
     /// [`RecvStore::sync`], before any of them is acknowledged.
     pub fn append(&mut self, stream: &str, batch: &BatchRef<'_>) -> Result<Applied, StoreError> {
+        self.append_with(stream, batch, None)
+    }
+
+    /// [`RecvStore::append`] with each item's body CRC, from checking the frame
+    /// ([`BatchRef::decode_checked`]): the records' CRCs are combined from them.
+    pub fn append_with_crcs(
+        &mut self,
+        stream: &str,
+        batch: &BatchRef<'_>,
+        body_crcs: &[u32],
+    ) -> Result<Applied, StoreError> {
+        self.append_with(stream, batch, Some(body_crcs))
+    }
+
+    fn append_with(
+        &mut self,
+        stream: &str,
+        batch: &BatchRef<'_>,
+        body_crcs: Option<&[u32]>,
+    ) -> Result<Applied, StoreError> {
         let number = self.register(stream)?;
         let mut last = match self.pending.get(stream) {
             Some(p) => *p,
             None => self.last(stream),
         };
         let mut applied = Applied::default();
-        for WireItemRef { at, item } in &batch.items {
+        for (k, WireItemRef { at, item }) in batch.items.iter().enumerate() {
             if *at <= last {
                 applied.duplicates += 1;
                 continue;
@@ -166,7 +186,10 @@ impl RecvStore {
                 },
                 ..*item
             };
-            self.writer.append_ref(&item)?;
+            match body_crcs.and_then(|c| c.get(k)) {
+                Some(&c) => self.writer.append_with_body_crc(&item, c)?,
+                None => self.writer.append_ref(&item)?,
+            };
             applied.stored += 1;
             applied.bytes += (item.doc_id.len() + item.url.len() + item.content.len()) as u64;
             last = *at;

@@ -131,6 +131,34 @@ pub fn read_frame_into(
     max: usize,
     payload: &mut Vec<u8>,
 ) -> Result<FrameType, FrameError> {
+    read_frame_unchecked(r, max, payload)?.check(payload)
+}
+
+/// A frame's type byte and CRC as read, before the CRC is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unchecked {
+    pub kind: u8,
+    pub crc: u32,
+}
+
+impl Unchecked {
+    /// Checks the CRC over the whole payload, then the type.
+    pub fn check(&self, payload: &[u8]) -> Result<FrameType, FrameError> {
+        if crc32c::crc32c_append(crc32c::crc32c(&[self.kind]), payload) != self.crc {
+            return Err(FrameError::BadCrc);
+        }
+        FrameType::from_byte(self.kind).ok_or(FrameError::UnknownType(self.kind))
+    }
+}
+
+/// Reads one frame into `payload` without checking its CRC: for a caller that checks it in
+/// its own pass over the payload ([`crate::wire::BatchRef::decode_checked`]), or with
+/// [`Unchecked::check`]. Nothing of it may be used before that.
+pub fn read_frame_unchecked(
+    r: &mut impl Read,
+    max: usize,
+    payload: &mut Vec<u8>,
+) -> Result<Unchecked, FrameError> {
     let mut head = [0u8; FRAME_HEADER_LEN];
     match r.read_exact(&mut head[..8]) {
         Ok(()) => {}
@@ -140,17 +168,15 @@ pub fn read_frame_into(
     let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
     check_len(len, max)?;
     r.read_exact(&mut head[8..9])?;
-    payload.clear();
-    payload.reserve(len - 1);
-    let got = r.take(len as u64 - 1).read_to_end(payload)?;
-    if got != len - 1 {
-        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
-    }
-    let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    if crc32c::crc32c_append(crc32c::crc32c(&head[8..9]), payload) != crc {
-        return Err(FrameError::BadCrc);
-    }
-    FrameType::from_byte(head[8]).ok_or(FrameError::UnknownType(head[8]))
+    // Sized up front (at most `max`) and read with `read_exact`: a buffered reader then
+    // hands large payloads straight from the socket into `payload`, with no copy of its own,
+    // and a reused buffer is not zeroed again.
+    payload.resize(len - 1, 0);
+    r.read_exact(payload)?;
+    Ok(Unchecked {
+        kind: head[8],
+        crc: u32::from_le_bytes([head[4], head[5], head[6], head[7]]),
+    })
 }
 
 /// Starts a frame in `out` whose payload the caller appends; [`finish_frame`] completes it.

@@ -2,7 +2,7 @@
 
 use focuser_schema::segment::{Item, ItemRef, Origin, Position, Status};
 
-use super::frame::{put_string, Fields, FrameError};
+use super::frame::{put_string, Fields, FrameError, FrameType, Unchecked};
 
 pub const MAGIC: &[u8; 8] = b"FOCUSER\0";
 pub const PROTOCOL_VERSION: u16 = 1;
@@ -260,6 +260,54 @@ impl<'a> BatchRef<'a> {
     }
 }
 
+impl<'a> BatchRef<'a> {
+    /// Decodes the payload of a frame read with [`read_frame_unchecked`], checking its CRC in
+    /// the same single pass over the bytes: each item's body (doc id ‖ url ‖ content) gets its
+    /// own CRC, put in `body_crcs` for the store's records, and the frame's is combined from
+    /// the pieces. A frame whose CRC fails is `BadCrc` however its payload decodes.
+    ///
+    /// [`read_frame_unchecked`]: super::frame::read_frame_unchecked
+    pub fn decode_checked(
+        b: &'a [u8],
+        head: Unchecked,
+        body_crcs: &mut Vec<u32>,
+    ) -> Result<BatchRef<'a>, FrameError> {
+        body_crcs.clear();
+        if head.kind != FrameType::Items as u8 {
+            head.check(b)?;
+            return Err(FrameError::BadPayload {
+                what: "stream",
+                reason: "only ITEMS frames are expected after the handshake",
+            });
+        }
+        let batch = match BatchRef::decode(b) {
+            Ok(batch) => batch,
+            Err(e) => {
+                head.check(b)?;
+                return Err(e);
+            }
+        };
+        let mut crc = crc32c::crc32c_append(crc32c::crc32c(&[head.kind]), &b[..BATCH_FIXED]);
+        let mut at = BATCH_FIXED;
+        for w in &batch.items {
+            let i = &w.item;
+            let n = i.doc_id.len() + i.url.len() + i.content.len();
+            let body_at = at + WIRE_ITEM_FIXED;
+            crc = crc32c::crc32c_append(crc, &b[at..body_at]);
+            let body = crc32c::crc32c(&b[body_at..body_at + n]);
+            crc = focuser_schema::segment::crc::combine(crc, body, n as u64);
+            body_crcs.push(body);
+            at = body_at + n;
+        }
+        // `decode` checked that the items end where the payload does.
+        if crc != head.crc {
+            body_crcs.clear();
+            return Err(FrameError::BadCrc);
+        }
+        Ok(batch)
+    }
+}
+
 /// ERROR: a code and a message a person can read; the connection closes after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorMsg {
@@ -399,6 +447,51 @@ mod tests {
         let mut out = Vec::new();
         backwards.encode_into(&mut out);
         assert!(Batch::decode(&out).is_err());
+    }
+
+    #[test]
+    fn a_checked_decode_gives_body_crcs_and_catches_every_flipped_bit() {
+        use crate::wire::frame::{encode_frame, read_frame_unchecked};
+        let b = Batch {
+            upto: Position {
+                file_id: 3,
+                item_idx: 9,
+            },
+            items: (1..4)
+                .map(|n| WireItem {
+                    at: Position {
+                        file_id: 3,
+                        item_idx: n,
+                    },
+                    item: item(n as u8 * 5),
+                })
+                .collect(),
+        };
+        let mut payload = Vec::new();
+        b.encode_into(&mut payload);
+        let mut frame = Vec::new();
+        encode_frame(FrameType::Items, &payload, &mut frame);
+        let (mut got, mut crcs) = (Vec::new(), Vec::new());
+        let head = read_frame_unchecked(&mut &frame[..], 1 << 20, &mut got).unwrap();
+        let back = BatchRef::decode_checked(&got, head, &mut crcs).unwrap();
+        assert_eq!(back, b.as_ref());
+        let want: Vec<u32> = b
+            .items
+            .iter()
+            .map(|w| crc32c::crc32c(&[&w.item.doc_id[..], &w.item.url, &w.item.content].concat()))
+            .collect();
+        assert_eq!(crcs, want);
+        for i in 4..frame.len() {
+            let mut bad = frame.clone();
+            bad[i] ^= 0x10;
+            let Ok(head) = read_frame_unchecked(&mut &bad[..], 1 << 20, &mut got) else {
+                continue; // a length no longer matching the bytes
+            };
+            assert!(
+                BatchRef::decode_checked(&got, head, &mut crcs).is_err(),
+                "byte {i}"
+            );
+        }
     }
 
     #[test]

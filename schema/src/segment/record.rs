@@ -125,6 +125,36 @@ pub fn record_len(doc_id: usize, url: usize, content: usize) -> Option<usize> {
 /// The caller has checked the length with [`record_len`].
 pub fn encode_record(item: &ItemRef<'_>, file_id: u64, item_idx: u32, out: &mut Vec<u8>) {
     let start = out.len();
+    encode_header(item, file_id, item_idx, out);
+    out.extend_from_slice(item.doc_id);
+    out.extend_from_slice(item.url);
+    out.extend_from_slice(item.content);
+    let crc = crc32c::crc32c(&out[start + 8..]);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// [`encode_record`] for a caller that already has `body_crc`, the CRC-32C of doc id ‖ url ‖
+/// content (a receiver, from checking the frame): the body is not gone over again.
+pub fn encode_record_with_body_crc(
+    item: &ItemRef<'_>,
+    file_id: u64,
+    item_idx: u32,
+    body_crc: u32,
+    out: &mut Vec<u8>,
+) {
+    let start = out.len();
+    encode_header(item, file_id, item_idx, out);
+    let body_len = item.doc_id.len() + item.url.len() + item.content.len();
+    let head_crc = crc32c::crc32c(&out[start + 8..]);
+    let crc = super::crc::combine(head_crc, body_crc, body_len as u64);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(item.doc_id);
+    out.extend_from_slice(item.url);
+    out.extend_from_slice(item.content);
+}
+
+/// The 56 header bytes of `item`'s record, its CRC left 0.
+fn encode_header(item: &ItemRef<'_>, file_id: u64, item_idx: u32, out: &mut Vec<u8>) {
     let len = RECORD_HEADER_LEN + item.doc_id.len() + item.url.len() + item.content.len();
     out.extend_from_slice(&(len as u32).to_le_bytes());
     out.extend_from_slice(&[0u8; 4]); // the CRC, filled in below
@@ -139,11 +169,6 @@ pub fn encode_record(item: &ItemRef<'_>, file_id: u64, item_idx: u32, out: &mut 
     out.extend_from_slice(&item.origin.stream.to_le_bytes());
     out.extend_from_slice(&item.origin.item_idx.to_le_bytes());
     out.extend_from_slice(&item.origin.file_id.to_le_bytes());
-    out.extend_from_slice(item.doc_id);
-    out.extend_from_slice(item.url);
-    out.extend_from_slice(item.content);
-    let crc = crc32c::crc32c(&out[start + 8..]);
-    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Decodes one whole record (`b` is exactly its bytes), checking the CRC.
@@ -265,6 +290,11 @@ mod tests {
         let (h, back) = decode_record(&b).unwrap();
         assert_eq!((h.file_id, h.item_idx), (5, 42));
         assert_eq!(back, item());
+        let i = item();
+        let body = [&i.doc_id[..], &i.url, &i.content].concat();
+        let mut same = Vec::new();
+        encode_record_with_body_crc(&i.as_ref(), 5, 42, crc32c::crc32c(&body), &mut same);
+        assert_eq!(same, b);
         for i in 0..b.len() {
             for bit in 0..8 {
                 let mut bad = b.clone();

@@ -226,6 +226,24 @@ impl Writer {
 
     /// [`Writer::append`] from borrowed fields.
     pub fn append_ref(&mut self, item: &ItemRef<'_>) -> Result<Position, SegmentError> {
+        self.append_with(item, None)
+    }
+
+    /// [`Writer::append_ref`] for a caller that has the CRC-32C of doc id ‖ url ‖ content
+    /// already (computed over the very bytes of `item`): the record's CRC is combined from it.
+    pub fn append_with_body_crc(
+        &mut self,
+        item: &ItemRef<'_>,
+        body_crc: u32,
+    ) -> Result<Position, SegmentError> {
+        self.append_with(item, Some(body_crc))
+    }
+
+    fn append_with(
+        &mut self,
+        item: &ItemRef<'_>,
+        body_crc: Option<u32>,
+    ) -> Result<Position, SegmentError> {
         let len = record::record_len(item.doc_id.len(), item.url.len(), item.content.len()).ok_or(
             SegmentError::TooLarge {
                 doc_id: item.doc_id.len(),
@@ -240,7 +258,12 @@ impl Writer {
             self.rotate()?;
         }
         let idx = self.items + 1;
-        record::encode_record(item, self.file_id, idx, &mut self.buf);
+        match body_crc {
+            Some(c) => {
+                record::encode_record_with_body_crc(item, self.file_id, idx, c, &mut self.buf)
+            }
+            None => record::encode_record(item, self.file_id, idx, &mut self.buf),
+        }
         self.pending.push(IndexEntry {
             offset: self.item_len,
             doc_hash: record::doc_hash(item.doc_id),

@@ -6,6 +6,10 @@ use diesel::prelude::*;
 use crate::db::last_insert_id;
 use crate::schema::resource_status;
 
+mod sync;
+
+pub use sync::SyncCounts;
+
 /// A feed URL of a resource, as listed by one of its sitemaps.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]
 #[diesel(table_name = resource_status, check_for_backend(Mysql))]

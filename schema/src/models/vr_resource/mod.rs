@@ -6,6 +6,10 @@ use diesel::prelude::*;
 use crate::db::last_insert_id;
 use crate::schema::vr_resource;
 
+mod claim;
+
+pub use claim::ClaimedRun;
+
 /// `vr_resource.fetch_status` (and `process_timestamp.status`), as in the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FetchStatus {

@@ -1,0 +1,147 @@
+//! The resources scan's claims (the source's "fetch map" for resources): a resource is run by
+//! whoever holds its claim (`claimed_by`, `claim_expires`, `fetch_status = 2`); a claim lapses
+//! at `claim_expires`, so a worker that died leaves its resource to the next scan.
+
+use chrono::NaiveDateTime;
+use diesel::mysql::Mysql;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Datetime, Integer, Unsigned};
+
+use super::{FetchStatus, VrResource};
+use crate::models::process_timestamp::{NewProcessTimestamp, ProcessTimestamp};
+use crate::schema::vr_resource;
+
+#[derive(Debug, Clone, Copy, QueryableByName)]
+#[diesel(check_for_backend(Mysql))]
+struct DueRow {
+    #[diesel(sql_type = Unsigned<Integer>)]
+    id: u32,
+    #[diesel(sql_type = Bool)]
+    manual_update: bool,
+}
+
+/// One run a scan started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedRun {
+    /// The resource as it is after the claim (`fetch_status = 2`, the claim set).
+    pub resource: VrResource,
+    /// Asked for by an operator (`manual_update` was 1): an unchanged sitemap is not skipped,
+    /// and `manual_update` is cleared at the end.
+    pub manual: bool,
+    /// The run's `process_timestamp` row (`fetch_start` set).
+    pub run: ProcessTimestamp,
+}
+
+impl VrResource {
+    /// Claims up to `limit` resources that are due (see `claim_due.sql`) for `owner` until
+    /// `expires`, highest priority first (asked-for ones before them): sets `fetch_status = 2`,
+    /// `fetch_time = now`, and inserts one `process_timestamp` row per run, all in one
+    /// transaction.
+    pub fn claim_due(
+        conn: &mut MysqlConnection,
+        now: NaiveDateTime,
+        owner: &str,
+        expires: NaiveDateTime,
+        limit: i64,
+    ) -> QueryResult<Vec<ClaimedRun>> {
+        conn.transaction(|conn| {
+            let due: Vec<DueRow> = diesel::sql_query(include_str!("claim_due.sql"))
+                .bind::<Datetime, _>(now)
+                .bind::<Datetime, _>(now)
+                .bind::<BigInt, _>(limit)
+                .load(conn)?;
+            let mut out = Vec::with_capacity(due.len());
+            for d in due {
+                diesel::update(vr_resource::table.find(d.id))
+                    .set((
+                        vr_resource::claimed_by.eq(owner),
+                        vr_resource::claim_expires.eq(expires),
+                        vr_resource::fetch_status.eq(FetchStatus::Running.code()),
+                        vr_resource::fetch_time.eq(now),
+                    ))
+                    .execute(conn)?;
+                let run = NewProcessTimestamp {
+                    res_id: d.id,
+                    is_manual: d.manual_update,
+                    status: FetchStatus::Running.code(),
+                    fetch_start: Some(now),
+                }
+                .insert(conn)?;
+                out.push(ClaimedRun {
+                    resource: VrResource::find(conn, d.id)?,
+                    manual: d.manual_update,
+                    run,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// Pushes `owner`'s claim on resource `id` to `expires` (a long run); `false` when the
+    /// claim was lost (it lapsed and another worker took the resource).
+    pub fn extend_claim(
+        conn: &mut MysqlConnection,
+        id: u32,
+        owner: &str,
+        expires: NaiveDateTime,
+    ) -> QueryResult<bool> {
+        let n = diesel::update(
+            vr_resource::table
+                .filter(vr_resource::id.eq(id))
+                .filter(vr_resource::claimed_by.eq(owner)),
+        )
+        .set(vr_resource::claim_expires.eq(expires))
+        .execute(conn)?;
+        Ok(n == 1)
+    }
+
+    /// Ends `owner`'s run of resource `id`: its result (`fetch_status` 1 or 4, `fetch_detail`,
+    /// `last_fetch_time = now`), `manual_update` cleared after a manual run, the claim
+    /// released. Only while `owner` holds the claim; `false` otherwise.
+    pub fn finish_run(
+        conn: &mut MysqlConnection,
+        id: u32,
+        owner: &str,
+        status: FetchStatus,
+        detail: &str,
+        now: NaiveDateTime,
+        manual: bool,
+    ) -> QueryResult<bool> {
+        let target = vr_resource::table
+            .filter(vr_resource::id.eq(id))
+            .filter(vr_resource::claimed_by.eq(owner));
+        let result = (
+            vr_resource::fetch_status.eq(status.code()),
+            vr_resource::fetch_detail.eq(detail),
+            vr_resource::last_fetch_time.eq(now),
+            vr_resource::claimed_by.eq(None::<String>),
+            vr_resource::claim_expires.eq(None::<NaiveDateTime>),
+        );
+        let n = if manual {
+            diesel::update(target)
+                .set((result, vr_resource::manual_update.eq(false)))
+                .execute(conn)?
+        } else {
+            diesel::update(target).set(result).execute(conn)?
+        };
+        Ok(n == 1)
+    }
+
+    /// Gives back every claim `owner` holds (a graceful stop before its runs ended): the
+    /// runs count as errors saying so, and the resources are due again as they were
+    /// (`last_fetch_time` and `manual_update` untouched).
+    pub fn release_claims(
+        conn: &mut MysqlConnection,
+        owner: &str,
+        detail: &str,
+    ) -> QueryResult<usize> {
+        diesel::update(vr_resource::table.filter(vr_resource::claimed_by.eq(owner)))
+            .set((
+                vr_resource::fetch_status.eq(FetchStatus::Error.code()),
+                vr_resource::fetch_detail.eq(detail),
+                vr_resource::claimed_by.eq(None::<String>),
+                vr_resource::claim_expires.eq(None::<NaiveDateTime>),
+            ))
+            .execute(conn)
+    }
+}
