@@ -107,12 +107,22 @@ init_datadir() {
     say "initialising $DATA"
     rm -rf "$DATA.tmp"
     mkdir -p "$DATA.tmp" "$DB_DIR/tmp"
-    if ! mariadb-install-db --no-defaults --basedir=/usr --datadir="$DATA.tmp" --user="$OS_USER" \
-        --auth-root-authentication-method=socket --auth-root-socket-user="$OS_USER" \
-        --skip-test-db >"$DB_DIR/install.log" 2>&1; then
-        tail -n 25 "$DB_DIR/install.log" >&2
-        die "mariadb-install-db failed (see $DB_DIR/install.log)"
-    fi
+    # Tried twice: a bootstrap has been seen to fail once on a machine busy installing packages.
+    local try
+    for try in 1 2; do
+        if mariadb-install-db --no-defaults --basedir=/usr --datadir="$DATA.tmp" --user="$OS_USER" \
+            --auth-root-authentication-method=socket --auth-root-socket-user="$OS_USER" \
+            --skip-test-db >"$DB_DIR/install.log" 2>&1; then
+            break
+        fi
+        # The server's own [ERROR] lines say why; the tool's advice after them does not.
+        grep -E '\[ERROR\]|ERROR [0-9]+' "$DB_DIR/install.log" | head -n 10 >&2 || true
+        [ "$try" -eq 2 ] && die "mariadb-install-db failed twice (see $DB_DIR/install.log)"
+        say "mariadb-install-db failed; trying once more"
+        rm -rf "$DATA.tmp"
+        mkdir -p "$DATA.tmp"
+        sleep 1
+    done
     mv "$DATA.tmp" "$DATA"
 }
 
