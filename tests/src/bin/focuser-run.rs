@@ -61,7 +61,7 @@ struct UpArgs {
     paths: usize,
     #[arg(long, default_value_t = 100_000)]
     lines: usize,
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.25)]
     host_delay: f64,
     /// Seconds to wait for the pipeline to settle
     #[arg(long, default_value_t = 240)]
