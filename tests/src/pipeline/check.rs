@@ -11,7 +11,7 @@ use focuser_schema::urls;
 use super::db;
 use super::observe::{self, Received};
 use super::plan::Plan;
-use super::sample::{Expect, Reflog};
+use super::sample::{self, Expect, Reflog};
 use crate::Error;
 
 /// Stop listing problems of one kind after this many (the count says the rest).
@@ -285,4 +285,69 @@ fn check_items(plan: &Plan, r: &mut Report, items: &[Received]) -> Result<(), Er
     r.problem("items at a receiver that no node wrote for it", &extra);
     r.problem("items written by a node that never arrived", &lost);
     Ok(())
+}
+
+/// The sample web's view, for a pipeline whose web server runs in the test: every request
+/// for a page came from the crawler of the node owning its domain (its User-Agent names the
+/// node), once (or more for a node in `allow`), and no disallowed page was asked for.
+pub fn web_log(
+    plan: &Plan,
+    log: &[crate::web::Logged],
+    allow: &Allow,
+) -> Result<Vec<String>, Error> {
+    let mut node_of: BTreeMap<u64, usize> = BTreeMap::new();
+    for n in 1..=plan.nodes {
+        for rec in observe::applied(plan, n)? {
+            node_of.insert(rec.id, n);
+        }
+    }
+    let mut asked: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    let (mut stranger, mut wrong, mut disallowed) = (Vec::new(), Vec::new(), Vec::new());
+    for l in log.iter().filter(|l| l.path != "/robots.txt") {
+        let url = format!("http://{}:{}{}", l.host, plan.web_port, l.path);
+        let Ok(n) = urls::normalize(&url, urls::MAX_URL_LENGTH) else {
+            stranger.push(format!("{url}: not a URL"));
+            continue;
+        };
+        let Some(&node) = node_of.get(&n.id) else {
+            stranger.push(format!(
+                "{url} asked for by {:?}, never forwarded",
+                l.user_agent
+            ));
+            continue;
+        };
+        if !l
+            .user_agent
+            .contains(&format!("({})", plan.node_name(node)))
+        {
+            wrong.push(format!(
+                "{url} asked for by {:?}; its node is {}",
+                l.user_agent,
+                plan.node_name(node)
+            ));
+        }
+        if let (Some(h), Some(j)) = (sample::host_index(&l.host), sample::path_index(&l.path)) {
+            if sample::expect(h, j) == Expect::Disallowed {
+                disallowed.push(format!("{url} is disallowed by robots.txt"));
+            }
+        }
+        asked.entry(n.id).or_default().push(&l.user_agent);
+    }
+    let mut twice = Vec::new();
+    for (id, who) in &asked {
+        let node = node_of.get(id).copied().unwrap_or(0);
+        if who.len() > 1 && !allow.repeats_from.contains(&node) {
+            twice.push(format!(
+                "{} asked for {} times",
+                urls::doc_id(*id),
+                who.len()
+            ));
+        }
+    }
+    let mut r = Report::default();
+    r.problem("requests for URLs no node was sent", &stranger);
+    r.problem("requests by a crawler that does not own the domain", &wrong);
+    r.problem("requests robots.txt forbids", &disallowed);
+    r.problem("pages asked for more than once", &twice);
+    Ok(r.problems)
 }

@@ -150,3 +150,44 @@ impl Run {
         }
     }
 }
+
+/// The directory of the daemons' binaries for a test: the test's own profile directory,
+/// after `cargo build` of master, yacobot and reader there (a no-op when `cargo nextest
+/// --workspace` has just built them; needed when only this crate's tests were built).
+pub fn built_binaries() -> Result<std::path::PathBuf, Error> {
+    let exe = std::env::current_exe()?;
+    // target/<profile>/deps/<test>
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .ok_or("the test binary is not in target/<profile>/deps")?;
+    let target = dir.parent().ok_or("no target directory")?;
+    let profile = match dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev".to_string(),
+        Some(p) => p.to_string(),
+        None => return Err("no profile directory".into()),
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(crate::repo_root())
+        .env("CARGO_TARGET_DIR", target)
+        .args(["build", "--quiet", "--locked", "--profile", &profile])
+        .args([
+            "-p",
+            "focuser-master",
+            "-p",
+            "focuser-yacobot",
+            "-p",
+            "focuser-reader",
+        ])
+        .args(["--bin", "master", "--bin", "yacobot", "--bin", "reader"])
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo build of the daemons failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    Ok(dir.to_path_buf())
+}

@@ -42,6 +42,22 @@ pub fn host_name(i: usize) -> String {
     }
 }
 
+/// The index of a sample host from its name (`www.news-017.sample` → 17).
+pub fn host_index(name: &str) -> Option<usize> {
+    let stem = name.strip_suffix(".sample")?;
+    let (_, digits) = stem.rsplit_once('-')?;
+    let i: usize = digits.parse().ok()?;
+    (host_name(i) == name).then_some(i)
+}
+
+/// The path number of a sample path (`/gone/p13.html`, `/item.php?id=3&page=1`): the
+/// number in it that makes this path.
+pub fn path_index(path: &str) -> Option<usize> {
+    path.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|d| d.parse::<usize>().ok())
+        .find(|&j| self::path(j) == path)
+}
+
 pub fn domain_of_host(i: usize) -> String {
     urls::domain_of(&host_name(i))
 }
@@ -265,4 +281,23 @@ pub fn preassigned_domains(plan: &Plan) -> Vec<(String, u32)> {
         .enumerate()
         .map(|(k, i)| (domain_of_host(i), (k % plan.nodes) as u32 + 1))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_paths_are_found_again_from_their_names() {
+        for i in [0, 3, 17, 299] {
+            assert_eq!(host_index(&host_name(i)), Some(i), "{}", host_name(i));
+        }
+        for j in [0, 3, 7, 11, 13, 19, 40, 123] {
+            assert_eq!(path_index(&path(j)), Some(j), "{}", path(j));
+        }
+        assert_eq!(host_index("news-017.example"), None);
+        assert_eq!(host_index("www.news-001.sample"), None); // host 1 has no www.
+        assert_eq!(path_index("/section-1/page-2.html"), None);
+        assert_eq!(path_index("/"), None);
+    }
 }
