@@ -613,3 +613,38 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         "2 new items (first run)"
     );
 }
+
+#[test]
+fn vr_resource_in_error_lists_failed_runs_latest_first() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let add = |c: &mut diesel::mysql::MysqlConnection, name: &str, failed_at: Option<u32>| {
+        let r = NewVrResource {
+            class_id: 1,
+            res_name: name,
+            data_group: "g",
+            data_from: 0,
+            frequency: 3600,
+            is_manual: false,
+            res_status: 1,
+            priority: 0,
+            max_items: 0,
+        }
+        .insert(c)
+        .unwrap();
+        let changes = VrResourceChanges {
+            fetch_status: Some(if failed_at.is_some() { 4 } else { 1 }),
+            fetch_detail: Some(Some("source \"main\": empty sitemap")),
+            last_fetch_time: Some(failed_at.map(|h| t(h, 0))),
+            ..Default::default()
+        };
+        VrResource::update(c, r.id, &changes).unwrap();
+        r.id
+    };
+    let early = add(c, "early", Some(9));
+    add(c, "fine", None);
+    let late = add(c, "late", Some(11));
+    let ids = |rs: Vec<VrResource>| rs.iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(ids(VrResource::in_error(c, 10).unwrap()), [late, early]);
+    assert_eq!(ids(VrResource::in_error(c, 1).unwrap()), [late]);
+}
