@@ -263,6 +263,12 @@ fn print_summary(
         plan.dir.display(),
         plan.dir.display()
     );
+    let master_db = focuser_tests::UrlParts::parse(&plan.master_db)
+        .map(|p| p.database)
+        .unwrap_or_default();
+    println!(
+        "SQL:               scripts/db.sh sql --table < conf/admin.sql   (the master's database; FOCUSER_DB_NAME={master_db}_node1 for node 1's)"
+    );
     Ok(())
 }
 
