@@ -21,9 +21,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 RUN_DIR=${FOCUSER_RUN_DIR:-$ROOT/var/run-main}
 PROFILE=${FOCUSER_PROFILE:-dev}
+TARGET=${CARGO_TARGET_DIR:-target}
 case $PROFILE in
-    dev) BIN=target/debug ;;
-    release) BIN=target/release ;;
+    dev) BIN=$TARGET/debug ;;
+    release) BIN=$TARGET/release ;;
     *) echo "run.sh: FOCUSER_PROFILE is dev or release, not $PROFILE" >&2; exit 2 ;;
 esac
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
