@@ -188,19 +188,28 @@ impl Master<'_> {
         let started = Instant::now();
         let cfg = self.cfg;
         self.discard_temporaries(journal.seq)?;
-        let map = store.load().context("reading the domain map")?;
-
         let offset = cfg.utc_offset().map_err(|e| anyhow!(e))?;
-        let mut ingested = ingest::ingest(
-            &journal.inputs,
-            ingest::threads(),
-            cfg.memory_budget(),
-            &cfg.tmp_dir,
-            &cfg.rejects_dir,
-            offset,
-            cfg.url.max_length,
-        )
-        .context("reading the reflog files")?;
+        // The domain map is read from the database while the inputs are read.
+        let (map, ingested) = std::thread::scope(|scope| {
+            let reading = scope.spawn(|| {
+                ingest::ingest(
+                    &journal.inputs,
+                    ingest::threads(),
+                    cfg.memory_budget(),
+                    &cfg.tmp_dir,
+                    &cfg.rejects_dir,
+                    offset,
+                    cfg.url.max_length,
+                )
+            });
+            let map = store.load().context("reading the domain map");
+            let ingested = reading
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("reading thread panicked")));
+            (map, ingested)
+        });
+        let map = map?;
+        let mut ingested = ingested.context("reading the reflog files")?;
         let mut domains = std::mem::take(&mut ingested.domains);
         let parts = ingested.parts;
         log::debug!(
