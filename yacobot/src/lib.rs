@@ -10,6 +10,7 @@ pub mod crawl;
 pub mod daemon;
 pub mod loader;
 pub mod qargfilter;
+pub mod resources;
 pub mod status;
 mod worker;
 
