@@ -16,12 +16,17 @@ pub const CLASS: u32 = 7;
 /// The resources worker alone, fetching from `server` (every name resolved to it).
 pub fn site(db: &TestDb, server: &WebServer, extra: &str) -> Site {
     server.set("*", "/robots.txt", Behaviour::status(404));
+    let delay = if extra.contains("Fetch.HostDelay") {
+        ""
+    } else {
+        "Fetch.HostDelay = 0\n"
+    };
     Site::with(
         db.url(),
         &format!(
             "Loader.Enable = 0\nCrawl.Enable = 0\nQargfilter.Enable = 0\nResources.Enable = 1\n\
              Resources.ScanInterval = 1\nFetch.Resolve = {}\nFetch.ConnectTimeout = 2\n\
-             Fetch.Timeout = 20\nFetch.HostDelay = 0\nFetch.RetryDelay = 0.1\n{extra}",
+             Fetch.Timeout = 20\nFetch.RetryDelay = 0.1\n{delay}{extra}",
             server.resolve().join(" ")
         ),
     )
