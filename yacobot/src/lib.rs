@@ -5,6 +5,7 @@
 //! [`qargfilter`] import (`query_args` → `path_arg_name`) and the [`crawl`] worker (scheduler,
 //! fetcher, archive, re-index bookkeeping). [`status`] holds their figures.
 
+pub mod admin;
 pub mod config;
 pub mod crawl;
 pub mod daemon;
@@ -15,6 +16,25 @@ pub mod status;
 mod worker;
 
 pub use config::YacobotConfig;
+
+/// `yacobot resource …`: loads the config, connects, runs the command; returns what to print.
+pub fn resource_command(
+    config_file: &std::path::Path,
+    cmd: &admin::ResourceCmd,
+) -> anyhow::Result<String> {
+    use anyhow::Context;
+    let config = focuser_daemon::Config::<YacobotConfig>::load(
+        config_file,
+        std::env::var("DATABASE_URL").ok(),
+    )?;
+    let url = config
+        .common
+        .database
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
+    let mut conn = focuser_schema::db::connect(&url).context("connecting to the database")?;
+    admin::resource(&mut conn, cmd)
+}
 
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what
 /// `--once` does first; for tools and benchmarks). Returns the files handled.

@@ -7,7 +7,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::feeds::{ask, assert_consistent, items, live, resource, resource_row, rules, serve_feed, serve_text, site, store, It};
+use common::feeds::{
+    ask, assert_consistent, items, live, resource, resource_row, rules, serve_feed, serve_text,
+    site, store, It,
+};
 use common::{number, wait_for};
 use diesel::connection::SimpleConnection;
 use diesel::mysql::MysqlConnection;
@@ -27,18 +30,33 @@ fn hold_resource_row(db: &TestDb, id: u32) -> MysqlConnection {
 }
 
 /// Starts the daemon, lets the run of `id` go as far as its last transaction, kills it.
-fn kill_before_the_end(db: &TestDb, site: &common::Site, id: u32, runs_before: i64, items_after: usize) {
+fn kill_before_the_end(
+    db: &TestDb,
+    site: &common::Site,
+    id: u32,
+    runs_before: i64,
+    items_after: usize,
+) {
     let daemon = site.spawn();
     let runs = format!("SELECT COUNT(*) AS n FROM process_timestamp WHERE res_id = {id}");
     let until = std::time::Instant::now() + Duration::from_secs(30);
     while number(db, &runs) <= runs_before {
-        assert!(std::time::Instant::now() < until, "no run started:\n{}", site.log());
+        assert!(
+            std::time::Instant::now() < until,
+            "no run started:\n{}",
+            site.log()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let lock = hold_resource_row(db, id);
     let pending = format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id} AND status = 0");
-    wait_for("the items in the store", 60, || store(site).len() >= items_after);
-    assert!(number(db, &pending) > 0, "nothing pending: the run ended before the lock");
+    wait_for("the items in the store", 60, || {
+        store(site).len() >= items_after
+    });
+    assert!(
+        number(db, &pending) > 0,
+        "nothing pending: the run ended before the lock"
+    );
     std::thread::sleep(Duration::from_millis(200));
     daemon.signal(nix::sys::signal::Signal::SIGKILL);
     drop(daemon);
@@ -52,10 +70,19 @@ fn resources_kill_9_in_the_write_stage_loses_nothing_and_emits_nothing_twice() {
     let server = WebServer::start().unwrap();
     let c = &mut db.conn();
     rules(c);
-    serve_text(&server, "k.test", "/sitemap.txt", &server.url("k.test", "/feed.xml"));
+    serve_text(
+        &server,
+        "k.test",
+        "/sitemap.txt",
+        &server.url("k.test", "/feed.xml"),
+    );
     let mut feed: Vec<It> = items("k", 3000);
     serve_feed(&server, "k.test", "/feed.xml", &feed);
-    let id = resource(c, "crash", &[("partner", server.url("k.test", "/sitemap.txt"))]);
+    let id = resource(
+        c,
+        "crash",
+        &[("partner", server.url("k.test", "/sitemap.txt"))],
+    );
     // A host delay gives the test time to take its lock between the claim and the end.
     let site = site(&db, &server, "Fetch.HostDelay = 1\ndebuglevel = 40\n");
 

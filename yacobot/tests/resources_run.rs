@@ -110,7 +110,10 @@ fn resources_two_sources_first_run_then_an_unchanged_run_emits_nothing() {
     assert_eq!(store(&site), items1, "an unchanged run emitted something");
     assert_eq!(VrUpdateInfo::recent(c, id, 5).unwrap().len(), 1);
     assert_eq!(
-        number(&db, &format!("SELECT COUNT(*) AS n FROM process_timestamp WHERE res_id = {id}")),
+        number(
+            &db,
+            &format!("SELECT COUNT(*) AS n FROM process_timestamp WHERE res_id = {id}")
+        ),
         2
     );
 }
@@ -174,7 +177,11 @@ fn resources_changed_feed_gives_exactly_its_updates_deletes_and_inserts() {
     assert_eq!((row("a0").update_type, row("a0").data_status), (2, 1));
     assert_eq!((row("a9").update_type, row("a9").data_status), (3, 0));
     assert_eq!((row("a-new").update_type, row("a-new").data_status), (1, 1));
-    assert_eq!(row("a3").update_type, 1, "white space and CDATA changed the item");
+    assert_eq!(
+        row("a3").update_type,
+        1,
+        "white space and CDATA changed the item"
+    );
     let run = &ProcessTimestamp::recent(c, id, 1).unwrap()[0];
     assert_eq!((run.inserted, run.updated, run.deleted), (1, 3, 2));
     let info = &VrUpdateInfo::recent(c, id, 1).unwrap()[0];
@@ -199,8 +206,17 @@ fn resources_safety_valve_shrunk_feed_and_failed_keys_delete_nothing() {
     let server = WebServer::start().unwrap();
     let c = &mut db.conn();
     rules(c);
-    serve_text(&server, "v.test", "/sitemap.txt", &server.url("v.test", "/feed.xml"));
-    let id = resource(c, "valve", &[("partner", server.url("v.test", "/sitemap.txt"))]);
+    serve_text(
+        &server,
+        "v.test",
+        "/sitemap.txt",
+        &server.url("v.test", "/feed.xml"),
+    );
+    let id = resource(
+        c,
+        "valve",
+        &[("partner", server.url("v.test", "/sitemap.txt"))],
+    );
     let full = items("k", 100);
     serve_feed(&server, "v.test", "/feed.xml", &full);
     let site = site(&db, &server, "");
@@ -227,8 +243,14 @@ fn resources_safety_valve_shrunk_feed_and_failed_keys_delete_nothing() {
     assert!(!r.manual_update);
 
     // 85 % lose their key.
-    let keyless: String = feed_xml(&full).replacen("<id>", "<ident>", 85).replacen("</id>", "</ident>", 85);
-    server.set("v.test", "/feed.xml", Behaviour::fixed(200, "text/xml", keyless));
+    let keyless: String = feed_xml(&full)
+        .replacen("<id>", "<ident>", 85)
+        .replacen("</id>", "</ident>", 85);
+    server.set(
+        "v.test",
+        "/feed.xml",
+        Behaviour::fixed(200, "text/xml", keyless),
+    );
     ask(c, id);
     site.once();
     let r = resource_row(c, id);
@@ -258,11 +280,24 @@ fn resources_sitemap_errors_are_reported_per_source_and_the_others_go_on() {
     let c = &mut db.conn();
     rules(c);
     let long = format!("http://s.test/{}", "x".repeat(241));
-    serve_text(&server, "s.test", "/nothttp.txt", &format!("{}\nftp://s.test/f.xml\n", server.url("s.test", "/feed.xml")));
+    serve_text(
+        &server,
+        "s.test",
+        "/nothttp.txt",
+        &format!(
+            "{}\nftp://s.test/f.xml\n",
+            server.url("s.test", "/feed.xml")
+        ),
+    );
     serve_text(&server, "s.test", "/long.txt", &format!("{long}\n"));
     serve_text(&server, "s.test", "/empty.txt", " \r\n\n");
     server.set("s.test", "/down.txt", Behaviour::status(503));
-    serve_text(&server, "s.test", "/good.txt", &server.url("s.test", "/feed.xml"));
+    serve_text(
+        &server,
+        "s.test",
+        "/good.txt",
+        &server.url("s.test", "/feed.xml"),
+    );
     serve_feed(&server, "s.test", "/feed.xml", &items("g", 5));
     let id = resource(
         c,
@@ -303,10 +338,19 @@ fn resources_unchanged_sitemap_skipped_on_an_automatic_run_processed_on_a_manual
     let server = WebServer::start().unwrap();
     let c = &mut db.conn();
     rules(c);
-    serve_text(&server, "u.test", "/sitemap.txt", &server.url("u.test", "/feed.xml"));
+    serve_text(
+        &server,
+        "u.test",
+        "/sitemap.txt",
+        &server.url("u.test", "/feed.xml"),
+    );
     serve_feed(&server, "u.test", "/feed.xml", &items("k", 20));
     serve_feed(&server, "u.test", "/extra.xml", &items("x", 2));
-    let id = resource(c, "unchanged", &[("partner", server.url("u.test", "/sitemap.txt"))]);
+    let id = resource(
+        c,
+        "unchanged",
+        &[("partner", server.url("u.test", "/sitemap.txt"))],
+    );
     let site = site(&db, &server, "");
     site.once();
     assert_eq!(live(c, id).len(), 20);
@@ -326,7 +370,10 @@ fn resources_unchanged_sitemap_skipped_on_an_automatic_run_processed_on_a_manual
     let r = resource_row(c, id);
     let d = r.fetch_detail.unwrap();
     assert_eq!(r.fetch_status, 1, "{d}");
-    assert!(d.contains("source \"partner\": sitemap unchanged, skipped"), "{d}");
+    assert!(
+        d.contains("source \"partner\": sitemap unchanged, skipped"),
+        "{d}"
+    );
     assert_eq!(live(c, id).len(), 22);
 
     // Manual: processed; the unlisted URL is retired and its items deleted.
@@ -336,7 +383,10 @@ fn resources_unchanged_sitemap_skipped_on_an_automatic_run_processed_on_a_manual
     let d = r.fetch_detail.unwrap();
     assert!(!r.manual_update);
     assert!(!d.contains("skipped"), "{d}");
-    assert!(d.contains("items: 0 new, 0 changed, 2 deleted, 20 unchanged"), "{d}");
+    assert!(
+        d.contains("items: 0 new, 0 changed, 2 deleted, 20 unchanged"),
+        "{d}"
+    );
     assert_eq!(live(c, id).len(), 20);
     let extra = ResourceStatus::find_by_url(c, id, &server.url("u.test", "/extra.xml")).unwrap();
     assert_eq!(extra.res_status, 0);
@@ -351,27 +401,56 @@ fn resources_bad_feeds_give_clear_errors_and_good_ones_their_items() {
     rules(c);
     let h = "x.test";
     let feeds = ["broken", "truncated", "big", "utf8", "gbk"];
-    let list: Vec<String> = feeds.iter().map(|f| server.url(h, &format!("/{f}.xml"))).collect();
+    let list: Vec<String> = feeds
+        .iter()
+        .map(|f| server.url(h, &format!("/{f}.xml")))
+        .collect();
     serve_text(&server, h, "/sitemap.txt", &list.join("\n"));
-    server.set(h, "/broken.xml", Behaviour::fixed(200, "text/xml", "<items><item><id>1</id><title>t</titel></item></items>"));
+    server.set(
+        h,
+        "/broken.xml",
+        Behaviour::fixed(
+            200,
+            "text/xml",
+            "<items><item><id>1</id><title>t</titel></item></items>",
+        ),
+    );
     // Cut after a whole item: only the missing end tags tell.
     let cut = feed_xml(&items("t", 5)).replace("</items>\n", "");
     server.set(h, "/truncated.xml", Behaviour::fixed(200, "text/xml", cut));
     // 50 MB: 50 000 items of about 1 000 bytes.
     let big: Vec<It> = (0..50_000)
-        .map(|i| (format!("big{i}"), format!("{i} {}", "w".repeat(950)), "1".into()))
+        .map(|i| {
+            (
+                format!("big{i}"),
+                format!("{i} {}", "w".repeat(950)),
+                "1".into(),
+            )
+        })
         .collect();
     let big_xml = feed_xml(&big);
     assert!(big_xml.len() > 50_000_000);
-    server.set(h, "/big.xml", Behaviour::fixed(200, "application/xml", big_xml));
+    server.set(
+        h,
+        "/big.xml",
+        Behaviour::fixed(200, "application/xml", big_xml),
+    );
     let mut bad = feed_xml(&items("u", 3)).into_bytes();
     let at = bad.len() / 2;
     bad[at] = 0xff;
     server.set(h, "/utf8.xml", Behaviour::fixed(200, "text/xml", bad));
     let gbk_text = "<?xml version=\"1.0\" encoding=\"GBK\"?><items><item><id>中文1</id><title>北京烤鸭</title><price>88</price></item></items>";
     let (gbk, _, _) = encoding_rs::GBK.encode(gbk_text);
-    server.set(h, "/gbk.xml", Behaviour::fixed(200, "text/xml", gbk.into_owned()));
-    let id = resource(c, "bad-feeds", &[("partner", server.url(h, "/sitemap.txt"))]);
+    server.set(
+        h,
+        "/gbk.xml",
+        Behaviour::fixed(200, "text/xml", gbk.into_owned()),
+    );
+    let id = resource(
+        c,
+        "bad-feeds",
+        &[("partner", server.url(h, "/sitemap.txt"))],
+    );
     let site = site(&db, &server, "");
     site.once();
     let r = resource_row(c, id);
@@ -395,6 +474,10 @@ fn resources_bad_feeds_give_clear_errors_and_good_ones_their_items() {
     assert!(duck.content.as_ref().unwrap().contains("北京烤鸭"));
     let feeds_rows = ResourceStatus::for_resource(c, id).unwrap();
     let f = |u: &str| feeds_rows.iter().find(|r| r.url == u).unwrap();
-    assert!(f(&broken).error.as_ref().unwrap().contains("not well-formed"));
+    assert!(f(&broken)
+        .error
+        .as_ref()
+        .unwrap()
+        .contains("not well-formed"));
     assert_eq!(f(&server.url(h, "/big.xml")).items, 50_000);
 }

@@ -386,9 +386,15 @@ impl DaemonConfig for YacobotConfig {
             ),
             ("Archive", self.archive != new.archive),
             ("Segment", self.segment != new.segment),
-            ("Resources.Enable", self.resources.enable != new.resources.enable),
+            (
+                "Resources.Enable",
+                self.resources.enable != new.resources.enable,
+            ),
             ("Resources.Dir", self.resources.dir != new.resources.dir),
-            ("Resources.Writers", self.resources.writers != new.resources.writers),
+            (
+                "Resources.Writers",
+                self.resources.writers != new.resources.writers,
+            ),
         ];
         pairs
             .into_iter()

@@ -7,16 +7,28 @@ use focuser_fetch::{Completed, Outcome};
 
 /// What one sitemap gave.
 pub enum Got {
-    Urls { urls: Vec<String>, md5: String },
+    Urls {
+        urls: Vec<String>,
+        md5: String,
+    },
     /// A `sitemapindex`: the sitemaps it lists, fetched in turn (one level).
-    Index { sitemaps: Vec<String>, md5: String },
+    Index {
+        sitemaps: Vec<String>,
+        md5: String,
+    },
 }
 
 /// The outcome of a fetched sitemap.
 pub fn parse(c: &Completed, child: bool) -> Result<Got, String> {
     let doc = match &c.outcome {
         Outcome::Fetched(doc) => doc,
-        other => return Err(format!("the sitemap {} could not be fetched: {}", c.request.url, why(other))),
+        other => {
+            return Err(format!(
+                "the sitemap {} could not be fetched: {}",
+                c.request.url,
+                why(other)
+            ))
+        }
     };
     let charset = charset_of_content_type(&doc.content_type);
     let map = sitemap::parse(&doc.body, charset).map_err(|e| format!("{}: {e}", c.request.url))?;

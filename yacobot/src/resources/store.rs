@@ -173,8 +173,16 @@ impl Store {
                 todo.push(Emit {
                     status: want.0,
                     doc_id: &r.doc_id,
-                    url: r.status_id.and_then(|s| url_of.get(&s)).copied().unwrap_or(""),
-                    content: if want.0 == Status::Update { content } else { "" },
+                    url: r
+                        .status_id
+                        .and_then(|s| url_of.get(&s))
+                        .copied()
+                        .unwrap_or(""),
+                    content: if want.0 == Status::Update {
+                        content
+                    } else {
+                        ""
+                    },
                 });
             }
         }

@@ -272,13 +272,7 @@ fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
 }
 
 /// The run's diff, written with the protocol above, and its accounting.
-fn finish(
-    ctx: &Ctx,
-    store: &Store,
-    run: &RunShared,
-    acc: Acc,
-    owner: &str,
-) -> anyhow::Result<()> {
+fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> anyhow::Result<()> {
     // A `Finish` message carries nothing: what the fetch side gathered is in the run.
     let mut acc = {
         let mut held = lock(&run.acc);
@@ -355,7 +349,11 @@ fn finish(
     }
     log::info!(
         "resource {res_id}: run {run_id} ended {}: {}",
-        if status == FetchStatus::Ok { "ok" } else { "in error" },
+        if status == FetchStatus::Ok {
+            "ok"
+        } else {
+            "in error"
+        },
         detail.replace('\n', " | ")
     );
     Ok(())
@@ -414,7 +412,9 @@ fn write_items(
     let by_key: HashMap<&str, &focuser_schema::models::KnownItem> =
         known.iter().map(|k| (k.keyword.as_str(), k)).collect();
     let urls: HashMap<u64, String> = ctx
-        .db_run("reading feed URLs", |c| ResourceStatus::for_resource(c, res_id))?
+        .db_run("reading feed URLs", |c| {
+            ResourceStatus::for_resource(c, res_id)
+        })?
         .into_iter()
         .map(|r| (r.id, r.url))
         .collect();

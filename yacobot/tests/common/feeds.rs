@@ -35,7 +35,11 @@ pub fn site(db: &TestDb, server: &WebServer, extra: &str) -> Site {
 /// Rules of class [`CLASS`]: `<item>` elements with a key `id`, a required `title`, a
 /// `price`.
 pub fn rules(c: &mut MysqlConnection) {
-    for (label, key, required) in [("id", true, false), ("title", false, true), ("price", false, false)] {
+    for (label, key, required) in [
+        ("id", true, false),
+        ("title", false, true),
+        ("price", false, false),
+    ] {
         NewOpenXmlFormat {
             class_id: CLASS,
             label_name: label,
@@ -122,7 +126,11 @@ pub fn feed_xml(items: &[It]) -> String {
 }
 
 pub fn serve_feed(server: &WebServer, host: &str, path: &str, items: &[It]) {
-    server.set(host, path, Behaviour::fixed(200, "application/xml", feed_xml(items)));
+    server.set(
+        host,
+        path,
+        Behaviour::fixed(200, "application/xml", feed_xml(items)),
+    );
 }
 
 pub fn serve_text(server: &WebServer, host: &str, path: &str, body: &str) {
@@ -181,5 +189,9 @@ pub fn assert_consistent(c: &mut MysqlConnection, site: &Site, id: u32) {
             assert_eq!(it.status, Status::Delete, "{r:?}");
         }
     }
-    assert_eq!(last.len(), rows.len(), "items of doc ids vr_data does not know");
+    assert_eq!(
+        last.len(),
+        rows.len(),
+        "items of doc ids vr_data does not know"
+    );
 }
