@@ -51,3 +51,20 @@ pub fn load_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Resul
     let ctx = worker::Ctx::new(db, config.clone(), stop);
     Ok(loader::Loader::default().pass(&ctx, &config))
 }
+
+/// One resources scan and every run it starts, outside the daemon (what `--once` does last;
+/// for tools and benchmarks).
+pub fn resources_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<()> {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let url = config
+        .common
+        .database
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let size = config.daemon.resources.writers + 2;
+    let db = focuser_daemon::db::Database::new(&url, size, Arc::clone(&stop))?;
+    let ctx = Arc::new(worker::Ctx::new(db, config, stop));
+    resources::once(&ctx)
+}
