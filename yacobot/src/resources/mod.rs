@@ -211,7 +211,7 @@ impl Worker {
                         self.runs.insert(id, run);
                     }
                 }
-                Err(shared) => self.pool.send(WriteMsg::Finish(Arc::new(shared))),
+                Err(shared) => self.pool.send(WriteMsg::Finish(Arc::from(shared))),
             }
         }
         Ok(())

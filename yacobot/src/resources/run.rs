@@ -106,7 +106,7 @@ fn field_rule(r: OpenXmlFormat) -> FieldRule {
 impl Run {
     /// Reads the resource's rules and data sources. A run that cannot go on (its class's
     /// rules are unusable, it has no data source) comes back as `Err`, ready to be finished.
-    pub fn start(ctx: &Ctx, claimed: ClaimedRun) -> Result<Run, RunShared> {
+    pub fn start(ctx: &Ctx, claimed: ClaimedRun) -> Result<Run, Box<RunShared>> {
         let r = &claimed.resource;
         let (class, res_id) = (r.class_id, r.id);
         let loaded = ctx.db_run("reading a resource's rules and sources", |c| {
@@ -121,12 +121,12 @@ impl Run {
                 ..Acc::default()
             };
             acc.detail.failure(line);
-            RunShared {
+            Box::new(RunShared {
                 claimed,
                 rules: None,
                 total_feeds: 0,
                 acc: Mutex::new(acc),
-            }
+            })
         };
         let (rules, sources) = match loaded {
             Ok(x) => x,
