@@ -40,6 +40,12 @@ fn table<'a>(status: &'a Value, id: &str) -> &'a Vec<Value> {
         .unwrap()
 }
 
+/// Whether the run ships the resources' stores too (a receiver then has two streams a node).
+fn plan_feeds_on(i: &Instance) -> bool {
+    let dir = i.rootdir.parent().unwrap();
+    focuser_tests::pipeline::Plan::load(dir).unwrap().feeds_on
+}
+
 /// The key figures each kind of daemon must show, checked against its own figures.
 fn key_figures(i: &Instance, s: &Value) {
     let figure = |name: &str| observe::figure_sum(s, name);
@@ -88,13 +94,23 @@ fn key_figures(i: &Instance, s: &Value) {
             );
             assert_eq!(table(s, "sendfile").len(), 1);
         }
+        Kind::FeedSender => {
+            let rows = table(s, "receivers");
+            assert_eq!(rows.len(), RECEIVERS, "{rows:?}");
+            assert!(rows.iter().all(|r| r["cells"][3] == "yes"), "{rows:?}");
+        }
         Kind::Receiver => {
             assert_eq!(
                 card(s, "items stored")["value"],
                 figure("reader_recv_items_total")
             );
             let streams = table(s, "streams");
-            assert_eq!(streams.len(), NODES, "one stream per node: {streams:?}");
+            let per_node = if plan_feeds_on(i) { 2 } else { 1 };
+            assert_eq!(
+                streams.len(),
+                NODES * per_node,
+                "one stream per node and store: {streams:?}"
+            );
         }
     }
 }

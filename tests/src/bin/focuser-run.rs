@@ -63,6 +63,9 @@ struct UpArgs {
     lines: usize,
     #[arg(long, default_value_t = 0.25)]
     host_delay: f64,
+    /// Switch yacobot's resources worker on (with a reader per node for its store)
+    #[arg(long)]
+    feeds: bool,
     /// Seconds to wait for the pipeline to settle
     #[arg(long, default_value_t = 240)]
     timeout: u64,
@@ -125,6 +128,7 @@ fn up(dir: &Path, a: UpArgs) -> anyhow::Result<()> {
         phases: 1,
         reflog_lines: a.lines,
         feeds: a.nodes.min(3),
+        feeds_on: a.feeds,
         seed: 20261124,
         web_port,
         host_delay: a.host_delay,
@@ -218,10 +222,6 @@ fn print_summary(
             .collect();
         format!("{}  (total {})", parts.join(", "), v.iter().sum::<usize>())
     };
-    let mut feed = 0;
-    for db in &plan.node_dbs {
-        feed += pipeline::db::feed_items(db).map_err(err)?;
-    }
     println!("\n=== summary");
     println!(
         "reflog lines       {} ({} rejected by the master)",
@@ -232,9 +232,13 @@ fn print_summary(
     println!("pages fetched      {}", per_node(&r.fetched));
     println!("gone (404)         {}", per_node(&r.gone));
     println!("not fetched        {}  (robots.txt)", per_node(&r.failed));
-    println!(
-        "feed items         {feed}  (the resources worker is not switched on yet: `Resources.Enable` in the yacobot configs)"
-    );
+    if plan.feeds_on {
+        println!("feed items         {}", per_node(&r.feed_items));
+    } else {
+        println!(
+            "feed items         not fetched: the resources worker is off in this run (`focuser-run up --feeds` switches it on)"
+        );
+    }
     let recv: Vec<String> = r
         .received
         .iter()

@@ -25,6 +25,8 @@ pub struct Report {
     pub fetched: Vec<usize>,
     pub gone: Vec<usize>,
     pub failed: Vec<usize>,
+    /// Per node, with the resources worker on: feed items in `vr_data`.
+    pub feed_items: Vec<usize>,
     /// Per receiver: (UPDATE, DELETE) items held.
     pub received: BTreeMap<usize, (u64, u64)>,
     /// Documents that arrived more than once (allowed only where a crawler was killed).
@@ -168,10 +170,27 @@ pub fn check(
         .collect();
     r.problem("forwarded URLs missing from their node's frontier", &never);
 
+    // Feed items: each one the resources worker wrote is a document too.
+    let mut feed: BTreeMap<String, (usize, Status)> = BTreeMap::new();
+    if plan.feeds_on {
+        for n in 1..=plan.nodes {
+            let docs = db::feed_docs(&plan.node_dbs[n - 1])?;
+            r.feed_items.push(docs.len());
+            for (doc, live) in docs {
+                let status = if live == 1 {
+                    Status::Update
+                } else {
+                    Status::Delete
+                };
+                feed.insert(doc, (n, status));
+            }
+        }
+    }
+
     // Nodes → receivers: each document at the receiver its doc id hashes to, once.
     let items = observe::received(plan)?;
     r.received = observe::received_counts(&items);
-    check_documents(plan, &mut r, &items, &outcome, &node_of, allow);
+    check_documents(plan, &mut r, &items, &outcome, &node_of, &feed, allow);
     if written {
         check_items(plan, &mut r, &items)?;
     }
@@ -184,6 +203,7 @@ fn check_documents(
     items: &[Received],
     outcome: &BTreeMap<u64, u8>,
     node_of: &BTreeMap<u64, usize>,
+    feed: &BTreeMap<String, (usize, Status)>,
     allow: &Allow,
 ) {
     let mut by_doc: BTreeMap<&str, Vec<&Received>> = BTreeMap::new();
@@ -192,18 +212,22 @@ fn check_documents(
     }
     let (mut lost, mut elsewhere, mut repeated, mut status, mut stray) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // (doc id, node, the status it must arrive with): pages, gone pages, feed items.
+    let mut wanted: Vec<(String, usize, Status)> = Vec::new();
     for (id, state) in outcome {
         let doc = urls::doc_id(*id);
-        let want = match state {
-            2 => Status::Update,
-            4 => Status::Delete,
-            _ => {
-                if by_doc.contains_key(doc.as_str()) {
-                    stray.push(format!("{doc} (fetch_state {state}) has items"));
-                }
-                continue;
+        let node = node_of.get(id).copied().unwrap_or(0);
+        match state {
+            2 => wanted.push((doc, node, Status::Update)),
+            4 => wanted.push((doc, node, Status::Delete)),
+            _ if by_doc.contains_key(doc.as_str()) => {
+                stray.push(format!("{doc} (fetch_state {state}) has items"))
             }
-        };
+            _ => {}
+        }
+    }
+    wanted.extend(feed.iter().map(|(doc, (n, s))| (doc.clone(), *n, *s)));
+    for (doc, node, want) in wanted {
         let got = by_doc.remove(doc.as_str()).unwrap_or_default();
         let home = observe::receiver_of(plan, &doc);
         if got.is_empty() {
@@ -227,7 +251,6 @@ fn check_documents(
         }
         if got.len() > 1 {
             r.repeated_docs += 1;
-            let node = node_of.get(id).copied().unwrap_or(0);
             if !allow.repeats_from.contains(&node) {
                 repeated.push(format!("{doc} arrived {} times (node {node})", got.len()));
             }
@@ -235,7 +258,7 @@ fn check_documents(
     }
     for (doc, got) in by_doc {
         stray.push(format!(
-            "{doc}: {} items for a URL no node holds",
+            "{doc}: {} items for a document no node holds",
             got.len()
         ));
     }
@@ -299,6 +322,19 @@ pub fn web_log(
     for n in 1..=plan.nodes {
         for rec in observe::applied(plan, n)? {
             node_of.insert(rec.id, n);
+        }
+    }
+    if plan.feeds_on {
+        // Each sample feed is a resource of one node (db::load_sample): its sitemap and feeds
+        // are that node's to fetch.
+        for r in sample::feed_resources(plan) {
+            let node = (r.number - 1) % plan.nodes.max(1) + 1;
+            let paths = std::iter::once(&r.sitemap_path).chain(&r.feed_paths);
+            for path in paths {
+                if let Ok(n) = urls::normalize(&r.url(plan, path), urls::MAX_URL_LENGTH) {
+                    node_of.insert(n.id, node);
+                }
+            }
         }
     }
     let mut asked: BTreeMap<u64, Vec<&str>> = BTreeMap::new();

@@ -16,7 +16,10 @@ pub const MASTER_NAME: &str = "master1";
 pub enum Kind {
     Master,
     Yacobot,
+    /// A node's reader of the crawl archive; it also ships the master's queue files.
     Sender,
+    /// A node's reader of the resources' store (`Plan::feeds_on`).
+    FeedSender,
     Receiver,
 }
 
@@ -136,6 +139,19 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             status_port: plan.ports.senders[n - 1],
         });
     }
+    for n in (1..=plan.nodes).filter(|_| plan.feeds_on) {
+        let name = format!("reader-vr-{}", plan.node_name(n));
+        all.push(Instance {
+            config: conf(&name),
+            rootdir: plan.dir.join(&name),
+            name,
+            kind: Kind::FeedSender,
+            number: n,
+            binary: bin("reader"),
+            args: "",
+            status_port: plan.ports.feed_senders[n - 1],
+        });
+    }
     for n in 1..=plan.nodes {
         let name = format!("yacobot-{}", plan.node_name(n));
         all.push(Instance {
@@ -185,6 +201,13 @@ pub fn segments(plan: &Plan, node: usize) -> PathBuf {
         .join("segments")
 }
 
+/// A node's resources store (`Resources.Dir`, the default `segments-vr`).
+pub fn feed_segments(plan: &Plan, node: usize) -> PathBuf {
+    plan.dir
+        .join(format!("yacobot-{}", plan.node_name(node)))
+        .join("segments-vr")
+}
+
 /// A receiver's store.
 pub fn received(plan: &Plan, k: usize) -> PathBuf {
     plan.dir.join(format!("recv{k}")).join("received")
@@ -224,7 +247,7 @@ pub fn config_text(plan: &Plan, i: &Instance) -> std::io::Result<String> {
     let template = match i.kind {
         Kind::Master => "master.cf",
         Kind::Yacobot => "yacobot.cf",
-        Kind::Sender => "reader.cf",
+        Kind::Sender | Kind::FeedSender => "reader.cf",
         Kind::Receiver => "reader-recv.cf",
     };
     let text = std::fs::read_to_string(plan.repo.join("conf").join(template))?;
@@ -233,18 +256,18 @@ pub fn config_text(plan: &Plan, i: &Instance) -> std::io::Result<String> {
         Kind::Master => master_keys(plan),
         Kind::Yacobot => yacobot_keys(plan, i.number),
         Kind::Sender => sender_keys(plan, i.number),
+        Kind::FeedSender => feed_sender_keys(plan, i.number),
         Kind::Receiver => receiver_keys(plan, i.number),
     });
     let mut out = render(&text, &keys);
-    if i.kind == Kind::Yacobot {
+    if i.kind == Kind::Yacobot && !plan.feeds_on {
         out.push_str(RESOURCES_OFF);
     }
     Ok(out)
 }
 
-/// The partner feeds worker is not in yacobot yet; its sample data is loaded (one resource
-/// per node) and the web serves the feeds, so switching it on is this one line.
-const RESOURCES_OFF: &str = "\n# resources: enabled when the worker lands (the sample feeds are loaded and served)\n# Resources.Enable = 1\n";
+/// Why `Resources.Enable = 0` in a run without `feeds_on`.
+const RESOURCES_OFF: &str = "\n# resources: enabled when the worker lands. Resources.Enable is 0 above; the sample feeds\n# are loaded (one resource per node) and served. `focuser-run up --feeds` switches it on,\n# with a second reader per node (reader-vr-<node>) shipping Resources.Dir.\n";
 
 fn master_keys(plan: &Plan) -> Vec<(&'static str, Set)> {
     vec![
@@ -277,6 +300,8 @@ fn yacobot_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
             "Url.DictFile",
             Set::Off("no ad dictionary in this run: it counts as stale"),
         ),
+        ("Resources.Enable", s(u8::from(plan.feeds_on))),
+        ("Resources.ScanInterval", s(2)),
     ]
 }
 
@@ -316,6 +341,21 @@ fn sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
     ]
 }
 
+/// A second reader per node, for the resources' store: no queue files, its own streams.
+fn feed_sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
+    let mut keys = sender_keys(plan, n);
+    keys.retain(|(k, _)| !k.starts_with("SendFile.") && !matches!(*k, "name" | "store_dir"));
+    keys.extend([
+        ("name", s(format!("node{n}-vr"))),
+        ("store_dir", p(&feed_segments(plan, n))),
+        (
+            "SendFile.0.Address",
+            Set::Off("the crawl archive's reader ships the queue files"),
+        ),
+    ]);
+    keys
+}
+
 fn receiver_keys(plan: &Plan, k: usize) -> Vec<(&'static str, Set)> {
     vec![
         ("name", s(format!("recv{k}"))),
@@ -348,6 +388,7 @@ pub fn write_all(plan: &Plan) -> std::io::Result<()> {
         std::fs::create_dir_all(queue_dir(plan, n))?;
         std::fs::create_dir_all(inbox(plan, n))?;
         std::fs::create_dir_all(segments(plan, n))?;
+        std::fs::create_dir_all(feed_segments(plan, n))?;
     }
     std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o700))
 }

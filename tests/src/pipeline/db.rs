@@ -10,7 +10,7 @@ use diesel::sql_types::Text;
 use focuser_schema::models::{
     NewOpenXmlFormat, NewPartnerDomain, NewVrOpenDatasource, NewVrResource, NewYacobotNode,
 };
-use focuser_schema::schema::{partner_domain, url, vr_data};
+use focuser_schema::schema::{partner_domain, url, vr_data, vr_resource};
 
 use super::plan::Plan;
 use super::sample::{self, FeedResource};
@@ -76,6 +76,7 @@ pub fn load_sample(plan: &Plan, admin_master: &str, admin_nodes: &[String]) -> R
         }
         .insert(&mut m)?;
     }
+    // Resource n belongs to node n (check::web_log expects its requests from there).
     for r in sample::feed_resources(plan) {
         if let Some(db) = admin_nodes.get((r.number - 1) % admin_nodes.len().max(1)) {
             let mut c = focuser_schema::db::connect(db)?;
@@ -178,6 +179,24 @@ pub fn feed_items(node_db: &str) -> Result<i64, Error> {
     let mut c = focuser_schema::db::connect(node_db)?;
     Ok(vr_data::table
         .filter(vr_data::data_status.eq(1))
+        .select(count_star())
+        .first(&mut c)?)
+}
+
+/// Every feed item of a node: (doc id, `data_status`: 1 live, 0 deleted).
+pub fn feed_docs(node_db: &str) -> Result<Vec<(String, u8)>, Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(vr_data::table
+        .select((vr_data::doc_id, vr_data::data_status))
+        .load(&mut c)?)
+}
+
+/// Enabled resources of a node that have not run yet or are running.
+pub fn feeds_pending(node_db: &str) -> Result<i64, Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(vr_resource::table
+        .filter(vr_resource::res_status.eq(1))
+        .filter(vr_resource::fetch_status.eq_any([0u8, 2]))
         .select(count_star())
         .first(&mut c)?)
 }

@@ -100,6 +100,10 @@ pub struct Progress {
     pub forwarded: Vec<usize>,
     pub unsettled: Vec<i64>,
     pub states: Vec<[i64; 5]>,
+    /// Per node, with the resources worker on: resources not run yet or running, and
+    /// feed items in `vr_data`.
+    pub feeds_pending: Vec<i64>,
+    pub feed_items: Vec<i64>,
     /// Per sender: items not yet acknowledged, and files not yet shipped.
     pub lag_items: Vec<f64>,
     pub sendfile_pending: Vec<f64>,
@@ -115,6 +119,7 @@ impl Progress {
             && self.queue_files == 0
             && self.inbox_files == 0
             && self.unsettled.iter().all(|&n| n == 0)
+            && self.feeds_pending.iter().all(|&n| n == 0)
             && self.lag_items.iter().all(|&n| n == 0.0)
             && self.sendfile_pending.iter().all(|&n| n == 0.0)
             && self.silent.is_empty()
@@ -136,8 +141,17 @@ impl Progress {
                 )
             })
             .collect();
+        let feeds = if self.feed_items.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; feeds: {} items, {} resources to run",
+                self.feed_items.iter().sum::<i64>(),
+                self.feeds_pending.iter().sum::<i64>()
+            )
+        };
         format!(
-            "master cycles {}{}; queue files {} to ship, {} to load; {}; sender lag {} items{}",
+            "master cycles {}{}; queue files {} to ship, {} to load; {}{feeds}; sender lag {} items{}",
             self.master_cycles,
             if self.master_busy { " (busy)" } else { "" },
             self.queue_files,
@@ -172,7 +186,7 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
             daemons::Kind::Master => {
                 p.master_cycles = figure_sum(&status, "master_cycles_total") as u64;
             }
-            daemons::Kind::Sender => {
+            daemons::Kind::Sender | daemons::Kind::FeedSender => {
                 p.lag_items
                     .push(figure_sum(&status, "reader_sender_lag_items"));
                 p.sendfile_pending
@@ -187,6 +201,12 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
         p.forwarded.push(applied(plan, n)?.len());
         p.unsettled.push(db::unsettled(&plan.node_dbs[n - 1])?);
         p.states.push(db::states(&plan.node_dbs[n - 1])?);
+        if plan.feeds_on {
+            p.feeds_pending
+                .push(db::feeds_pending(&plan.node_dbs[n - 1])?);
+            p.feed_items
+                .push(db::feed_docs(&plan.node_dbs[n - 1])?.len() as i64);
+        }
     }
     Ok(p)
 }
@@ -226,17 +246,24 @@ pub fn received(plan: &Plan) -> Result<Vec<Received>, Error> {
 /// One item of a node's own store: (doc id, status, file id, item index).
 pub type Written = (String, Status, u64, u32);
 
-/// Every item still in a node's store (all of them, when retention is off).
+/// Every item still in a node's stores (all of them, when retention is off): the crawl
+/// archive's, and the resources' when they run.
 pub fn written(plan: &Plan, node: usize) -> Result<Vec<Written>, Error> {
     let mut out = Vec::new();
-    let mut c = Cursor::new(&daemons::segments(plan, node), Position::START, None);
-    while let Some(s) = c.next()? {
-        out.push((
-            String::from_utf8_lossy(&s.item.doc_id).into_owned(),
-            s.item.status,
-            s.file_id,
-            s.item_idx,
-        ));
+    let mut stores = vec![daemons::segments(plan, node)];
+    if plan.feeds_on {
+        stores.push(daemons::feed_segments(plan, node));
+    }
+    for store in stores {
+        let mut c = Cursor::new(&store, Position::START, None);
+        while let Some(s) = c.next()? {
+            out.push((
+                String::from_utf8_lossy(&s.item.doc_id).into_owned(),
+                s.item.status,
+                s.file_id,
+                s.item_idx,
+            ));
+        }
     }
     Ok(out)
 }

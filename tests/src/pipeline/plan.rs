@@ -24,6 +24,10 @@ pub struct Plan {
     pub reflog_lines: usize,
     /// Partner feed resources (the sample has three at most).
     pub feeds: usize,
+    /// yacobot's resources worker on, and a second reader per node shipping its store
+    /// (`Resources.Dir`). Off: the feeds are loaded and served, and nothing fetches them.
+    #[serde(default)]
+    pub feeds_on: bool,
     pub seed: u64,
     /// The sample web's loopback port.
     pub web_port: u16,
@@ -52,6 +56,9 @@ pub struct Ports {
     pub master: u16,
     pub yacobots: Vec<u16>,
     pub senders: Vec<u16>,
+    /// The readers of the resources' stores (used with `Plan::feeds_on`).
+    #[serde(default)]
+    pub feed_senders: Vec<u16>,
     pub receivers_status: Vec<u16>,
     pub receivers_listen: Vec<u16>,
 }
@@ -76,6 +83,7 @@ impl Ports {
             master,
             yacobots: take(nodes)?,
             senders: take(nodes)?,
+            feed_senders: take(nodes)?,
             receivers_status: take(receivers)?,
             receivers_listen: take(receivers)?,
         })
