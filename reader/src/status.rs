@@ -330,3 +330,62 @@ impl SenderFigures {
         lag(&self.store, s.saved(), s.spec.partition).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use focuser_schema::segment::{Partition, Status};
+
+    use crate::sender::SenderSpec;
+
+    fn sender(dir: &std::path::Path, index: u32, connected: bool) -> Arc<SenderState> {
+        let spec = SenderSpec {
+            group: "Index.0".into(),
+            address: format!("10.0.0.{index}:7301"),
+            partition: Partition { count: 2, index },
+            statuses: vec![Status::Update, Status::Delete],
+            stream: "node1.Index.0".into(),
+            position_file: dir.join(format!("pos{index}")),
+            lost_file: dir.join(format!("lost{index}")),
+        };
+        let s = Arc::new(SenderState::new(spec));
+        s.connected.store(connected, Ordering::Relaxed);
+        s
+    }
+
+    #[test]
+    fn a_receiver_that_is_down_is_red_on_the_card_and_in_its_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = SenderFigures {
+            store: dir.path().to_path_buf(),
+            senders: vec![sender(dir.path(), 0, true), sender(dir.path(), 1, false)],
+            shippers: Vec::new(),
+            retention: Default::default(),
+        };
+        let cards = f.cards();
+        let connected = cards
+            .iter()
+            .find(|c| c.label == "receivers connected")
+            .unwrap();
+        assert_eq!(
+            (connected.value.display(), connected.state),
+            ("1 of 2".into(), State::Error)
+        );
+        let tables = f.tables();
+        assert_eq!(tables.len(), 1, "no sendfile table without shippers");
+        let rows = &tables[0].rows;
+        let states: Vec<(String, State)> = rows
+            .iter()
+            .map(|r| (r.cells[3].display(), r.state))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("yes".to_string(), State::Ok),
+                ("no".to_string(), State::Error)
+            ]
+        );
+        assert_eq!(rows[1].cells[2].display(), "1 of 2");
+    }
+}

@@ -429,3 +429,49 @@ impl StatusSource for Stats {
         vec![files, errors, resources]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_fetch_rate_is_pages_per_second_between_the_samples_and_resources_in_error_show() {
+        let s = Stats::default();
+        assert_eq!(s.fetch_rate(), 0.0, "no sample yet");
+        s.sample_pages();
+        s.pages.store(30, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(200));
+        s.sample_pages();
+        let rate = s.fetch_rate();
+        assert!(
+            (50.0..=150.0).contains(&rate),
+            "30 pages in about 0.2 s: {rate}"
+        );
+        assert!(
+            !s.cards().iter().any(|c| c.label == "resources in error"),
+            "not looked yet"
+        );
+        *s.resources_in_error.lock().unwrap() = Some(vec![ResourceRow {
+            id: 3,
+            name: "weather".into(),
+            last_run: "2026-11-24 10:00:00".into(),
+            detail: "source \"main\": empty sitemap".into(),
+        }]);
+        let card = s
+            .cards()
+            .into_iter()
+            .find(|c| c.label == "resources in error")
+            .unwrap();
+        assert_eq!(card.state, State::Error);
+        let table = s
+            .tables()
+            .into_iter()
+            .find(|t| t.id == "resources_in_error")
+            .unwrap();
+        assert_eq!(
+            table.rows[0].cells[3].display(),
+            "source \"main\": empty sitemap"
+        );
+    }
+}
