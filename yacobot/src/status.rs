@@ -444,10 +444,8 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         s.sample_pages();
         let rate = s.fetch_rate();
-        assert!(
-            (50.0..=150.0).contains(&rate),
-            "30 pages in about 0.2 s: {rate}"
-        );
+        // 30 pages in at least 0.2 s, however slow the machine.
+        assert!(rate > 0.0 && rate <= 150.0, "{rate}");
         assert!(
             !s.cards().iter().any(|c| c.label == "resources in error"),
             "not looked yet"
