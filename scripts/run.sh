@@ -62,7 +62,7 @@ BUILD_SECONDS=$(($(date +%s) - BUILD_START))
 
 step "the pipeline"
 rc=0
-# resources: enabled when the worker lands: add --feeds below (FOCUSER_RUN_ARGS=--feeds does it now).
+# FOCUSER_RUN_ARGS adds driver options (see `focuser-run up --help`), e.g. --no-feeds.
 # shellcheck disable=SC2086
 FOCUSER_RUN_ADMIN_URL=$ADMIN_URL FOCUSER_RUN_DAEMON_URL=$DAEMON_URL \
     driver up --bin-dir "$BIN" ${FOCUSER_RUN_ARGS:-} || rc=$?

@@ -63,9 +63,10 @@ struct UpArgs {
     lines: usize,
     #[arg(long, default_value_t = 0.25)]
     host_delay: f64,
-    /// Switch yacobot's resources worker on (with a reader per node for its store)
+    /// Leave yacobot's resources worker (the partner feeds, and the reader per node for its
+    /// store) out of the run
     #[arg(long)]
-    feeds: bool,
+    no_feeds: bool,
     /// Seconds to wait for the pipeline to settle
     #[arg(long, default_value_t = 240)]
     timeout: u64,
@@ -128,7 +129,7 @@ fn up(dir: &Path, a: UpArgs) -> anyhow::Result<()> {
         phases: 1,
         reflog_lines: a.lines,
         feeds: a.nodes.min(3),
-        feeds_on: a.feeds,
+        feeds_on: !a.no_feeds,
         seed: 20261124,
         web_port,
         host_delay: a.host_delay,
@@ -236,7 +237,7 @@ fn print_summary(
         println!("feed items         {}", per_node(&r.feed_items));
     } else {
         println!(
-            "feed items         not fetched: the resources worker is off in this run (`focuser-run up --feeds` switches it on)"
+            "feed items         not fetched: the resources worker is off in this run (--no-feeds)"
         );
     }
     let recv: Vec<String> = r

@@ -267,7 +267,7 @@ pub fn config_text(plan: &Plan, i: &Instance) -> std::io::Result<String> {
 }
 
 /// Why `Resources.Enable = 0` in a run without `feeds_on`.
-const RESOURCES_OFF: &str = "\n# resources: enabled when the worker lands. Resources.Enable is 0 above; the sample feeds\n# are loaded (one resource per node) and served. `focuser-run up --feeds` switches it on,\n# with a second reader per node (reader-vr-<node>) shipping Resources.Dir.\n";
+const RESOURCES_OFF: &str = "\n# resources: Resources.Enable is 0 above (focuser-run up --no-feeds); the sample feeds are\n# loaded (one resource per node) and served, not fetched.\n";
 
 fn master_keys(plan: &Plan) -> Vec<(&'static str, Set)> {
     vec![

@@ -46,9 +46,8 @@ pub fn start_pipeline(phases: usize, paths_per_host: usize, host_delay: f64) -> 
         phases,
         reflog_lines: 1500,
         feeds: 3,
-        // resources: enabled when the worker lands (true: the feeds are fetched and their
-        // items checked like the pages'; passes with the worker merged from main).
-        feeds_on: false,
+        // The feeds are fetched and their items checked like the pages'.
+        feeds_on: true,
         seed: 7,
         web_port: web.port(),
         host_delay,
