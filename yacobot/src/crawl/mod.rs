@@ -2,7 +2,8 @@
 //! each is re-indexed from the archive when it was downloaded less than `steady_level` days
 //! ago, else handed to the [`downloader`]; what comes back is appended to the [`archive`],
 //! made durable, and only then booked in `url` (`hits = 0`, `next_indexed`, `steady_level`:
-//! [`bookkeeping`]), releasing the claim.
+//! [`bookkeeping`]), releasing the claim. Bookings are gathered and written together (one
+//! fsync of the archive, one statement and one commit for up to `Crawl.BookBatch` URLs).
 
 pub mod archive;
 pub mod book;
@@ -46,6 +47,9 @@ pub struct Crawler {
     reconfiguring: bool,
     /// The downloader's counters already added to the status figures.
     seen: FetchStats,
+    /// Finished (archived, not yet synced) and waiting to be booked, and since when.
+    unbooked: Vec<Booking>,
+    unbooked_since: Option<Instant>,
 }
 
 /// The worker thread.
@@ -113,6 +117,8 @@ impl Crawler {
             idle_until: None,
             reconfiguring: false,
             seen: FetchStats::default(),
+            unbooked: Vec::new(),
+            unbooked_since: None,
         })
     }
 
@@ -137,8 +143,13 @@ impl Crawler {
             } else {
                 PERFORM_WAIT
             };
+            let wait = match self.book_due(&cfg) {
+                Some(at) => wait.min(at.saturating_duration_since(Instant::now())),
+                None => wait,
+            };
             let done = self.downloader.perform(wait)?;
             self.finish(ctx, &cfg, done)?;
+            self.book_if_due(ctx, &cfg)?;
             self.figures(ctx);
         }
     }
@@ -278,10 +289,11 @@ impl Crawler {
             bookings.push(book::from_archive(u, pos, &env));
         }
         add(&ctx.stats.from_archive, bookings.len() as u64);
-        self.commit(ctx, bookings)
+        self.gather(bookings);
+        self.book_if_due(ctx, cfg)
     }
 
-    /// Archives what completed, makes it durable, then books it.
+    /// Archives what completed; it is booked with the next batch.
     fn finish(
         &mut self,
         ctx: &Ctx,
@@ -300,6 +312,35 @@ impl Crawler {
             };
             bookings.push(self.outcome(ctx, &u, c, &env)?);
         }
+        self.gather(bookings);
+        Ok(())
+    }
+
+    fn gather(&mut self, bookings: Vec<Booking>) {
+        if self.unbooked.is_empty() {
+            self.unbooked_since = Some(Instant::now());
+        }
+        self.unbooked.extend(bookings);
+    }
+
+    /// When the bookings gathered must be written at the latest.
+    fn book_due(&self, cfg: &Config<YacobotConfig>) -> Option<Instant> {
+        let ms = cfg.daemon.crawl.book_ms;
+        self.unbooked_since.map(|t| t + Duration::from_millis(ms))
+    }
+
+    /// Books what was gathered if there is a batch of it, if the oldest has waited
+    /// `Crawl.BookMs`, or if nothing else is being fetched (nothing to wait for).
+    fn book_if_due(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+        let n = self.unbooked.len();
+        let due = n >= cfg.daemon.crawl.book_batch as usize
+            || self.book_due(cfg).is_some_and(|t| Instant::now() >= t)
+            || self.downloader.pending() == 0;
+        if n == 0 || !due {
+            return Ok(());
+        }
+        let bookings = std::mem::take(&mut self.unbooked);
+        self.unbooked_since = None;
         self.commit(ctx, bookings)
     }
 
@@ -372,17 +413,11 @@ impl Crawler {
             a.sync()?;
         }
         let owner = self.owner.clone();
-        let lost = ctx.db_run("booking fetched URLs", |c| {
-            diesel::Connection::transaction(c, |c| {
-                let mut lost = 0u64;
-                for b in &bookings {
-                    if !Url::finish(c, b.id, &owner, &b.changes())? {
-                        lost += 1;
-                    }
-                }
-                Ok(lost)
-            })
+        let rows: Vec<_> = bookings.iter().map(|b| (b.id, b.changes())).collect();
+        let written = ctx.db_run("booking fetched URLs", |c| {
+            diesel::Connection::transaction(c, |c| Url::finish_batch(c, &owner, &rows))
         })?;
+        let lost = rows.len().saturating_sub(written) as u64;
         if lost > 0 {
             log::warn!("{lost} URLs had lost their claim to another crawler before being booked");
             add(&ctx.stats.claims_lost, lost);
@@ -401,6 +436,18 @@ impl Crawler {
             n(&s.from_archive),
             n(&s.gone)
         );
+        // What was fetched is booked before the other claims are given back (one try: a
+        // database that is away leaves them claimed, to be taken back when they lapse).
+        let bookings = std::mem::take(&mut self.unbooked);
+        if let Err(e) = self.commit(ctx, bookings) {
+            log::warn!("fetched URLs not booked (fetched again when their claims lapse): {e:#}");
+            if let Some(a) = self.archive.take() {
+                if let Err(e) = a.close() {
+                    log::error!("archive: {e}");
+                }
+            }
+            return;
+        }
         let owner = self.owner.clone();
         // Stopping: one try, without waiting for a database that is away.
         match ctx

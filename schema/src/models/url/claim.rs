@@ -5,7 +5,7 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
-use super::{FetchState, Url, UrlChanges};
+use super::{FetchState, Url};
 use crate::schema::url;
 
 /// What [`Url::claim_due`] took.
@@ -61,29 +61,6 @@ impl Url {
                 taken_back: due.iter().filter(|(_, by)| by.is_some()).count(),
             })
         })
-    }
-
-    /// Records the end of `owner`'s work on URL `id` and releases the claim, but only while
-    /// `owner` still holds it; `false` when the claim had lapsed and was taken by another.
-    pub fn finish(
-        conn: &mut MysqlConnection,
-        id: u64,
-        owner: &str,
-        changes: &UrlChanges<'_>,
-    ) -> QueryResult<bool> {
-        let changes = UrlChanges {
-            claimed_by: Some(None),
-            claim_expires: Some(None),
-            ..changes.clone()
-        };
-        let n = diesel::update(
-            url::table
-                .filter(url::id.eq(id))
-                .filter(url::claimed_by.eq(owner)),
-        )
-        .set(&changes)
-        .execute(conn)?;
-        Ok(n == 1)
     }
 
     /// Gives back every claim `owner` still holds (a graceful stop): the URLs are idle and
