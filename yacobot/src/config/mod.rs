@@ -97,6 +97,10 @@ pub struct CrawlConfig {
     pub book_batch: u32,
     #[serde(rename = "BookMs", default = "default_book_ms")]
     pub book_ms: u64,
+    /// URLs of one domain in hand at most (claimed, not yet booked): one popular domain
+    /// cannot take the whole hand.
+    #[serde(rename = "PerDomain", default = "default_per_domain")]
+    pub per_domain: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -174,7 +178,7 @@ fn default_overlap() -> u64 {
     3600
 }
 fn default_claim_batch() -> u32 {
-    100
+    500
 }
 fn default_claim_ttl() -> u64 {
     600
@@ -190,6 +194,9 @@ fn default_book_batch() -> u32 {
 }
 fn default_book_ms() -> u64 {
     200
+}
+fn default_per_domain() -> u32 {
+    8
 }
 fn default_archive_dir() -> PathBuf {
     PathBuf::from("segments")
@@ -262,6 +269,7 @@ defaults!(CrawlConfig {
     retry_later: default_retry_later(),
     book_batch: default_book_batch(),
     book_ms: default_book_ms(),
+    per_domain: default_per_domain(),
 });
 defaults!(ArchiveConfig {
     enable: true,
@@ -367,10 +375,11 @@ impl DaemonConfig for YacobotConfig {
             || self.crawl.idle == 0
             || self.crawl.retry_later == 0
             || self.crawl.book_batch == 0
+            || self.crawl.per_domain == 0
         {
             return Err(
-                "Crawl.ClaimBatch, Crawl.ClaimTtl, Crawl.Idle, Crawl.RetryLater and Crawl.BookBatch: \
-                 must be at least 1"
+                "Crawl.ClaimBatch, Crawl.ClaimTtl, Crawl.Idle, Crawl.RetryLater, Crawl.BookBatch \
+                 and Crawl.PerDomain: must be at least 1"
                     .into(),
             );
         }

@@ -10,6 +10,7 @@ pub mod book;
 pub mod bookkeeping;
 pub mod downloader;
 pub mod fetch;
+pub mod hand;
 pub mod mirror;
 
 use std::sync::atomic::Ordering;
@@ -21,11 +22,11 @@ use chrono::TimeDelta;
 use focuser_daemon::Config;
 use focuser_schema::models::Url;
 use focuser_schema::segment::Status;
-use rustc_hash::FxHashMap;
 
 use archive::Archive;
 use book::{Booking, Env};
 use downloader::{Completed, Downloader, FetchStats, Outcome, Request};
+use hand::{Hand, Limits};
 
 use crate::config::{YacobotConfig, MIRROR};
 use crate::status::{add, ErrorRow};
@@ -39,8 +40,8 @@ pub struct Crawler {
     owner: String,
     downloader: Box<dyn Downloader>,
     archive: Option<Archive>,
-    /// URLs claimed and handed to the downloader, by id.
-    claimed: FxHashMap<u64, Url>,
+    /// URLs claimed and handed to the downloader.
+    hand: Hand,
     /// No URL was due at the last look: the next one is not before this.
     idle_until: Option<Instant>,
     /// New `Fetch.*` settings wait for the downloader to empty: no URL is claimed meanwhile.
@@ -113,7 +114,7 @@ impl Crawler {
             owner: format!("{}/{}", d.node, std::process::id()),
             downloader,
             archive,
-            claimed: FxHashMap::default(),
+            hand: Hand::default(),
             idle_until: None,
             reconfiguring: false,
             seen: FetchStats::default(),
@@ -123,7 +124,6 @@ impl Crawler {
     }
 
     fn work(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<()> {
-        let mut empty_looks = 0;
         loop {
             if ctx.stopping() {
                 return Ok(());
@@ -132,12 +132,16 @@ impl Crawler {
             self.housekeeping(ctx)?;
             self.reconfigure(&cfg);
             let claimed_now = self.refill(ctx, &cfg, once)?;
-            let wait = if self.claimed.is_empty() {
-                // `--once` ends at the second empty look in a row: one may come back empty
-                // while another crawler's claim transaction holds the rows (SKIP LOCKED).
-                empty_looks = if claimed_now == 0 { empty_looks + 1 } else { 0 };
-                if once && empty_looks >= 2 {
-                    return Ok(());
+            let wait = if self.hand.is_empty() {
+                // `--once` ends when a look found nothing and no URL is due and unclaimed: a
+                // look may come back empty while another crawler's claim transaction holds
+                // the rows (SKIP LOCKED).
+                if once && claimed_now == 0 {
+                    let now = worker::now();
+                    let due = ctx.db_run("counting due URLs", |c| Url::count_due(c, now))?;
+                    if due == 0 {
+                        return Ok(());
+                    }
                 }
                 Duration::from_millis(250)
             } else {
@@ -184,8 +188,7 @@ impl Crawler {
         add(&s.host_wait_ms, waited.as_millis() as u64);
         s.in_flight
             .store(self.downloader.in_flight() as u64, Ordering::Relaxed);
-        s.pending
-            .store(self.claimed.len() as u64, Ordering::Relaxed);
+        s.pending.store(self.hand.len() as u64, Ordering::Relaxed);
         s.hosts.store(now.hosts as u64, Ordering::Relaxed);
         self.seen = now;
     }
@@ -213,8 +216,8 @@ impl Crawler {
         Ok(())
     }
 
-    /// Claims due URLs while there is room: up to twice `Fetch.Connections` (at most
-    /// `Fetch.Pending`) in hand. Returns how many were claimed.
+    /// Claims due URLs when the downloader needs more (see [`hand`]). Returns how many were
+    /// claimed.
     fn refill(
         &mut self,
         ctx: &Ctx,
@@ -222,18 +225,51 @@ impl Crawler {
         once: bool,
     ) -> anyhow::Result<usize> {
         let d = &cfg.daemon;
-        let room = d.fetch.in_hand().saturating_sub(self.claimed.len());
-        let idle = self.idle_until.is_some_and(|t| Instant::now() < t) && !once;
+        let limits = Limits {
+            connections: d.fetch.connections as usize,
+            pending: d.fetch.pending,
+            claim_batch: d.crawl.claim_batch as usize,
+            per_domain: d.crawl.per_domain as usize,
+        };
+        let room = self.hand.to_claim(
+            &limits,
+            self.downloader.in_flight(),
+            self.downloader.ready_hosts(),
+        );
+        // Nothing was due at the last look: not again before `Crawl.Idle` (`--once`: not
+        // before the hand is empty, when it looks a last time).
+        let idle =
+            self.idle_until.is_some_and(|t| Instant::now() < t) && !(once && self.hand.is_empty());
         if room == 0 || idle || self.reconfiguring {
             return Ok(0);
         }
         let now = worker::now();
         let expires = now + TimeDelta::seconds(d.crawl.claim_ttl as i64);
-        let limit = room.min(d.crawl.claim_batch as usize) as i64;
+        let limit = room;
         let owner = self.owner.clone();
+        let skip = self.hand.full_domains(&limits);
+        let mut refused = false;
+        let hand = &self.hand;
         let claimed = ctx.db_run("claiming due URLs", |c| {
-            Url::claim_due(c, now, &owner, expires, limit)
+            // Counted afresh by each try of the transaction.
+            let mut taken = rustc_hash::FxHashMap::default();
+            refused = false;
+            Url::claim_due(
+                c,
+                now,
+                &owner,
+                expires,
+                limit as i64,
+                &skip,
+                &mut |domain| {
+                    let fits = hand.fits(&limits, &mut taken, domain);
+                    refused |= !fits;
+                    fits
+                },
+            )
         })?;
+        self.hand
+            .claimed(limit, claimed.urls.len(), refused || !skip.is_empty());
         if claimed.taken_back > 0 {
             log::warn!(
                 "took back {} URLs whose claim had expired (a crawler died mid-fetch?)",
@@ -242,7 +278,9 @@ impl Crawler {
             add(&ctx.stats.claims_taken_back, claimed.taken_back as u64);
         }
         let n = claimed.urls.len();
-        self.idle_until = (n == 0).then(|| Instant::now() + Duration::from_secs(d.crawl.idle));
+        // Nothing due at all (not merely the domains at their share): look again later.
+        let nothing_due = n == 0 && !refused && skip.is_empty();
+        self.idle_until = nothing_due.then(|| Instant::now() + Duration::from_secs(d.crawl.idle));
         let mut from_archive = Vec::new();
         for u in claimed.urls {
             log::debug!("claimed {} (prio {})", u.url, u.download_prio);
@@ -253,7 +291,7 @@ impl Crawler {
                     token: u.id,
                     url: u.url.clone(),
                 });
-                self.claimed.insert(u.id, u);
+                self.hand.insert(u);
             }
         }
         if !from_archive.is_empty() {
@@ -306,7 +344,7 @@ impl Crawler {
         let env = env(cfg);
         let mut bookings = Vec::with_capacity(done.len());
         for c in done {
-            let Some(u) = self.claimed.remove(&c.request.token) else {
+            let Some(u) = self.hand.remove(c.request.token) else {
                 log::warn!("downloader returned an unknown token for {}", c.request.url);
                 continue;
             };

@@ -104,6 +104,22 @@ fn server_cpu(db: &TestDb) -> Option<f64> {
     Some(ticks / 100.0)
 }
 
+/// The server's counters of statements (`Questions`) and commits (`Com_commit`) so far.
+fn server_counts(db: &TestDb) -> Option<(u64, u64)> {
+    let out = db
+        .client()
+        .args(["--batch", "--skip-column-names", "-e"])
+        .arg("SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_commit')")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+    };
+    Some((value("Questions")?, value("Com_commit")?))
+}
+
 /// One crawl through yacobot's crawl worker, in a rootdir of its own under `dir`.
 struct Crawl<'a> {
     a: &'a Args,
@@ -112,10 +128,14 @@ struct Crawl<'a> {
     port: u16,
 }
 
-/// A crawl run and the database server's CPU seconds during it.
+/// A crawl run, the database server's CPU seconds during it, and the statements and
+/// commits it was asked for.
 struct Crawled {
     run: Run,
     server_cpu: Option<f64>,
+    server_counts: Option<(u64, u64)>,
+    /// Pages booked in each second of the run (by `url.last_fetch`), for (c).
+    per_second: Vec<i64>,
 }
 
 impl Crawl<'_> {
@@ -139,6 +159,7 @@ impl Crawl<'_> {
         )?;
         let cfg = focuser_daemon::Config::load(&cf, None)?;
         let cpu0 = server_cpu(self.db);
+        let counts0 = server_counts(self.db);
         let mut stats = None;
         let run = with_cpu(|| {
             let t = Instant::now();
@@ -151,6 +172,10 @@ impl Crawl<'_> {
             })
         })?;
         let server = server_cpu(self.db).zip(cpu0).map(|(b, a)| b - a);
+        // Less the two statements of asking for the counts.
+        let counts = server_counts(self.db)
+            .zip(counts0)
+            .map(|((q, c), (q0, c0))| (q.saturating_sub(q0 + 1), c - c0));
         let stats = stats.context("no figures")?;
         let pages = stats.pages.load(Ordering::Relaxed) as usize;
         let got = stats.bytes.load(Ordering::Relaxed);
@@ -166,6 +191,11 @@ impl Crawl<'_> {
             "SELECT COUNT(*) FROM url WHERE fetch_state = 2 AND hits = 0 AND claimed_by IS NULL \
              AND archive_file IS NOT NULL",
         )?;
+        let per_second = if host_delay > 0.0 {
+            per_second(self.db)?
+        } else {
+            Vec::new()
+        };
         let (items, item_bytes) = archived(&root.join("segments"))?;
         if booked as usize != rows.len() || items != rows.len() || item_bytes != bytes {
             bail!(
@@ -182,8 +212,35 @@ impl Crawl<'_> {
                 ..run
             },
             server_cpu: server,
+            server_counts: counts,
+            per_second,
         })
     }
+}
+
+/// Pages booked in each second since the first booking.
+fn per_second(db: &TestDb) -> anyhow::Result<Vec<i64>> {
+    let out = db
+        .client()
+        .args(["--batch", "--skip-column-names", "-e"])
+        .arg(
+            "SELECT TIMESTAMPDIFF(SECOND, (SELECT MIN(last_fetch) FROM url), last_fetch), COUNT(*) \
+             FROM url GROUP BY 1 ORDER BY 1",
+        )
+        .output()?;
+    if !out.status.success() {
+        bail!("mariadb: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut counts = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut f = line.split('\t').map(|v| v.trim().parse::<i64>());
+        if let (Some(Ok(s)), Some(Ok(n))) = (f.next(), f.next()) {
+            let s = usize::try_from(s)?;
+            counts.resize(counts.len().max(s + 1), 0);
+            counts[s] = n;
+        }
+    }
+    Ok(counts)
 }
 
 /// The UPDATE items of the archive in `dir` and their content bytes.
@@ -197,6 +254,17 @@ fn archived(dir: &Path) -> anyhow::Result<(usize, u64)> {
         }
     }
     Ok((n, bytes))
+}
+
+/// The database server's share of a crawl: CPU, statements and commits.
+fn server_figures(c: &Crawled) -> String {
+    let cpu = c
+        .server_cpu
+        .map_or("?".into(), |s| per_page(s, c.run.pages));
+    let counts = c.server_counts.map_or("?".into(), |(q, commits)| {
+        format!("{q} statements, {commits} commits")
+    });
+    format!("{cpu} CPU/page, {counts}")
 }
 
 fn per_page(cpu: f64, pages: usize) -> String {
@@ -272,20 +340,14 @@ fn stage_b(
             .collect();
         s.join(" ")
     };
-    let server: Vec<String> = yacobot
-        .iter()
-        .map(|c| {
-            c.server_cpu
-                .map_or("?".into(), |s| per_page(s, c.run.pages))
-        })
-        .collect();
+    let server: Vec<String> = yacobot.iter().map(server_figures).collect();
     println!(
-        "runs (s): plain loop {}; hosts in turn {}; yacobot {} (database server CPU/page: {})",
+        "runs (s): plain loop {}; hosts in turn {}; yacobot {}",
         list(&plain.iter().collect::<Vec<_>>()),
         list(&turns.iter().collect::<Vec<_>>()),
         list(&yacobot.iter().map(|c| &c.run).collect::<Vec<_>>()),
-        server.join(" ")
     );
+    println!("yacobot runs, database server: {}", server.join("; "));
     let fastest = |runs: Vec<Run>| {
         runs.into_iter()
             .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
@@ -351,6 +413,19 @@ fn stage_c(a: &Args, crawl: &Crawl<'_>, site: &Site, rows: &[Row]) -> anyhow::Re
         })
         .sum();
     let c = crawl.run(rows, bytes, 1.0, usize::MAX)?;
+    println!(
+        "(c) yacobot CPU/page {}; database server: {}",
+        per_page(c.run.cpu, c.run.pages),
+        server_figures(&c)
+    );
+    println!(
+        "(c) pages booked per second of the run: {}",
+        c.per_second
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     let rate = c.run.pages_s();
     let ceiling = a.hosts as f64;
     println!(

@@ -7,6 +7,8 @@
 //!   curl` over the same URLs; (c) the same with `Fetch.HostDelay = 1 s` against the
 //!   politeness ceiling ([`crawl`]).
 //!
+//! Run:
+//!
 //!     cargo build --release -p focuser-bench
 //!     target/release/bench-yacobot                 # every stage at full size
 //!     target/release/bench-yacobot --stages bc     # the crawl stages only
