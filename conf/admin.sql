@@ -46,6 +46,14 @@ FROM v_resource_health
 WHERE fetch_status = 4
 ORDER BY last_fetch_time DESC, res_id;
 
+-- [resource_feeds_in_error] Feed URLs of partner feeds whose last fetch or parse failed, with the reason (the resource's fetch_detail sums them up).
+SELECT s.res_id, r.res_name, d.name AS source, s.url, s.http_status, s.last_fetch, s.error
+FROM resource_status s
+JOIN vr_resource r ON r.id = s.res_id
+LEFT JOIN vr_open_datasource d ON d.id = s.data_source_id
+WHERE s.res_status = 1 AND s.error IS NOT NULL
+ORDER BY s.res_id, s.url;
+
 -- [resources_due] Partner feeds that the next scan will start: manual ones asked for, automatic ones past their frequency.
 SELECT res_id, res_name, is_manual, manual_update, last_fetch_time, next_due
 FROM v_resource_health

@@ -175,3 +175,21 @@ fn bench_feed_at_a_smoke_size() {
     // Its own feed is gone.
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn bench_resources_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    run(
+        env!("CARGO_BIN_EXE_bench-resources"),
+        &["--smoke"],
+        work.path(),
+        &[
+            "(1) first run: every item new",
+            "limit: LOAD DATA of the same vr_data rows",
+            "(1) ratio:",
+            "(2) second run: 10 % of the items changed",
+        ],
+    );
+    // Its own data is gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+}

@@ -64,6 +64,7 @@ impl Display for Counts {
 pub struct FetchDetail {
     failures: Vec<String>,
     failure_count: usize,
+    notes: Vec<String>,
     counts: Option<Counts>,
     valve: Option<String>,
     failed_keys: Vec<String>,
@@ -85,10 +86,18 @@ impl FetchDetail {
         self.failure(format!("source \"{source}\", {url}: {reason}"));
     }
 
-    fn failure(&mut self, line: String) {
+    /// Any other failure of the run, as a line of its own (a class whose rules cannot be used).
+    pub fn failure(&mut self, line: String) {
         self.failure_count += 1;
         if self.failures.len() < MAX_FAILURE_LINES {
             self.failures.push(line);
+        }
+    }
+
+    /// A line that is not a failure (a source skipped because its sitemap did not change).
+    pub fn note(&mut self, line: String) {
+        if self.notes.len() < MAX_FAILURE_LINES {
+            self.notes.push(line);
         }
     }
 
@@ -130,6 +139,9 @@ impl FetchDetail {
                 "… and {} more failed sources or feeds",
                 self.failure_count - self.failures.len()
             );
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "{n}");
         }
         if let Some(c) = &self.counts {
             let _ = writeln!(s, "{c}");

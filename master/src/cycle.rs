@@ -18,6 +18,7 @@ use anyhow::{anyhow, Context};
 use focuser_schema::formats::queue::{QueueHeader, QueueWriter};
 use focuser_schema::fsutil;
 
+use crate::bgwrite::BackgroundWriter;
 use crate::config::MasterConfig;
 use crate::current_log;
 use crate::filter::{self, Incoming, Reason};
@@ -187,19 +188,28 @@ impl Master<'_> {
         let started = Instant::now();
         let cfg = self.cfg;
         self.discard_temporaries(journal.seq)?;
-        let map = store.load().context("reading the domain map")?;
-
         let offset = cfg.utc_offset().map_err(|e| anyhow!(e))?;
-        let mut ingested = ingest::ingest(
-            &journal.inputs,
-            ingest::threads(),
-            cfg.memory_budget(),
-            &cfg.tmp_dir,
-            &cfg.rejects_dir,
-            offset,
-            cfg.url.max_length,
-        )
-        .context("reading the reflog files")?;
+        // The domain map is read from the database while the inputs are read.
+        let (map, ingested) = std::thread::scope(|scope| {
+            let reading = scope.spawn(|| {
+                ingest::ingest(
+                    &journal.inputs,
+                    ingest::threads(),
+                    cfg.memory_budget(),
+                    &cfg.tmp_dir,
+                    &cfg.rejects_dir,
+                    offset,
+                    cfg.url.max_length,
+                )
+            });
+            let map = store.load().context("reading the domain map");
+            let ingested = reading
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("reading thread panicked")));
+            (map, ingested)
+        });
+        let map = map?;
+        let mut ingested = ingested.context("reading the reflog files")?;
         let mut domains = std::mem::take(&mut ingested.domains);
         let parts = ingested.parts;
         log::debug!(
@@ -219,7 +229,7 @@ impl Master<'_> {
         let next_log = cfg.state_dir.join("current_log.next");
         let forwarded_path = cfg.tmp_dir.join("forwarded.spill");
         let mut writer = current_log::Writer::new(
-            BufWriter::with_capacity(1 << 20, File::create(&next_log)?),
+            BackgroundWriter::new(File::create(&next_log)?)?,
             journal.seq,
         )?;
         let mut forwarded = ForwardedList::new(parts == 1, &forwarded_path)?;
@@ -311,10 +321,7 @@ impl Master<'_> {
         }
         let (out, entries) = writer.finish()?;
         // Synced while the cycle goes on; waited for before the commit point.
-        let log_synced = out
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .map(|file| std::thread::spawn(move || file.sync_all()))?;
+        let log_synced = std::thread::spawn(move || out.finish().map(drop));
         stats.current_log_entries = entries;
 
         log::debug!(
@@ -357,7 +364,7 @@ impl Master<'_> {
             started.elapsed().as_secs_f64()
         );
         // logsaver: one queue file per node, records in id order.
-        let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BufWriter<File>>)> = BTreeMap::new();
+        let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BackgroundWriter>)> = BTreeMap::new();
         forwarded.for_each(|f| {
             let domain = &domains.names[f.domain as usize];
             let node =
@@ -376,10 +383,7 @@ impl Master<'_> {
                     };
                     v.insert((
                         tmp.clone(),
-                        QueueWriter::new(
-                            BufWriter::with_capacity(256 << 10, File::create(&tmp)?),
-                            &header,
-                        )?,
+                        QueueWriter::new(BackgroundWriter::new(File::create(&tmp)?)?, &header)?,
                     ))
                 }
             };
@@ -387,20 +391,22 @@ impl Master<'_> {
             Ok(())
         })?;
         remove_if_there(&forwarded_path)?;
-        let mut files = Vec::new();
+        let mut queues = Vec::new();
         for (node, (_, w)) in writers {
             let (out, n) = w.finish()?;
-            files.push(out.into_inner().map_err(|e| e.into_error())?);
+            queues.push(out);
             stats.per_node.insert(node, n);
         }
+        let mut rejects = Vec::new();
         for (tmp, _) in &ingested.rejects {
-            files.push(File::open(tmp)?);
+            rejects.push(File::open(tmp)?);
         }
         // Every file synced at once: the disk sees them together.
         std::thread::scope(|scope| {
-            let syncs: Vec<_> = files
-                .iter()
-                .map(|f| scope.spawn(move || f.sync_all()))
+            let syncs: Vec<_> = queues
+                .into_iter()
+                .map(|q| scope.spawn(move || q.finish().map(drop)))
+                .chain(rejects.iter().map(|f| scope.spawn(move || f.sync_all())))
                 .collect();
             syncs.into_iter().try_for_each(|s| {
                 s.join()

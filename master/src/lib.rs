@@ -6,6 +6,7 @@
 //! queue files (logsaver) → commit, all driven by [`cycle`] under the [`journal`].
 
 pub mod admin;
+mod bgwrite;
 pub mod config;
 pub mod current_log;
 pub mod cycle;

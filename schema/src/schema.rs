@@ -95,6 +95,10 @@ diesel::table! {
         deleted -> Unsigned<Integer>,
         /// items without their key or a required field
         failed_keys -> Unsigned<Integer>,
+        /// resources segment file where the run began emitting; NULL: nothing to emit yet
+        emit_file -> Nullable<Unsigned<Bigint>>,
+        /// item index in that file (from 1) of the first item the run may have emitted
+        emit_item -> Nullable<Unsigned<Integer>>,
     }
 }
 

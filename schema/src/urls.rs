@@ -35,6 +35,16 @@ pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
     if raw.len() > max_len.saturating_mul(4) {
         return Err(UrlError::TooLong(max_len));
     }
+    if let Some(host) = already_normal(raw) {
+        if raw.len() > max_len {
+            return Err(UrlError::TooLong(max_len));
+        }
+        return Ok(NormalUrl {
+            id: url_id(raw),
+            url: raw.to_string(),
+            domain: domain_of(host),
+        });
+    }
     let mut parsed = url::Url::parse(raw.trim()).map_err(|_| UrlError::Unparsable)?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(UrlError::Scheme);
@@ -55,6 +65,99 @@ pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
         url,
         domain,
     })
+}
+
+/// The host of `raw` if WHATWG parsing would give `raw` back unchanged, else `None`.
+///
+/// Most URLs in a reflog are already normal, and the full parser (IDNA, percent-encoding,
+/// dot segments) costs more than everything else done to a new URL. This accepts only a
+/// conservative shape, checked against the parser by a property test: lower-case
+/// `http`/`https`, a lower-case ASCII host of non-empty labels whose last label starts with a
+/// letter (so it is not an IPv4 address) and none starting `xn--`, no user info or port, a
+/// path starting `/` without `.`/`..` segments, an optional query, no fragment, and only
+/// characters that neither parser stage would encode, decode or drop.
+fn already_normal(raw: &str) -> Option<&str> {
+    let b = raw.as_bytes();
+    let rest = raw
+        .strip_prefix("http://")
+        .or_else(|| raw.strip_prefix("https://"))?;
+    let host_end = rest.find('/')?;
+    let host = &rest[..host_end];
+    let mut labels = 0;
+    let mut last = "";
+    for label in host.split('.') {
+        let lb = label.as_bytes();
+        if lb.is_empty()
+            || label.starts_with("xn--")
+            || !lb
+                .iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        {
+            return None;
+        }
+        labels += 1;
+        last = label;
+    }
+    if labels == 0 || !last.as_bytes()[0].is_ascii_lowercase() {
+        return None;
+    }
+    let path_start = b.len() - rest.len() + host_end;
+    let (path, query) = split_query(&raw[path_start..]);
+    let mut i = 0;
+    let pb = path.as_bytes();
+    while i < pb.len() {
+        let c = pb[i];
+        match c {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => {}
+            b'-' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b','
+            | b';' | b'=' | b':' | b'@' | b'/' | b'.' => {}
+            // Kept as it is, unless it spells a dot.
+            b'%' => {
+                let hex = pb.get(i + 1..i + 3)?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) || hex.eq_ignore_ascii_case(b"2e") {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        i += 1;
+    }
+    if path
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return None;
+    }
+    if let Some(q) = query {
+        let ok = q.bytes().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'-' | b'_'
+                        | b'~'
+                        | b'!'
+                        | b'$'
+                        | b'&'
+                        | b'('
+                        | b')'
+                        | b'*'
+                        | b'+'
+                        | b','
+                        | b';'
+                        | b'='
+                        | b':'
+                        | b'@'
+                        | b'/'
+                        | b'.'
+                        | b'?'
+                        | b'%'
+                )
+        });
+        if !ok {
+            return None;
+        }
+    }
+    Some(host)
 }
 
 /// The 64-bit URL id: the first 8 bytes of the MD5 of the normalised URL, big-endian.
@@ -144,6 +247,94 @@ mod tests {
             "10.0.0.1"
         );
         assert_eq!(doc_id(0xab), "00000000000000ab");
+    }
+
+    /// Pieces URLs are made of: the shapes the fast path takes, and every way to leave them.
+    fn piece() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just("a".to_string()),
+            Just("Z".to_string()),
+            Just("0".to_string()),
+            Just("9".to_string()),
+            Just(".".to_string()),
+            Just("..".to_string()),
+            Just("/".to_string()),
+            Just("-".to_string()),
+            Just("xn--".to_string()),
+            Just("%2e".to_string()),
+            Just("%2E".to_string()),
+            Just("%41".to_string()),
+            Just("%zz".to_string()),
+            Just("%".to_string()),
+            Just("?".to_string()),
+            Just("#".to_string()),
+            Just("@".to_string()),
+            Just(":".to_string()),
+            Just(":80".to_string()),
+            Just("\\".to_string()),
+            Just(" ".to_string()),
+            Just("\t".to_string()),
+            Just("'".to_string()),
+            Just("\"".to_string()),
+            Just("é".to_string()),
+            Just("www.".to_string()),
+            Just("0x1".to_string()),
+            Just("com".to_string()),
+            proptest::char::range('!', '~').prop_map(|c| c.to_string()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5000))]
+        /// The fast path answers exactly what the parser answers, whenever it answers.
+        #[test]
+        fn the_fast_path_agrees_with_the_parser(
+            scheme in proptest::prop_oneof![proptest::strategy::Just("http://"), proptest::strategy::Just("https://"), proptest::strategy::Just("HTTP://")],
+            host in proptest::collection::vec(piece(), 1..6),
+            path in proptest::collection::vec(piece(), 0..10),
+        ) {
+            let raw = format!("{scheme}{}/{}", host.concat(), path.concat());
+            if let Some(host) = already_normal(&raw) {
+                let parsed = url::Url::parse(&raw).map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{raw}: {e}")))?;
+                proptest::prop_assert_eq!(parsed.as_str(), raw.as_str());
+                proptest::prop_assert_eq!(Some(host), parsed.host_str());
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_path_takes_common_urls_and_leaves_the_rest() {
+        for url in [
+            "http://www.d79161.example/p/1736821/index.html?id=1736821",
+            "https://a.ru/",
+            "http://a-b.c1.ru/%D0%BF?x=%20&y=1&z",
+            "http://a.ru/p?x=1?y=2",
+        ] {
+            assert!(already_normal(url).is_some(), "{url}");
+            assert_eq!(normalize(url, MAX_URL_LENGTH).unwrap().url, url);
+        }
+        for url in [
+            "http://A.ru/",
+            "http://a.ru",
+            "http://a.ru:8080/",
+            "http://u@a.ru/",
+            "http://10.0.0.1/",
+            "http://a.123/",
+            "http://xn--e1afmkfd.xn--p1ai/",
+            "http://a.ru/./b",
+            "http://a.ru/%2e%2E/b",
+            "http://a.ru/b#f",
+            "http://a.ru/b c",
+            "http://a.ru/p?q='",
+            "http://a..ru/",
+            "http://a.ru./",
+            " http://a.ru/",
+        ] {
+            assert!(already_normal(url).is_none(), "{url}");
+        }
+        let long = format!("http://example.com/{}", "a".repeat(2048));
+        assert_eq!(normalize(&long, 2048), Err(UrlError::TooLong(2048)));
     }
 
     #[test]

@@ -91,6 +91,7 @@ fn every_admin_query_answers_its_question() {
             "orphan_domains",
             "queue_files_applied",
             "recent_runs",
+            "resource_feeds_in_error",
             "resources_due",
             "resources_in_error",
             "stuck_claims",
@@ -124,6 +125,8 @@ fn every_admin_query_answers_its_question() {
     let overdue: i64 = stuck[0]["minutes_overdue"].parse().unwrap();
     assert!((29..=31).contains(&overdue), "{overdue}");
 
+    let feeds = run(&db, &q["resource_feeds_in_error"]);
+    assert!(feeds.iter().all(|r| r["error"] != "NULL"), "{feeds:?}");
     let errors = run(&db, &q["resources_in_error"]);
     assert_eq!(column(&errors, "res_name"), ["weather-feed"]);
     assert!(errors[0]["fetch_detail"].contains("does not start with http"));

@@ -12,7 +12,7 @@ use focuser_schema::models::Url;
 
 use crate::config::YacobotConfig;
 use crate::worker::{self, Ctx};
-use crate::{crawl, loader, qargfilter};
+use crate::{crawl, loader, qargfilter, resources};
 
 /// How often the main loop counts the due URLs for the status page.
 const COUNT_DUE_EVERY: Duration = Duration::from_secs(5);
@@ -46,6 +46,9 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
     if daemon.crawl.enable {
         workers.push(spawn(&ctx, "crawl", crawl::run)?);
     }
+    if daemon.resources.enable {
+        workers.push(spawn(&ctx, "resources", resources::run)?);
+    }
     log::info!(
         "yacobot {}: workers {}",
         daemon.node,
@@ -60,7 +63,10 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
     loop {
         match rt.next_signal(Duration::from_millis(250)) {
             Some(Signal::Stop) => break,
-            Some(Signal::Rotate) => ctx.rotate.store(true, Ordering::SeqCst),
+            Some(Signal::Rotate) => {
+                ctx.rotate.store(true, Ordering::SeqCst);
+                ctx.rotate_resources.store(true, Ordering::SeqCst);
+            }
             Some(Signal::Reload) => {
                 if let Ok(mut c) = ctx.config.write() {
                     *c = rt.config().clone();
@@ -120,7 +126,8 @@ fn spawn(
     Ok((name, handle))
 }
 
-/// `--once`: one qargfilter import, every queue file ready, then crawl until nothing is due.
+/// `--once`: one qargfilter import, every queue file ready, then crawl until nothing is due,
+/// then one resources scan with every run it starts.
 fn once(ctx: &Arc<Ctx>) -> anyhow::Result<()> {
     let cfg = ctx
         .config()
@@ -134,6 +141,9 @@ fn once(ctx: &Arc<Ctx>) -> anyhow::Result<()> {
     }
     if cfg.daemon.crawl.enable {
         crawl::until_idle(ctx)?;
+    }
+    if cfg.daemon.resources.enable {
+        resources::once(ctx)?;
     }
     Ok(())
 }

@@ -1,9 +1,10 @@
-//! `yacobot`: the crawler node daemon.
+//! `yacobot`: the crawler node daemon, and the operator's `resource` commands.
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use focuser_daemon::{CommonArgs, CommonCommand};
+use focuser_yacobot::admin::ResourceCmd;
 use focuser_yacobot::{daemon, YacobotConfig};
 
 #[derive(Parser)]
@@ -16,15 +17,36 @@ struct Cli {
     #[command(flatten)]
     common: CommonArgs,
     #[command(subcommand)]
-    command: Option<CommonCommand>,
+    command: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Partner data feeds: add, list, show, fetch-now, disable, enable
+    #[command(subcommand)]
+    Resource(ResourceCmd),
+    #[command(flatten)]
+    Common(CommonCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => focuser_daemon::run("yacobot", cli.common, daemon::main_loop),
-        Some(cmd) => {
+        Some(Cmd::Common(cmd)) => {
             focuser_daemon::run_common_command::<YacobotConfig>("yacobot", &cli.common, cmd)
+        }
+        Some(Cmd::Resource(cmd)) => {
+            match focuser_yacobot::resource_command(&cli.common.config_file("yacobot"), &cmd) {
+                Ok(out) => {
+                    print!("{out}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("yacobot: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct Ctx {
     pub stats: Arc<Stats>,
     /// Set by SIGUSR1: the crawl worker seals its segment.
     pub rotate: AtomicBool,
+    /// Set by SIGUSR1 too: the resources worker seals its store's segment.
+    pub rotate_resources: AtomicBool,
 }
 
 impl Ctx {
@@ -32,6 +34,7 @@ impl Ctx {
             config: RwLock::new(config),
             stats: Arc::new(Stats::default()),
             rotate: AtomicBool::new(false),
+            rotate_resources: AtomicBool::new(false),
         }
     }
 

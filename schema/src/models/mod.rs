@@ -26,7 +26,7 @@ pub use query_arg::{NewQueryArg, QueryArg, QueryArgChanges, INSIGNIFICANT_SCORE}
 pub use queue_applied::{NewQueueApplied, QueueApplied, QueueAppliedChanges};
 pub use resource_status::{NewResourceStatus, ResourceStatus, ResourceStatusChanges, SyncCounts};
 pub use url::{Claimed, FetchState, LoadRow, NewUrl, Url, UrlChanges, NEW_URL_BOOST};
-pub use vr_data::{NewVrData, VrData, VrDataChanges};
+pub use vr_data::{ItemWrite, KnownItem, NewVrData, RunWrite, VrData, VrDataChanges};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
 pub use vr_resource::{ClaimedRun, FetchStatus, NewVrResource, VrResource, VrResourceChanges};
 pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo, VrUpdateInfoChanges};

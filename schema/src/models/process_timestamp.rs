@@ -23,6 +23,9 @@ pub struct ProcessTimestamp {
     pub updated: u32,
     pub deleted: u32,
     pub failed_keys: u32,
+    /// Where in the resources segment store the run began emitting (see the migration).
+    pub emit_file: Option<u64>,
+    pub emit_item: Option<u32>,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -47,6 +50,8 @@ pub struct ProcessTimestampChanges {
     pub updated: Option<u32>,
     pub deleted: Option<u32>,
     pub failed_keys: Option<u32>,
+    pub emit_file: Option<Option<u64>>,
+    pub emit_item: Option<Option<u32>>,
 }
 
 impl ProcessTimestamp {
@@ -65,6 +70,35 @@ impl ProcessTimestamp {
             .limit(limit)
             .select(Self::as_select())
             .load(conn)
+    }
+
+    /// The runs of a resource that committed their `vr_data` changes and may not have
+    /// emitted all of them (`emit_file` set, `write_end` not), oldest first.
+    pub fn unfinished_emissions(conn: &mut MysqlConnection, res_id: u32) -> QueryResult<Vec<Self>> {
+        process_timestamp::table
+            .filter(process_timestamp::res_id.eq(res_id))
+            .filter(process_timestamp::emit_file.is_not_null())
+            .filter(process_timestamp::write_end.is_null())
+            .order(process_timestamp::id)
+            .select(Self::as_select())
+            .load(conn)
+    }
+
+    /// Marks every run of `res_id` but `current` still shown as running (`status = 2`) as an
+    /// error: the resource is claimed again, so their process died (a crash, `kill -9`).
+    pub fn close_interrupted(
+        conn: &mut MysqlConnection,
+        res_id: u32,
+        current: u64,
+    ) -> QueryResult<usize> {
+        diesel::update(
+            process_timestamp::table
+                .filter(process_timestamp::res_id.eq(res_id))
+                .filter(process_timestamp::id.ne(current))
+                .filter(process_timestamp::status.eq(2)),
+        )
+        .set(process_timestamp::status.eq(4))
+        .execute(conn)
     }
 
     pub fn update(

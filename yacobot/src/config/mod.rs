@@ -8,7 +8,9 @@ use focuser_schema::segment::{SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
 
 mod fetch;
+mod resources;
 pub use fetch::{FetchConfig, CURL, MIRROR};
+pub use resources::ResourcesConfig;
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +34,8 @@ pub struct YacobotConfig {
     pub segment: SegmentConfig,
     #[serde(rename = "Url", default)]
     pub url: UrlConfig,
+    #[serde(rename = "Resources", default)]
+    pub resources: ResourcesConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -384,6 +388,7 @@ impl DaemonConfig for YacobotConfig {
             );
         }
         self.fetch.validate()?;
+        self.resources.validate()?;
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }
@@ -406,6 +411,15 @@ impl DaemonConfig for YacobotConfig {
             ),
             ("Archive", self.archive != new.archive),
             ("Segment", self.segment != new.segment),
+            (
+                "Resources.Enable",
+                self.resources.enable != new.resources.enable,
+            ),
+            ("Resources.Dir", self.resources.dir != new.resources.dir),
+            (
+                "Resources.Writers",
+                self.resources.writers != new.resources.writers,
+            ),
         ];
         pairs
             .into_iter()

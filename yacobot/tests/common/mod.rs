@@ -299,3 +299,4 @@ pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u
     .unwrap();
     n.id
 }
+pub mod feeds;

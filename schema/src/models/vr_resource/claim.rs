@@ -144,4 +144,34 @@ impl VrResource {
             ))
             .execute(conn)
     }
+
+    /// Takes back the claims an earlier process of node `node` left (`node/<pid>`, any pid
+    /// but `owner`'s): at most one process runs a node (its pidfile), so they are a crashed
+    /// process's. The runs count as errors saying `detail`, and the resources are due again as
+    /// they were.
+    pub fn release_node_claims(
+        conn: &mut MysqlConnection,
+        node: &str,
+        owner: &str,
+        detail: &str,
+    ) -> QueryResult<usize> {
+        let pattern = format!(
+            "{}/%",
+            node.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        diesel::update(
+            vr_resource::table
+                .filter(vr_resource::claimed_by.like(pattern))
+                .filter(vr_resource::claimed_by.ne(owner)),
+        )
+        .set((
+            vr_resource::fetch_status.eq(FetchStatus::Error.code()),
+            vr_resource::fetch_detail.eq(detail),
+            vr_resource::claimed_by.eq(None::<String>),
+            vr_resource::claim_expires.eq(None::<NaiveDateTime>),
+        ))
+        .execute(conn)
+    }
 }

@@ -6,6 +6,10 @@ use diesel::prelude::*;
 use crate::db::last_insert_id;
 use crate::schema::vr_data;
 
+mod run;
+
+pub use run::{ItemWrite, KnownItem, RunWrite};
+
 /// One item of a partner feed.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]
 #[diesel(table_name = vr_data, check_for_backend(Mysql))]

@@ -1,0 +1,322 @@
+//! The resources worker (SPEC §6 resources): partner data feeds, after the source's ScanTask →
+//! UrlUpdateTask → FetchTask → WriteTask → MysqlHandlerTask.
+//!
+//! One thread (this module) scans for due resources every `Resources.ScanInterval` s and
+//! claims them, fetches their sitemaps ([`sitemaps`]) and brings `resource_status` in line,
+//! then fetches every feed URL through its own focuser-fetch fetcher (politeness, robots.txt,
+//! retries), never one URL twice at once. Fetched feeds go to the write stage ([`write`]:
+//! `Resources.Writers` threads that parse, diff and write with the crash-safe protocol of
+//! [`store`]); fetching waits while more than five times that many feeds are queued.
+
+mod run;
+mod sitemaps;
+mod store;
+mod write;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use chrono::TimeDelta;
+use focuser_daemon::Config;
+use focuser_fetch::{Completed, Fetcher, Request};
+use focuser_schema::models::{ProcessTimestamp, VrResource};
+
+use crate::config::YacobotConfig;
+use crate::worker::{self, Ctx};
+use run::{FeedJob, Run};
+use store::Store;
+use write::{WriteMsg, WritePool};
+
+/// The longest a `perform` waits while fetches are in flight.
+const PERFORM_WAIT: Duration = Duration::from_millis(100);
+
+/// What a fetcher token stands for.
+enum Job {
+    Sitemap { run: u64, source: usize },
+    Feed(FeedJob),
+}
+
+pub struct Worker {
+    /// `node/pid`: what this process writes in `vr_resource.claimed_by`.
+    owner: String,
+    node: String,
+    fetcher: Fetcher,
+    store: Arc<Store>,
+    pool: WritePool,
+    /// Runs in their sitemap stage, by `process_timestamp.id`.
+    runs: HashMap<u64, Run>,
+    jobs: HashMap<u64, Job>,
+    next_token: u64,
+    /// Feed URLs waiting for the fetcher, in order.
+    waiting: VecDeque<FeedJob>,
+    /// URLs being fetched now (the source's "fetch map").
+    in_flight: HashSet<String>,
+    next_scan: Instant,
+    next_extend: Instant,
+}
+
+fn config(ctx: &Ctx) -> anyhow::Result<Config<YacobotConfig>> {
+    ctx.config().ok_or_else(|| anyhow!("config lock poisoned"))
+}
+
+/// The worker thread.
+pub fn run(ctx: Arc<Ctx>) -> anyhow::Result<()> {
+    let mut w = Worker::open(&ctx)?;
+    let result = w.work(&ctx, false);
+    w.close(&ctx);
+    result
+}
+
+/// `--once`: one scan, and every run it started taken to its end.
+pub fn once(ctx: &Arc<Ctx>) -> anyhow::Result<()> {
+    let mut w = Worker::open(ctx)?;
+    let result = w.work(ctx, true);
+    w.close(ctx);
+    result
+}
+
+impl Worker {
+    pub fn open(ctx: &Arc<Ctx>) -> anyhow::Result<Worker> {
+        let cfg = config(ctx)?;
+        let d = &cfg.daemon;
+        let dir = cfg.common.path(&d.resources.dir);
+        let store = Store::open(&dir, d.segment.writer_options())
+            .with_context(|| format!("opening the resources store {}", dir.display()))?;
+        let mut settings = d.fetch.fetcher().map_err(|e| anyhow!(e))?;
+        // Feeds are XML, sitemaps text, of any declared type; and larger than pages.
+        settings.allowed_types = Vec::new();
+        settings.max_bytes = d.resources.max_bytes;
+        let fetcher = Fetcher::new(settings)?;
+        let owner = format!("{}/{}", d.node, std::process::id());
+        let store = Arc::new(store);
+        let pool = WritePool::start(ctx, Arc::clone(&store), d.resources.writers as usize)?;
+        let w = Worker {
+            owner,
+            node: d.node.clone(),
+            fetcher,
+            store,
+            pool,
+            runs: HashMap::new(),
+            jobs: HashMap::new(),
+            next_token: 1,
+            waiting: VecDeque::new(),
+            in_flight: HashSet::new(),
+            next_scan: Instant::now(),
+            next_extend: Instant::now() + Duration::from_secs(d.resources.claim_ttl / 3),
+        };
+        // A process of this node that died (kill -9) left its claims: take them back, so
+        // that its interrupted runs are done again now rather than after their claims lapse.
+        let (node, owner) = (w.node.clone(), w.owner.clone());
+        let n = ctx.db_run("taking back a dead process's resource claims", |c| {
+            VrResource::release_node_claims(
+                c,
+                &node,
+                &owner,
+                "interrupted: the process running it died; run again",
+            )
+        })?;
+        if n > 0 {
+            log::warn!("resources: took back {n} claims of a process of this node that died");
+        }
+        Ok(w)
+    }
+
+    fn work(&mut self, ctx: &Arc<Ctx>, once: bool) -> anyhow::Result<()> {
+        let mut scanned = false;
+        loop {
+            if ctx.stopping() {
+                return Ok(());
+            }
+            let cfg = config(ctx)?;
+            self.store
+                .housekeeping(ctx.rotate_resources.swap(false, Ordering::SeqCst))?;
+            if !(once && scanned) && Instant::now() >= self.next_scan {
+                self.scan(ctx, &cfg)?;
+                scanned = true;
+                self.next_scan =
+                    Instant::now() + Duration::from_secs(cfg.daemon.resources.scan_interval);
+            }
+            self.extend_claims(ctx, &cfg);
+            self.submit(&cfg);
+            let idle = self.runs.is_empty() && self.fetcher.pending() == 0;
+            if once && idle && self.waiting.is_empty() && self.pool.active_runs() == 0 {
+                return self.pool.take_error();
+            }
+            let done = if self.fetcher.pending() == 0 {
+                std::thread::sleep(Duration::from_millis(if once { 20 } else { 200 }));
+                Vec::new()
+            } else {
+                self.fetcher.perform(PERFORM_WAIT)?
+            };
+            for c in done {
+                self.completed(ctx, c)?;
+            }
+            self.pool.check()?;
+        }
+    }
+
+    fn token(&mut self, job: Job) -> u64 {
+        let t = self.next_token;
+        self.next_token += 1;
+        self.jobs.insert(t, job);
+        t
+    }
+
+    /// Claims due resources while fewer than `Resources.Parallel` run, and starts them.
+    fn scan(&mut self, ctx: &Arc<Ctx>, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+        let r = &cfg.daemon.resources;
+        let room = (r.parallel as usize).saturating_sub(self.pool.active_runs());
+        if room == 0 {
+            return Ok(());
+        }
+        let now = worker::now();
+        let expires = now + TimeDelta::seconds(r.claim_ttl as i64);
+        let owner = self.owner.clone();
+        let claimed = ctx.db_run("claiming due resources", |c| {
+            VrResource::claim_due(c, now, &owner, expires, room as i64)
+        })?;
+        for c in claimed {
+            log::info!(
+                "resource {} \"{}\": run {} started{}",
+                c.resource.id,
+                c.resource.res_name,
+                c.run.id,
+                if c.manual { " (asked for)" } else { "" }
+            );
+            let res_id = c.resource.id;
+            let current = c.run.id;
+            ctx.db_run("closing interrupted runs", |conn| {
+                ProcessTimestamp::close_interrupted(conn, res_id, current)
+            })?;
+            let (pending, emitted) = self.store.recover(ctx, res_id)?;
+            if pending > 0 {
+                log::warn!(
+                    "resource {res_id}: an interrupted run left {pending} changes not marked emitted; {emitted} of them were not in the store and are emitted now"
+                );
+            }
+            self.pool.started(res_id);
+            match Run::start(ctx, c) {
+                Ok(run) => {
+                    let id = run.claimed.run.id;
+                    for (source, url) in run.sitemap_requests() {
+                        let token = self.token(Job::Sitemap { run: id, source });
+                        self.fetcher.submit(Request { token, url });
+                    }
+                    if run.sitemaps_pending == 0 {
+                        self.sitemaps_done(ctx, run)?;
+                    } else {
+                        self.runs.insert(id, run);
+                    }
+                }
+                Err(shared) => self.pool.send(WriteMsg::Finish(Arc::from(shared))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands waiting feed URLs to the fetcher while it has room and the write stage is not
+    /// behind; a URL already being fetched (for another resource) waits its turn.
+    fn submit(&mut self, cfg: &Config<YacobotConfig>) {
+        let limit = 5 * cfg.daemon.resources.writers as usize;
+        let mut deferred = Vec::new();
+        while self.fetcher.pending() < self.fetcher.capacity() && self.pool.queued() <= limit {
+            let Some(job) = self.waiting.pop_front() else {
+                break;
+            };
+            if self.in_flight.contains(&job.url) {
+                deferred.push(job);
+                continue;
+            }
+            // Counted as queued from now, so that back-pressure sees fetches in flight too.
+            self.pool.reserve();
+            self.in_flight.insert(job.url.clone());
+            let url = job.url.clone();
+            let token = self.token(Job::Feed(job));
+            self.fetcher.submit(Request { token, url });
+        }
+        for job in deferred.into_iter().rev() {
+            self.waiting.push_front(job);
+        }
+    }
+
+    fn completed(&mut self, ctx: &Arc<Ctx>, c: Completed) -> anyhow::Result<()> {
+        match self.jobs.remove(&c.request.token) {
+            Some(Job::Sitemap { run, source }) => {
+                let Some(mut r) = self.runs.remove(&run) else {
+                    return Ok(());
+                };
+                let children = r.sitemap_done(source, c);
+                for url in children {
+                    let token = self.token(Job::Sitemap { run, source });
+                    self.fetcher.submit(Request { token, url });
+                }
+                if r.sitemaps_pending == 0 {
+                    self.sitemaps_done(ctx, r)?;
+                } else {
+                    self.runs.insert(run, r);
+                }
+            }
+            Some(Job::Feed(job)) => {
+                self.in_flight.remove(&job.url);
+                self.pool.send_reserved(WriteMsg::Feed(Box::new((job, c))));
+            }
+            None => log::warn!("resources: the fetcher returned an unknown token"),
+        }
+        Ok(())
+    }
+
+    /// Every sitemap of the run is in: `resource_status` brought in line, feeds queued.
+    fn sitemaps_done(&mut self, ctx: &Arc<Ctx>, run: Run) -> anyhow::Result<()> {
+        let (shared, feeds) = run.finish_sitemaps(ctx)?;
+        if feeds.is_empty() {
+            self.pool.send(WriteMsg::Finish(shared));
+        } else {
+            self.waiting.extend(feeds);
+        }
+        Ok(())
+    }
+
+    /// Renews the claims of the runs in hand every third of `Resources.ClaimTtl`.
+    fn extend_claims(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) {
+        if Instant::now() < self.next_extend {
+            return;
+        }
+        let ttl = cfg.daemon.resources.claim_ttl;
+        self.next_extend = Instant::now() + Duration::from_secs(ttl / 3);
+        let expires = worker::now() + TimeDelta::seconds(ttl as i64);
+        for id in self.pool.running() {
+            let owner = self.owner.clone();
+            match ctx.db_run("renewing a resource claim", |c| {
+                VrResource::extend_claim(c, id, &owner, expires)
+            }) {
+                Ok(true) => {}
+                Ok(false) => log::warn!("resource {id}: its claim was lost to another worker"),
+                Err(e) => log::warn!("resource {id}: claim not renewed: {e}"),
+            }
+        }
+    }
+
+    /// Stops the write stage (runs not finished are given back) and closes the store.
+    fn close(self, ctx: &Ctx) {
+        self.pool.stop();
+        let owner = self.owner.clone();
+        match ctx.db.run("releasing resource claims", |c| {
+            VrResource::release_claims(c, &owner, "interrupted: yacobot stopped; run again")
+        }) {
+            Ok(n) if n > 0 => log::info!("resources: released {n} claims"),
+            Ok(_) => {}
+            Err(e) => log::warn!("resource claims not released (they lapse by themselves): {e}"),
+        }
+        match Arc::try_unwrap(self.store) {
+            Ok(store) => {
+                if let Err(e) = store.close() {
+                    log::error!("resources store: {e:#}");
+                }
+            }
+            Err(_) => log::error!("resources store still in use at close"),
+        }
+    }
+}

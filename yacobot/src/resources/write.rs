@@ -1,0 +1,504 @@
+//! The write stage: `Resources.Writers` threads take fetched feeds off one queue, cut their
+//! items out, and when a run's last feed is in, diff it against `vr_data` and write it with the
+//! protocol of docs/formats.md "Resources write protocol":
+//!
+//! 1. one transaction: the `vr_data` changes, each `status = 0`, and the store position where
+//!    the run's items will start (`process_timestamp.emit_file`/`emit_item`);
+//! 2. the items appended to the resources store and fsynced;
+//! 3. one transaction: `status = 1`, the run's accounting, the claim released.
+//!
+//! A crash after 1 leaves `status = 0` rows, which [`super::store::Store::recover`] emits (those
+//! not already in the store) before the resource's next run.
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use focuser_feed::detail::{Counts, FetchDetail, MAX_DETAIL_BYTES};
+use focuser_feed::diff::{self, Current, Previous, Valve};
+use focuser_feed::doc_id::item_doc_id;
+use focuser_feed::encoding::charset_of_content_type;
+use focuser_feed::items::{self, FailedKey, Limits, Outcome as ItemOutcome};
+use focuser_fetch::{Completed, Outcome};
+use focuser_schema::models::{
+    FetchStatus, ItemWrite, NewVrUpdateInfo, ProcessTimestamp, ProcessTimestampChanges,
+    ResourceStatus, ResourceStatusChanges, RunWrite, VrData, VrResource,
+};
+use focuser_schema::segment::Status;
+
+use super::run::{Acc, FeedJob, FeedResult, GoodItem, RunShared};
+use super::sitemaps::why;
+use super::store::{Emit, Store};
+use crate::worker::{self, Ctx};
+
+pub enum WriteMsg {
+    Feed(Box<(FeedJob, Completed)>),
+    /// A run without feeds to wait for: account it.
+    Finish(Arc<RunShared>),
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<VecDeque<WriteMsg>>,
+    ready: Condvar,
+    /// Feeds queued or being fetched or parsed (back-pressure counts them all).
+    queued: AtomicUsize,
+    /// Resources claimed and not yet finished.
+    running: Mutex<Vec<u32>>,
+    stop: AtomicBool,
+    error: Mutex<Option<anyhow::Error>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub struct WritePool {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl WritePool {
+    pub fn start(ctx: &Arc<Ctx>, store: Arc<Store>, n: usize) -> anyhow::Result<WritePool> {
+        let shared = Arc::new(Shared::default());
+        let owner = format!(
+            "{}/{}",
+            ctx.config()
+                .ok_or_else(|| anyhow!("config lock poisoned"))?
+                .daemon
+                .node,
+            std::process::id()
+        );
+        let mut threads = Vec::with_capacity(n);
+        for i in 0..n.max(1) {
+            let (ctx, store, shared, owner) = (
+                Arc::clone(ctx),
+                Arc::clone(&store),
+                Arc::clone(&shared),
+                owner.clone(),
+            );
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("vr-write-{i}"))
+                    .spawn(move || writer(&ctx, &store, &shared, &owner))?,
+            );
+        }
+        Ok(WritePool { shared, threads })
+    }
+
+    pub fn send(&self, msg: WriteMsg) {
+        self.reserve();
+        self.send_reserved(msg);
+    }
+
+    pub fn reserve(&self) {
+        self.shared.queued.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn send_reserved(&self, msg: WriteMsg) {
+        lock(&self.shared.queue).push_back(msg);
+        self.shared.ready.notify_one();
+    }
+
+    pub fn queued(&self) -> usize {
+        self.shared.queued.load(Ordering::SeqCst)
+    }
+
+    pub fn started(&self, res_id: u32) {
+        lock(&self.shared.running).push(res_id);
+    }
+
+    pub fn active_runs(&self) -> usize {
+        lock(&self.shared.running).len()
+    }
+
+    pub fn running(&self) -> Vec<u32> {
+        lock(&self.shared.running).clone()
+    }
+
+    /// A writer's fatal error (a store that cannot be written), once.
+    pub fn check(&self) -> anyhow::Result<()> {
+        match lock(&self.shared.error).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    pub fn take_error(&self) -> anyhow::Result<()> {
+        self.check()
+    }
+
+    /// Writers finish what they hold and stop; queued feeds are dropped (their runs are given
+    /// back by the caller).
+    pub fn stop(self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.ready.notify_all();
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
+    loop {
+        let msg = {
+            let mut q = lock(&shared.queue);
+            loop {
+                if shared.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Some(m) = q.pop_front() {
+                    break m;
+                }
+                q = shared
+                    .ready
+                    .wait_timeout(q, Duration::from_millis(200))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+        };
+        let run = match msg {
+            WriteMsg::Feed(b) => {
+                let (job, c) = *b;
+                feed(&job, &c)
+            }
+            WriteMsg::Finish(run) => Some((run, Acc::default())),
+        };
+        let result = match run {
+            Some((run, acc)) => finish(ctx, store, &run, acc, owner).map(|()| run.res_id()),
+            None => Ok(0),
+        };
+        match result {
+            Ok(0) => {}
+            Ok(res_id) => lock(&shared.running).retain(|&r| r != res_id),
+            Err(e) => {
+                log::error!("resources write stage: {e:#}");
+                *lock(&shared.error) = Some(e);
+                shared.stop.store(true, Ordering::SeqCst);
+            }
+        }
+        shared.queued.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What one feed gave.
+struct Parsed {
+    items: Vec<GoodItem>,
+    failed: Vec<FailedKey>,
+    error: Option<String>,
+}
+
+fn parse(job: &FeedJob, c: &Completed, rules: &items::Rules, limits: &Limits) -> Parsed {
+    let mut p = Parsed {
+        items: Vec::new(),
+        failed: Vec::new(),
+        error: None,
+    };
+    let doc = match &c.outcome {
+        Outcome::Fetched(doc) => doc,
+        other => {
+            p.error = Some(format!("could not be fetched: {}", why(other)));
+            return p;
+        }
+    };
+    let charset = charset_of_content_type(&doc.content_type);
+    let result = items::extract(&doc.body[..], charset, rules, limits, |o| {
+        match o {
+            ItemOutcome::Item(it) => p.items.push(GoodItem {
+                keyword: it.key().to_string(),
+                md5: it.md5().to_string(),
+                canonical: it.canonical().to_string(),
+                status_id: job.status_id,
+                ds_id: job.ds_id,
+            }),
+            ItemOutcome::Failed(f) => p.failed.push(f.clone()),
+        }
+        ControlFlow::Continue(())
+    });
+    if let Err(e) = result {
+        p.error = Some(e.to_string());
+    }
+    p
+}
+
+/// Adds one feed to its run; the run and all it gathered when this was its last feed.
+fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
+    let run = &job.run;
+    let limits = Limits {
+        max_items: u64::from(run.claimed.resource.max_items),
+        ..Limits::default()
+    };
+    let parsed = match &run.rules {
+        Some(rules) => parse(job, c, rules, &limits),
+        None => Parsed {
+            items: Vec::new(),
+            failed: Vec::new(),
+            error: Some("no rules".into()),
+        },
+    };
+    let mut acc = lock(&run.acc);
+    let result = FeedResult {
+        status_id: job.status_id,
+        http_status: c.status,
+        items: parsed.items.len() as u32,
+        error: parsed.error.clone(),
+    };
+    match parsed.error {
+        Some(e) => {
+            log::info!("resource {}: {}: {e}", run.res_id(), job.url);
+            acc.detail.feed_failed(&job.ds_name, &job.url, &e);
+            acc.protected.insert(job.status_id);
+        }
+        None => {
+            for f in &parsed.failed {
+                acc.detail.failed_key(f);
+            }
+            acc.failed += parsed.failed.len() as u64;
+            acc.items.extend(parsed.items);
+        }
+    }
+    acc.results.push(result);
+    acc.feeds_done += 1;
+    if acc.feeds_done < run.total_feeds {
+        return None;
+    }
+    let taken = std::mem::take(&mut *acc);
+    drop(acc);
+    Some((Arc::clone(run), taken))
+}
+
+/// The run's diff, written with the protocol above, and its accounting.
+fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> anyhow::Result<()> {
+    // A `Finish` message carries nothing: what the fetch side gathered is in the run.
+    let mut acc = {
+        let mut held = lock(&run.acc);
+        if acc.feeds_done == 0 && acc.results.is_empty() && !acc.aborted {
+            std::mem::take(&mut *held)
+        } else {
+            acc
+        }
+    };
+    let res_id = run.res_id();
+    let run_id = run.claimed.run.id;
+    let now = worker::now();
+    let cfg = ctx
+        .config()
+        .ok_or_else(|| anyhow!("config lock poisoned"))?;
+    let valve = Valve {
+        min_kept_percent: cfg.daemon.resources.min_kept_percent,
+        max_failed_percent: cfg.daemon.resources.max_failed_percent,
+    };
+    let mut stamp = ProcessTimestampChanges {
+        fetch_end: Some(Some(now)),
+        write_start: Some(Some(now)),
+        items: Some(acc.items.len() as u32),
+        failed_keys: Some(acc.failed as u32),
+        ..Default::default()
+    };
+    let mut live = (0u32, 0u32);
+    if !acc.aborted {
+        let (before, after) = write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
+        live = (before, after);
+    }
+    let status = if acc.detail.is_error() {
+        FetchStatus::Error
+    } else {
+        FetchStatus::Ok
+    };
+    let detail = acc.detail.render(MAX_DETAIL_BYTES);
+    stamp.status = Some(status.code());
+    stamp.write_end = Some(Some(worker::now()));
+    let manual = run.claimed.manual;
+    let results = &acc.results;
+    let kept = ctx.db_run("finishing a resource run", |c| {
+        diesel::Connection::transaction(c, |c| {
+            VrData::mark_emitted(c, res_id)?;
+            for r in results {
+                ResourceStatus::update(
+                    c,
+                    r.status_id,
+                    &ResourceStatusChanges {
+                        last_fetch: Some(Some(now)),
+                        http_status: Some(r.http_status),
+                        items: Some(r.items),
+                        error: Some(r.error.as_deref().map(|e| cut(e, 255))),
+                        ..Default::default()
+                    },
+                )?;
+            }
+            ProcessTimestamp::update(c, run_id, &stamp)?;
+            if live.0 != live.1 {
+                NewVrUpdateInfo {
+                    res_id,
+                    status: status.code(),
+                    item_count: live.1,
+                    last_item_count: live.0,
+                    detail: cut(&detail, 1024),
+                }
+                .insert(c)?;
+            }
+            VrResource::finish_run(c, res_id, owner, status, &detail, worker::now(), manual)
+        })
+    })?;
+    if !kept {
+        log::warn!("resource {res_id}: the claim was lost before the run ended");
+    }
+    log::info!(
+        "resource {res_id}: run {run_id} ended {}: {}",
+        if status == FetchStatus::Ok {
+            "ok"
+        } else {
+            "in error"
+        },
+        detail.replace('\n', " | ")
+    );
+    Ok(())
+}
+
+/// Steps 1 and 2 of the protocol. Returns the live items before and after.
+fn write_items(
+    ctx: &Ctx,
+    store: &Store,
+    run: &RunShared,
+    acc: &mut Acc,
+    valve: Valve,
+    stamp: &mut ProcessTimestampChanges,
+) -> anyhow::Result<(u32, u32)> {
+    let res_id = run.res_id();
+    let known = ctx.db_run("reading a resource's items", |c| {
+        VrData::known_items(c, res_id)
+    })?;
+    let live: Vec<_> = known.iter().filter(|k| k.data_status == 1).collect();
+    let previous: Vec<Previous<'_>> = live
+        .iter()
+        .map(|k| Previous {
+            keyword: &k.keyword,
+            md5: &k.md5_sum,
+            status_id: k.status_id,
+        })
+        .collect();
+    let current: Vec<Current<'_>> = acc
+        .items
+        .iter()
+        .map(|i| Current {
+            keyword: &i.keyword,
+            md5: &i.md5,
+        })
+        .collect();
+    let protected = &acc.protected;
+    let plan = diff::plan(&previous, &current, acc.failed, valve, |p| {
+        p.status_id.is_some_and(|s| protected.contains(&s))
+    });
+    let mut detail = FetchDetail::new();
+    std::mem::swap(&mut detail, &mut acc.detail);
+    detail.counts(Counts::of(&plan, acc.failed));
+    if let Some(v) = &plan.valve {
+        detail.valve(v);
+    }
+    acc.detail = detail;
+    stamp.inserted = Some(plan.inserts.len() as u32);
+    stamp.updated = Some(plan.updates.len() as u32);
+    stamp.deleted = Some(plan.deletes.len() as u32);
+    let before = live.len() as u32;
+    let after = before + plan.inserts.len() as u32 - plan.deletes.len() as u32;
+    if plan.inserts.is_empty() && plan.updates.is_empty() && plan.deletes.is_empty() {
+        return Ok((before, after));
+    }
+
+    let by_key: HashMap<&str, &focuser_schema::models::KnownItem> =
+        known.iter().map(|k| (k.keyword.as_str(), k)).collect();
+    let urls: HashMap<u64, String> = ctx
+        .db_run("reading feed URLs", |c| {
+            ResourceStatus::for_resource(c, res_id)
+        })?
+        .into_iter()
+        .map(|r| (r.id, r.url))
+        .collect();
+    let doc_of = |kw: &str| item_doc_id(res_id, kw);
+    let changed: Vec<(usize, String)> = plan
+        .inserts
+        .iter()
+        .chain(&plan.updates)
+        .map(|&i| (i, doc_of(&acc.items[i].keyword)))
+        .collect();
+    let deleted: Vec<(u64, String, Option<u64>)> = plan
+        .deletes
+        .iter()
+        .map(|&i| (live[i].id, doc_of(&live[i].keyword), live[i].status_id))
+        .collect();
+    let mut w = RunWrite::default();
+    let mut emits = Vec::with_capacity(changed.len() + deleted.len());
+    let n_inserts = plan.inserts.len();
+    for (n, (i, doc)) in changed.iter().enumerate() {
+        let it = &acc.items[*i];
+        let item = ItemWrite {
+            keyword: &it.keyword,
+            md5: &it.md5,
+            content: &it.canonical,
+            doc_id: doc,
+            status_id: Some(it.status_id),
+            data_source_id: Some(it.ds_id),
+        };
+        match by_key.get(it.keyword.as_str()) {
+            Some(k) if n < n_inserts => w.revivals.push((k.id, item)),
+            Some(k) => w.updates.push((k.id, item)),
+            None => w.inserts.push(item),
+        }
+        emits.push(Emit {
+            status: Status::Update,
+            doc_id: doc,
+            url: urls.get(&it.status_id).map_or("", String::as_str),
+            content: &it.canonical,
+        });
+    }
+    for (id, doc, status_id) in &deleted {
+        w.deletes.push(*id);
+        emits.push(Emit {
+            status: Status::Delete,
+            doc_id: doc,
+            url: status_id
+                .and_then(|s| urls.get(&s))
+                .map_or("", String::as_str),
+            content: "",
+        });
+    }
+    // 1: the changes, not yet emitted, and where their items will start.
+    let pos = store.position()?;
+    stamp.emit_file = Some(Some(pos.file_id));
+    stamp.emit_item = Some(Some(pos.item_idx));
+    let now = worker::now();
+    let run_id = run.claimed.run.id;
+    let first = ProcessTimestampChanges {
+        write_start: stamp.write_start,
+        fetch_end: stamp.fetch_end,
+        emit_file: stamp.emit_file,
+        emit_item: stamp.emit_item,
+        ..Default::default()
+    };
+    ctx.db_run("writing a resource's items", |c| {
+        diesel::Connection::transaction(c, |c| {
+            VrData::apply_run(c, res_id, &w, now)?;
+            ProcessTimestamp::update(c, run_id, &first)
+        })
+    })?;
+    // 2: the items, durable.
+    store.emit(&emits)?;
+    log::debug!("resource {res_id}: {} items emitted", emits.len());
+    Ok((before, after))
+}
+
+/// At most `max` bytes, on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut at = max;
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    &s[..at]
+}

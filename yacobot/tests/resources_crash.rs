@@ -1,0 +1,138 @@
+//! `kill -9` of yacobot in the resources write stage, after its items were emitted and before
+//! `vr_data` says so (the moment the write protocol exists for): after a restart, `vr_data`
+//! and the store agree, no item is lost and none is emitted twice for the same change.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::feeds::{
+    ask, assert_consistent, items, live, resource, resource_row, rules, serve_feed, serve_text,
+    site, store, It,
+};
+use common::{number, wait_for};
+use diesel::connection::SimpleConnection;
+use diesel::mysql::MysqlConnection;
+use focuser_schema::models::ProcessTimestamp;
+use focuser_tests::web::WebServer;
+use focuser_tests::TestDb;
+
+/// Holds resource `id`'s row locked, so that the run's last transaction (which ends the run
+/// on that row) waits, after the items are in the store.
+fn hold_resource_row(db: &TestDb, id: u32) -> MysqlConnection {
+    let mut c = db.conn();
+    c.batch_execute(&format!(
+        "BEGIN; SELECT id FROM vr_resource WHERE id = {id} FOR UPDATE;"
+    ))
+    .unwrap();
+    c
+}
+
+/// Starts the daemon, lets the run of `id` go as far as its last transaction, kills it.
+fn kill_before_the_end(
+    db: &TestDb,
+    site: &common::Site,
+    id: u32,
+    runs_before: i64,
+    items_after: usize,
+) {
+    let daemon = site.spawn();
+    let runs = format!("SELECT COUNT(*) AS n FROM process_timestamp WHERE res_id = {id}");
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while number(db, &runs) <= runs_before {
+        assert!(
+            std::time::Instant::now() < until,
+            "no run started:\n{}",
+            site.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let lock = hold_resource_row(db, id);
+    let pending = format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id} AND status = 0");
+    wait_for("the items in the store", 60, || {
+        store(site).len() >= items_after
+    });
+    assert!(
+        number(db, &pending) > 0,
+        "nothing pending: the run ended before the lock"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    daemon.signal(nix::sys::signal::Signal::SIGKILL);
+    drop(daemon);
+    drop(lock);
+    assert_eq!(store(site).len(), items_after);
+}
+
+#[test]
+fn resources_kill_9_in_the_write_stage_loses_nothing_and_emits_nothing_twice() {
+    let db = TestDb::new();
+    let server = WebServer::start().unwrap();
+    let c = &mut db.conn();
+    rules(c);
+    serve_text(
+        &server,
+        "k.test",
+        "/sitemap.txt",
+        &server.url("k.test", "/feed.xml"),
+    );
+    let mut feed: Vec<It> = items("k", 3000);
+    serve_feed(&server, "k.test", "/feed.xml", &feed);
+    let id = resource(
+        c,
+        "crash",
+        &[("partner", server.url("k.test", "/sitemap.txt"))],
+    );
+    // A host delay gives the test time to take its lock between the claim and the end.
+    let site = site(&db, &server, "Fetch.HostDelay = 1\ndebuglevel = 40\n");
+
+    // The first run, killed with its 3000 inserts emitted but not marked.
+    kill_before_the_end(&db, &site, id, 0, 3000);
+    assert_eq!(resource_row(c, id).fetch_status, 2);
+    site.once();
+    let log = site.log();
+    assert!(
+        log.contains("an interrupted run left 3000 changes not marked emitted; 0 of them were not in the store"),
+        "{log}"
+    );
+    let r = resource_row(c, id);
+    assert_eq!(r.fetch_status, 1, "{:?}", r.fetch_detail);
+    assert_eq!(live(c, id).len(), 3000);
+    assert_eq!(store(&site).len(), 3000, "emitted twice");
+    assert_consistent(c, &site, id);
+    let runs = ProcessTimestamp::recent(c, id, 5).unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].status, 4, "the killed run is not shown as failed");
+
+    // A run with changes (3 modified, 2 removed, 1 added), killed the same way.
+    for it in feed.iter_mut().take(3) {
+        it.2 = "0.01".into();
+    }
+    feed.truncate(2998);
+    feed.push(("k-new".into(), "New".into(), "1".into()));
+    serve_feed(&server, "k.test", "/feed.xml", &feed);
+    ask(c, id);
+    kill_before_the_end(&db, &site, id, 2, 3006);
+    site.once();
+    let items = store(&site);
+    assert_eq!(items.len(), 3006, "emitted twice or lost");
+    assert_eq!(live(c, id).len(), 2999);
+    assert_consistent(c, &site, id);
+    let r = resource_row(c, id);
+    assert_eq!(r.fetch_status, 1);
+    assert!(!r.manual_update);
+
+    // Killed at random moments of further runs: still consistent.
+    for (n, wait_ms) in [150u64, 900, 1700].into_iter().enumerate() {
+        feed[n].1 = format!("changed {n}");
+        serve_feed(&server, "k.test", "/feed.xml", &feed);
+        let daemon = site.spawn();
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        daemon.signal(nix::sys::signal::Signal::SIGKILL);
+        drop(daemon);
+    }
+    ask(c, id);
+    site.once();
+    assert_consistent(c, &site, id);
+    assert_eq!(live(c, id).len(), 2999);
+}
