@@ -357,14 +357,14 @@ fn stage_b(
     let turns = fastest(turns)?;
     let yacobot = fastest(yacobot.into_iter().map(|c| c.run).collect())?;
     let xargs_rate = match (a.xargs_rate, a.no_xargs) {
-        (Some(rate), _) => Some((rate, "(measured before, reused)".to_string())),
+        (Some(rate), _) => Some((rate, "reused".to_string())),
         (None, true) => None,
         (None, false) => {
             let x = xargs_curl(urls, port, dir)?;
             if x.pages != urls.len() || x.bytes != site.bytes {
                 bail!("xargs-curl: {} pages, {} bytes", x.pages, x.bytes);
             }
-            Some((x.pages_s(), format!("{:.2} s", x.seconds)))
+            Some((x.pages_s(), format!("{:.2}", x.seconds)))
         }
     };
     println!(
@@ -384,6 +384,7 @@ fn stage_b(
         );
     }
     if let Some((rate, how)) = &xargs_rate {
+        // "reused": --xargs-rate, a rate measured in an earlier run.
         println!("{:<48} {how:>8} {rate:>10.0}", "(b) xargs -P 32 curl");
         println!(
             "(b) yacobot / xargs-curl: {:.2} (target >= 2)",
