@@ -15,7 +15,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use focuser_feed::detail::{Counts, FetchDetail, MAX_DETAIL_BYTES};
@@ -232,6 +232,7 @@ fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
         max_items: u64::from(run.claimed.resource.max_items),
         ..Limits::default()
     };
+    let t = Instant::now();
     let parsed = match &run.rules {
         Some(rules) => parse(job, c, rules, &limits),
         None => Parsed {
@@ -240,6 +241,13 @@ fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
             error: Some("no rules".into()),
         },
     };
+    log::debug!(
+        "resource {}: {}: {} items parsed in {} ms",
+        run.res_id(),
+        job.url,
+        parsed.items.len(),
+        t.elapsed().as_millis()
+    );
     let mut acc = lock(&run.acc);
     let result = FeedResult {
         status_id: job.status_id,
@@ -314,6 +322,7 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     stamp.write_end = Some(Some(worker::now()));
     let manual = run.claimed.manual;
     let results = &acc.results;
+    let t3 = Instant::now();
     let kept = ctx.db_run("finishing a resource run", |c| {
         diesel::Connection::transaction(c, |c| {
             VrData::mark_emitted(c, res_id)?;
@@ -344,6 +353,10 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
             VrResource::finish_run(c, res_id, owner, status, &detail, worker::now(), manual)
         })
     })?;
+    log::debug!(
+        "resource {res_id}: run {run_id} accounted in {} ms",
+        t3.elapsed().as_millis()
+    );
     if !kept {
         log::warn!("resource {res_id}: the claim was lost before the run ended");
     }
@@ -369,9 +382,11 @@ fn write_items(
     stamp: &mut ProcessTimestampChanges,
 ) -> anyhow::Result<(u32, u32)> {
     let res_id = run.res_id();
+    let t0 = Instant::now();
     let known = ctx.db_run("reading a resource's items", |c| {
         VrData::known_items(c, res_id)
     })?;
+    let read_ms = t0.elapsed().as_millis();
     let live: Vec<_> = known.iter().filter(|k| k.data_status == 1).collect();
     let previous: Vec<Previous<'_>> = live
         .iter()
@@ -467,6 +482,7 @@ fn write_items(
         });
     }
     // 1: the changes, not yet emitted, and where their items will start.
+    let t1 = Instant::now();
     let pos = store.position()?;
     stamp.emit_file = Some(Some(pos.file_id));
     stamp.emit_item = Some(Some(pos.item_idx));
@@ -486,8 +502,15 @@ fn write_items(
         })
     })?;
     // 2: the items, durable.
+    let t2 = Instant::now();
     store.emit(&emits)?;
-    log::debug!("resource {res_id}: {} items emitted", emits.len());
+    log::debug!(
+        "resource {res_id}: {} items emitted; items read in {read_ms} ms, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
+        emits.len(),
+        (t1 - t0).as_millis() - read_ms,
+        (t2 - t1).as_millis(),
+        t2.elapsed().as_millis()
+    );
     Ok((before, after))
 }
 
