@@ -6,8 +6,10 @@
 //! then fetches every feed URL through its own focuser-fetch fetcher (politeness, robots.txt,
 //! retries), never one URL twice at once. Fetched feeds go to the write stage ([`write`]:
 //! `Resources.Writers` threads that parse, diff and write with the crash-safe protocol of
-//! [`store`]); fetching waits while more than five times that many feeds are queued.
+//! [`store`], and a thread that reads each run's stored items ahead, [`known`]); fetching waits
+//! while more than five times that many feeds are queued.
 
+mod known;
 mod run;
 mod sitemaps;
 mod store;
@@ -274,6 +276,7 @@ impl Worker {
         if feeds.is_empty() {
             self.pool.send(WriteMsg::Finish(shared));
         } else {
+            self.pool.read_ahead(shared);
             self.waiting.extend(feeds);
         }
         Ok(())

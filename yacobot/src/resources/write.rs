@@ -9,11 +9,14 @@
 //!
 //! A crash after 1 leaves `status = 0` rows, which [`super::store::Store::recover`] emits (those
 //! not already in the store) before the resource's next run.
+//!
+//! A read-ahead thread reads the stored items of the runs whose feeds are queued
+//! ([`super::known`]), so that the diff's read overlaps the parse.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -51,6 +54,17 @@ struct Shared {
     running: Mutex<Vec<u32>>,
     stop: AtomicBool,
     error: Mutex<Option<anyhow::Error>>,
+    ahead: Mutex<Ahead>,
+    ahead_ready: Condvar,
+}
+
+/// The read-ahead's work.
+#[derive(Default)]
+struct Ahead {
+    /// Runs whose stored items are to be read, in the order their feeds were queued.
+    queue: VecDeque<Arc<RunShared>>,
+    /// Runs whose items are being read or read, until their writers take them.
+    held: Vec<Weak<RunShared>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,7 +87,17 @@ impl WritePool {
                 .node,
             std::process::id()
         );
-        let mut threads = Vec::with_capacity(n);
+        let mut threads = Vec::with_capacity(n + 1);
+        // One read-ahead thread: more made the reads contend with the writers' statements
+        // (bench-resources, bench/README.md).
+        {
+            let (ctx, shared) = (Arc::clone(ctx), Arc::clone(&shared));
+            threads.push(
+                std::thread::Builder::new()
+                    .name("vr-read-ahead".into())
+                    .spawn(move || read_ahead(&ctx, &shared, 2 * n.max(1)))?,
+            );
+        }
         for i in 0..n.max(1) {
             let (ctx, store, shared, owner) = (
                 Arc::clone(ctx),
@@ -93,6 +117,12 @@ impl WritePool {
     pub fn send(&self, msg: WriteMsg) {
         self.reserve();
         self.send_reserved(msg);
+    }
+
+    /// A run whose feeds are queued: its stored items are read ahead of its write.
+    pub fn read_ahead(&self, run: Arc<RunShared>) {
+        lock(&self.shared.ahead).queue.push_back(run);
+        self.shared.ahead_ready.notify_one();
     }
 
     pub fn reserve(&self) {
@@ -137,9 +167,40 @@ impl WritePool {
     pub fn stop(self) {
         self.shared.stop.store(true, Ordering::SeqCst);
         self.shared.ready.notify_all();
+        self.shared.ahead_ready.notify_all();
         for t in self.threads {
             let _ = t.join();
         }
+    }
+}
+
+/// The read-ahead thread: reads the stored items of the runs next in line, while at most
+/// `limit` runs' worth are read or being read and not yet taken by their writers (a memory
+/// bound).
+fn read_ahead(ctx: &Ctx, shared: &Shared, limit: usize) {
+    loop {
+        let run = {
+            let mut a = lock(&shared.ahead);
+            loop {
+                if shared.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                a.held
+                    .retain(|w| w.upgrade().is_some_and(|r| r.known.held()));
+                if a.held.len() < limit {
+                    if let Some(run) = a.queue.pop_front() {
+                        a.held.push(Arc::downgrade(&run));
+                        break run;
+                    }
+                }
+                a = shared
+                    .ahead_ready
+                    .wait_timeout(a, Duration::from_millis(200))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+        };
+        run.known.read_ahead(ctx, run.res_id());
     }
 }
 
@@ -169,7 +230,12 @@ fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
             WriteMsg::Finish(run) => Some((run, Acc::default())),
         };
         let result = match run {
-            Some((run, acc)) => finish(ctx, store, &run, acc, owner).map(|()| run.res_id()),
+            Some((run, acc)) => {
+                let r = finish(ctx, store, &run, acc, owner).map(|()| run.res_id());
+                // Its items are taken: the read-ahead may read the next run's.
+                shared.ahead_ready.notify_one();
+                r
+            }
             None => Ok(0),
         };
         match result {
@@ -383,9 +449,7 @@ fn write_items(
 ) -> anyhow::Result<(u32, u32)> {
     let res_id = run.res_id();
     let t0 = Instant::now();
-    let known = ctx.db_run("reading a resource's items", |c| {
-        VrData::known_items(c, res_id)
-    })?;
+    let known = run.known.take(ctx, res_id)?;
     let read_ms = t0.elapsed().as_millis();
     let live: Vec<_> = known.iter().filter(|k| k.data_status == 1).collect();
     let previous: Vec<Previous<'_>> = live
