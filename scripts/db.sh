@@ -154,8 +154,9 @@ start_server() {
     done
 }
 
-# Least privilege: the daemons' account only reads and writes rows; the admin account owns the
-# schema (migrations) and the per-test databases focuser_*.
+# Least privilege: the daemons' account only reads and writes rows (of focuser and of the main
+# job's node databases focuser_node*); the admin account owns the schema (migrations), the
+# node databases and the per-test databases focuser_*.
 create_accounts() {
     local host
     {
@@ -165,6 +166,8 @@ create_accounts() {
             echo "CREATE USER IF NOT EXISTS 'focuser'@'$host' IDENTIFIED BY '$DAEMON_PASSWORD';"
             echo "ALTER USER 'focuser'@'$host' IDENTIFIED BY '$DAEMON_PASSWORD';"
             echo "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE TEMPORARY TABLES ON \`$DB_NAME\`.* TO 'focuser'@'$host';"
+            # The main job (scripts/run.sh) gives each crawler node a database of its own.
+            echo "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE TEMPORARY TABLES ON \`${DB_NAME}\\_node%\`.* TO 'focuser'@'$host';"
             echo "CREATE USER IF NOT EXISTS 'focuser_admin'@'$host' IDENTIFIED BY '$ADMIN_PASSWORD';"
             echo "ALTER USER 'focuser_admin'@'$host' IDENTIFIED BY '$ADMIN_PASSWORD';"
             echo "GRANT ALL PRIVILEGES ON \`$DB_NAME\`.* TO 'focuser_admin'@'$host';"
@@ -186,6 +189,7 @@ cmd_up() {
     load_secrets
     if server_pid >/dev/null && answers; then
         say "already running (pid $(server_pid)) on 127.0.0.1:$PORT"
+        create_accounts # idempotent; brings the grants of an older checkout up to date
     else
         if server_pid >/dev/null; then
             log_tail

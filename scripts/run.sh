@@ -1,45 +1,94 @@
 #!/usr/bin/env bash
-# The README's run command. For now (the foundation): bring the private MariaDB up, apply the
-# migrations, load a small sample (two nodes and a disabled one, a few partner domains and
-# URLs, one feed resource) and print the answers of the operator queries in conf/admin.sql.
+# The README's run command: the whole pipeline on this machine, as an operator would run it.
+#
+#   scripts/run.sh            set up, start, feed a reflog, wait, check, print a summary; then
+#                             keep the daemons running until Ctrl-C
+#   scripts/run.sh --stop     stop the daemons of a run started elsewhere (another terminal)
+#
+# It installs what is missing, brings the private MariaDB up (scripts/db.sh), builds master,
+# yacobot, reader and the driver (tests/src/bin/focuser-run.rs), and hands over to
+# `focuser-run up`: empty migrated databases (one for the master, one per crawler node) with
+# the sample in them, a sample web on loopback, config files made from conf/ under
+# var/run-main/, every daemon started through conf/init.d/focuser, and a 100 000-line reflog
+# dropped into the master's incoming directory.
+#
+# Environment: FOCUSER_RUN_DIR (default var/run-main), FOCUSER_PROFILE (dev or release,
+# default dev), FOCUSER_RUN_ARGS (more `focuser-run up` options, e.g. "--lines 20000"),
+# and scripts/db.sh's (FOCUSER_DB_PORT, DATABASE_URL, ...).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+RUN_DIR=${FOCUSER_RUN_DIR:-$ROOT/var/run-main}
+PROFILE=${FOCUSER_PROFILE:-dev}
+TARGET=${CARGO_TARGET_DIR:-target}
+case $PROFILE in
+    dev) BIN=$TARGET/debug ;;
+    release) BIN=$TARGET/release ;;
+    *) echo "run.sh: FOCUSER_PROFILE is dev or release, not $PROFILE" >&2; exit 2 ;;
+esac
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 
 step() { printf '\n=== %s\n' "$*"; }
+say() { printf 'run.sh: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+# shellcheck source=lib/packages.sh
+. scripts/lib/packages.sh
 
-step "private database"
+driver() { "$BIN/focuser-run" --dir "$RUN_DIR" "$@"; }
+
+if [ "${1:-}" = "--stop" ]; then
+    [ -x "$BIN/focuser-run" ] || die "$BIN/focuser-run is not built: nothing was started with FOCUSER_PROFILE=$PROFILE"
+    [ -f "$RUN_DIR/plan.json" ] || die "no run in $RUN_DIR"
+    driver stop
+    exit
+fi
+[ $# -eq 0 ] || die "usage: scripts/run.sh [--stop]"
+
+START=$(date +%s)
+
+step "packages (only the missing ones), and the private database"
+# db.sh installs the database and build packages; the init script needs start-stop-daemon.
+command -v start-stop-daemon >/dev/null || install_packages dpkg
 scripts/db.sh up
+ADMIN_URL=$(scripts/db.sh url --admin)
+DAEMON_URL=$(scripts/db.sh url)
 
-step "migrations"
-DATABASE_URL=$(scripts/db.sh url --admin) \
-    cargo run --quiet --locked -p focuser-schema --bin focuser-migrate -- run
+step "build ($PROFILE profile): master, yacobot, reader, focuser-run"
+BUILD_START=$(date +%s)
+cargo build --locked --profile "$PROFILE" -p focuser-master -p focuser-yacobot -p focuser-reader \
+    -p focuser-tests --bin master --bin yacobot --bin reader --bin focuser-run
+BUILD_SECONDS=$(($(date +%s) - BUILD_START))
 
-step "sample data (scripts/sample/foundation.sql)"
-scripts/db.sh sql --admin <scripts/sample/foundation.sql
-echo "loaded"
+step "the pipeline"
+rc=0
+# FOCUSER_RUN_ARGS adds driver options (see `focuser-run up --help`), e.g. --no-feeds.
+# shellcheck disable=SC2086
+FOCUSER_RUN_ADMIN_URL=$ADMIN_URL FOCUSER_RUN_DAEMON_URL=$DAEMON_URL \
+    driver up --bin-dir "$BIN" ${FOCUSER_RUN_ARGS:-} || rc=$?
+echo
+echo "run.sh: $(($(date +%s) - START)) s in all, of which ${BUILD_SECONDS} s building"
 
-# Print each `-- [label] question` of admin.sql with its answer.
-current=""
-while IFS= read -r line; do
-    case $line in
-        "-- ["*)
-            printf '\n--- %s\n' "${line#-- }"
-            current=""
-            ;;
-        --*|"") ;;
-        *)
-            current+="$line"$'\n'
-            if [[ $line == *";" ]]; then
-                scripts/db.sh sql --table -e "$current"
-                current=""
-            fi
-            ;;
-    esac
-done <conf/admin.sql
+if ! driver running; then
+    exit $rc
+fi
+[ $rc -eq 0 ] || say "the run failed (above); its daemons are left running to look at"
 
-step "done"
-echo "DATABASE_URL for the daemons: $(scripts/db.sh url | sed -E 's#(mysql://[^:]*:)[^@]*@#\1***@#')"
-echo "run your own queries:         scripts/db.sh sql            (add --admin to change the schema)"
-echo "stop the database:            scripts/db.sh down"
+stopping=0
+stop_all() {
+    [ $stopping -eq 1 ] && return
+    stopping=1
+    echo
+    step "stopping"
+    driver stop || rc=1
+    echo "the database keeps running: scripts/db.sh down stops it"
+    exit $rc
+}
+trap stop_all INT TERM
+echo "The daemons keep running: Ctrl-C here, or scripts/run.sh --stop elsewhere, stops them all."
+while driver running; do
+    sleep 2
+done
+trap - INT TERM
+echo "the daemons were stopped (scripts/run.sh --stop)"
+exit $rc

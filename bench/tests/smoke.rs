@@ -125,9 +125,32 @@ fn bench_yacobot_at_a_smoke_size() {
         // Every queued URL became one row: 5000 rows loaded and compared.
         "(a1) ratio:",
         "(5000 rows;",
+        // (b) and (c): every page fetched, archived and booked (checked by the benchmark).
+        "crawl: 200 pages",
+        "(b) plain libcurl multi loop (limit)",
+        "(b) yacobot crawl, HostDelay 0",
+        "(b) xargs -P 32 curl",
+        "(b) yacobot / xargs-curl:",
+        "(b) yacobot / plain loop:",
+        "(c) yacobot crawl, HostDelay 1 s: 40 pages (2 a host)",
     ];
     let args = [
-        "--urls", "5000", "--others", "5000", "--files", "2", "--rules", "400",
+        "--urls",
+        "5000",
+        "--others",
+        "5000",
+        "--files",
+        "2",
+        "--rules",
+        "400",
+        "--pages",
+        "200",
+        "--hosts",
+        "20",
+        "--polite-per-host",
+        "2",
+        "--repeat",
+        "1",
     ];
     let dir = work.path().join("w");
     run(env!("CARGO_BIN_EXE_bench-yacobot"), &args, &dir, &expected);

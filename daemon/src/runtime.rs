@@ -342,10 +342,14 @@ impl<T: DaemonConfig> Runtime<T> {
     }
 
     /// Adds a source of figures computed when the page is asked for.
+    /// Adds a source of figures (and cards, tables, charts) to the status endpoint; its
+    /// charted figures are sampled at once, so that the work done before the next beat of
+    /// `status_sample` shows in the charts.
     pub fn add_status_source(&self, source: Arc<dyn StatusSource>) {
         if let Ok(mut sources) = self.shared.sources.lock() {
             sources.push(source);
         }
+        self.shared.sample_new();
     }
 
     pub fn status_addr(&self) -> Option<SocketAddr> {

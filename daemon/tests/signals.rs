@@ -46,7 +46,7 @@ fn hup_with_the_real_logrotate_keeps_every_line_exactly_once() {
     let shipped =
         std::fs::read_to_string(common::repo_root().join("conf/logrotate.d/focuser")).unwrap();
     let conf = shipped
-        .replace("/var/lib/focuser/logs", logs.to_str().unwrap())
+        .replace("/var/lib/focuser/*/logs", logs.to_str().unwrap())
         .replace(
             "create 0640 focuser focuser",
             &format!("create 0640 {user} {group}"),

@@ -137,6 +137,14 @@ impl HostTable {
         Some(id)
     }
 
+    /// Armed hosts whose start instant has come: hosts that could start a transfer now.
+    pub fn ready_now(&self, now: Instant) -> usize {
+        self.ready
+            .iter()
+            .filter(|Reverse((at, _))| *at <= now)
+            .count()
+    }
+
     /// When the earliest armed host may start.
     pub fn next_ready(&self) -> Option<Instant> {
         self.ready.peek().map(|Reverse((at, _))| *at)

@@ -16,6 +16,7 @@ pub mod ingest;
 pub mod journal;
 pub mod route;
 mod scratch;
+pub mod status;
 pub mod store;
 
 pub use config::MasterConfig;

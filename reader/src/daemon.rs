@@ -1,20 +1,19 @@
 //! The two daemons behind `reader`: the sender (default) and the receiver (`--recv`).
 
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use focuser_daemon::access::AllowList;
-use focuser_daemon::status::{Figure, StatusSource};
 use focuser_daemon::{Runtime, Signal};
 
 use crate::config::ReaderConfig;
 use crate::recv::{self, RecvShared, RecvStore};
-use crate::sender::{self, lag::lag, retention, SendCtx, SenderSpec, SenderState};
+use crate::sender::{self, retention, SendCtx, SenderSpec, SenderState};
 use crate::sendfile::{self, FileShipper};
+use crate::status::SenderFigures;
 use crate::wire::Secret;
 
 pub fn main_loop(rt: &mut Runtime<ReaderConfig>, recv: bool) -> anyhow::Result<()> {
@@ -198,133 +197,4 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         store.checkpoint()?;
     }
     Ok(())
-}
-
-#[derive(Default)]
-struct RetentionTotals {
-    deleted: u64,
-    overflowed: u64,
-    lost_items: u64,
-}
-
-struct SenderFigures {
-    store: PathBuf,
-    senders: Vec<Arc<SenderState>>,
-    shippers: Vec<Arc<FileShipper>>,
-    retention: std::sync::Mutex<RetentionTotals>,
-}
-
-impl StatusSource for SenderFigures {
-    fn figures(&self) -> Vec<Figure> {
-        let now = focuser_schema::segment::now_ms();
-        let mut f = vec![
-            Figure::gauge(
-                "reader_store_bytes",
-                "bytes of the segment store",
-                focuser_schema::segment::store_bytes(&self.store).unwrap_or(0) as f64,
-            ),
-            Figure::gauge(
-                "reader_store_segments",
-                "segments in the store",
-                focuser_schema::segment::list_segments(&self.store)
-                    .map(|v| v.len())
-                    .unwrap_or(0) as f64,
-            ),
-        ];
-        if let Ok(t) = self.retention.lock() {
-            f.push(Figure::counter(
-                "reader_segments_deleted_total",
-                "segments deleted by retention",
-                t.deleted as f64,
-            ));
-            f.push(Figure::counter(
-                "reader_segments_overflowed_total",
-                "segments deleted past Store.MaxBytes while a sender needed them",
-                t.overflowed as f64,
-            ));
-        }
-        for s in &self.senders {
-            let pos = s.saved();
-            let l = lag(&self.store, pos, s.spec.partition).unwrap_or_default();
-            let label = |fig: Figure| {
-                fig.with_label("group", &s.spec.group)
-                    .with_label("receiver", &s.spec.address)
-            };
-            let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as f64;
-            f.extend([
-                label(Figure::gauge(
-                    "reader_sender_connected",
-                    "1 while connected",
-                    s.connected.load(Ordering::Relaxed) as u8 as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_position_file",
-                    "segment of the saved position",
-                    pos.file_id as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_position_item",
-                    "item of the saved position",
-                    pos.item_idx as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_lag_items",
-                    "items of its partition not yet acknowledged",
-                    l.items as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_lag_seconds",
-                    "age of the oldest item not yet acknowledged",
-                    l.seconds(now),
-                )),
-                label(Figure::counter(
-                    "reader_sender_acked_items_total",
-                    "items acknowledged",
-                    n(&s.acked_items),
-                )),
-                label(Figure::counter(
-                    "reader_sender_sent_bytes_total",
-                    "bytes sent",
-                    n(&s.sent_bytes),
-                )),
-                label(Figure::counter(
-                    "reader_sender_failures_total",
-                    "connections failed or refused",
-                    n(&s.failures),
-                )),
-                label(Figure::counter(
-                    "reader_sender_lost_items_total",
-                    "items deleted past Store.MaxBytes before they were sent",
-                    n(&s.lost_items),
-                )),
-                label(Figure::counter(
-                    "reader_sender_corrupt_items_total",
-                    "damaged items skipped",
-                    n(&s.corrupt_items),
-                )),
-            ]);
-        }
-        for sh in &self.shippers {
-            let label = |fig: Figure| {
-                fig.with_label("inbox", &sh.cfg.inbox)
-                    .with_label("receiver", &sh.cfg.address)
-            };
-            f.push(label(Figure::counter(
-                "reader_sendfile_files_total",
-                "files shipped",
-                sh.shipped.load(Ordering::Relaxed) as f64,
-            )));
-            f.push(label(Figure::counter(
-                "reader_sendfile_failures_total",
-                "sendfile attempts failed",
-                sh.failures.load(Ordering::Relaxed) as f64,
-            )));
-            f.push(label(Figure::gauge(
-                "reader_sendfile_pending",
-                "files waiting to be shipped",
-                sh.ready().map(|r| r.len()).unwrap_or(0) as f64,
-            )));
-        }
-        f
-    }
 }

@@ -9,6 +9,7 @@ pub mod daemon;
 pub mod recv;
 pub mod sender;
 pub mod sendfile;
+pub mod status;
 pub mod tools;
 pub mod wire;
 

@@ -10,8 +10,12 @@
 //!
 //! [`browser`] looks at pages through headless Chromium: screenshots, the text after load.
 //! [`web`] is a programmable HTTP server for fetcher tests, under many host names.
+//! [`status_page`] compares a rendered status page with `/status.json`.
+//! [`pipeline`] sets up and drives the whole pipeline (`focuser-run`, the end-to-end test).
 
 pub mod browser;
+pub mod pipeline;
+pub mod status_page;
 pub mod web;
 
 use std::collections::hash_map::DefaultHasher;

@@ -3,6 +3,7 @@
 
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::result::Error as DieselError;
+use diesel::Connection;
 use focuser_schema::models::*;
 use focuser_tests::TestDb;
 
@@ -226,6 +227,135 @@ fn url() {
         Some(t(11, 1)),
         "columns not in NewUrl are kept"
     );
+}
+
+#[test]
+fn url_bookings_in_batches_write_what_they_say_for_claims_still_held() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    // 700 rows: several statements (512 + 128 + 32 + 16 + 8 + 4); ids over all 64 bits.
+    let ids: Vec<u64> = (0..700u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1 << 63)
+        .collect();
+    let urls: Vec<String> = (0..700).map(|i| format!("http://b.test/{i}")).collect();
+    for (id, url) in ids.iter().zip(&urls) {
+        NewUrl {
+            id: *id,
+            url,
+            domain: "b.test",
+            path_hash: 1,
+            hits: 5,
+            download_prio: 15,
+            updatetag: "",
+            first_seen: t(10, 0),
+            last_hit: t(10, 0),
+            next_indexed: t(10, 0),
+        }
+        .insert(c)
+        .unwrap();
+        let owner = if *id == ids[3] { "other/2" } else { "me/1" };
+        let claim = UrlChanges {
+            claimed_by: Some(Some(owner)),
+            claim_expires: Some(Some(t(11, 0))),
+            fetch_error: Some(Some("old error")),
+            content_md5: Some(Some("ffffffffffffffffffffffffffffffff")),
+            ..Default::default()
+        };
+        Url::update(c, *id, &claim).unwrap();
+    }
+    let md5 = "0123456789abcdef0123456789abcdef".to_string();
+    let error = "server: after 3 tries: HTTP 503 — ünïcode".to_string();
+    let bookings: Vec<(u64, UrlChanges)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let changes = if i % 2 == 0 {
+                // Fetched: every column the crawler writes.
+                UrlChanges {
+                    hits: Some(0),
+                    download_prio: Some(0),
+                    last_downloaded: Some(Some(t(11, 1))),
+                    last_indexed: Some(Some(t(11, 1))),
+                    next_indexed: Some(t(23, 59)),
+                    steady_level: Some(2.8),
+                    http_status: Some(Some(200)),
+                    content_md5: Some(Some(&md5)),
+                    doc_id: Some(Some("ffffffffffffffff")),
+                    fetch_state: Some(FetchState::Fetched.code()),
+                    errors: Some(0),
+                    fetch_ms: Some(Some(u32::MAX)),
+                    archive_file: Some(Some(u64::MAX)),
+                    archive_item: Some(Some(u32::MAX)),
+                    last_fetch: Some(Some(t(11, 1))),
+                    fetch_error: Some(None),
+                    ..Default::default()
+                }
+            } else {
+                // Failed: hits, priority, steady_level, content_md5 … left alone.
+                UrlChanges {
+                    next_indexed: Some(t(12, 0)),
+                    http_status: Some(None),
+                    fetch_state: Some(FetchState::Failed.code()),
+                    errors: Some(1),
+                    last_fetch: Some(Some(t(11, 2))),
+                    fetch_error: Some(Some(&error)),
+                    ..Default::default()
+                }
+            };
+            (*id, changes)
+        })
+        .collect();
+    let written = c
+        .transaction(|c| Url::finish_batch(c, "me/1", &bookings))
+        .unwrap();
+    assert_eq!(written, 699, "the URL another holds is not written");
+
+    let other = Url::find(c, ids[3]).unwrap();
+    assert_eq!(
+        (other.hits, other.claimed_by.as_deref(), other.fetch_state),
+        (5, Some("other/2"), 0)
+    );
+    for (i, id) in ids.iter().enumerate().filter(|(i, _)| *i != 3) {
+        let u = Url::find(c, *id).unwrap();
+        assert_eq!((u.claimed_by, u.claim_expires), (None, None), "released");
+        if i % 2 == 0 {
+            assert_eq!(
+                (u.hits, u.download_prio, u.last_downloaded, u.next_indexed),
+                (0, 0, Some(t(11, 1)), t(23, 59))
+            );
+            assert_eq!(
+                (u.steady_level, u.http_status, u.content_md5.as_deref()),
+                (2.8, Some(200), Some(md5.as_str()))
+            );
+            assert_eq!(
+                (u.fetch_ms, u.archive_file, u.archive_item, u.fetch_error),
+                (Some(u32::MAX), Some(u64::MAX), Some(u32::MAX), None)
+            );
+            assert_eq!(u.doc_id.as_deref(), Some("ffffffffffffffff"));
+        } else {
+            assert_eq!(
+                (u.hits, u.download_prio, u.steady_level, u.last_downloaded),
+                (5, 15, 1.0, None),
+                "kept"
+            );
+            assert_eq!(
+                u.content_md5.as_deref(),
+                Some("ffffffffffffffffffffffffffffffff")
+            );
+            assert_eq!(
+                (u.http_status, u.errors, u.next_indexed, u.last_fetch),
+                (None, 1, t(12, 0), Some(t(11, 2)))
+            );
+            assert_eq!(u.fetch_error.as_deref(), Some(error.as_str()));
+            assert_eq!(
+                FetchState::from_code(u.fetch_state),
+                Some(FetchState::Failed)
+            );
+        }
+    }
+    // Booked again: nothing is held any more, nothing is written.
+    assert_eq!(Url::finish_batch(c, "me/1", &bookings[..5]).unwrap(), 0);
+    assert_eq!(Url::finish_batch(c, "me/1", &[]).unwrap(), 0);
 }
 
 #[test]
@@ -612,4 +742,39 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         VrUpdateInfo::recent(c, r.id, 1).unwrap()[0].detail,
         "2 new items (first run)"
     );
+}
+
+#[test]
+fn vr_resource_in_error_lists_failed_runs_latest_first() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let add = |c: &mut diesel::mysql::MysqlConnection, name: &str, failed_at: Option<u32>| {
+        let r = NewVrResource {
+            class_id: 1,
+            res_name: name,
+            data_group: "g",
+            data_from: 0,
+            frequency: 3600,
+            is_manual: false,
+            res_status: 1,
+            priority: 0,
+            max_items: 0,
+        }
+        .insert(c)
+        .unwrap();
+        let changes = VrResourceChanges {
+            fetch_status: Some(if failed_at.is_some() { 4 } else { 1 }),
+            fetch_detail: Some(Some("source \"main\": empty sitemap")),
+            last_fetch_time: Some(failed_at.map(|h| t(h, 0))),
+            ..Default::default()
+        };
+        VrResource::update(c, r.id, &changes).unwrap();
+        r.id
+    };
+    let early = add(c, "early", Some(9));
+    add(c, "fine", None);
+    let late = add(c, "late", Some(11));
+    let ids = |rs: Vec<VrResource>| rs.iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(ids(VrResource::in_error(c, 10).unwrap()), [late, early]);
+    assert_eq!(ids(VrResource::in_error(c, 1).unwrap()), [late]);
 }

@@ -8,14 +8,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use focuser_daemon::{Runtime, Signal};
-use focuser_schema::models::Url;
+use focuser_schema::models::{Url, VrResource};
 
 use crate::config::YacobotConfig;
 use crate::worker::{self, Ctx};
 use crate::{crawl, loader, qargfilter, resources};
 
-/// How often the main loop counts the due URLs for the status page.
+/// How often the main loop counts the due URLs (and reads the resources in error) for the
+/// status page.
 const COUNT_DUE_EVERY: Duration = Duration::from_secs(5);
+/// Resources in error the status page lists at most.
+const RESOURCES_SHOWN: i64 = 50;
 
 type Worker = (&'static str, JoinHandle<anyhow::Result<()>>);
 
@@ -92,6 +95,12 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
                 .run("counting due URLs", |c| Url::count_due(c, worker::now()))
             {
                 ctx.stats.due.store(n.max(0) as u64, Ordering::Relaxed);
+            }
+            ctx.stats.sample_pages();
+            if let Ok(r) = ctx.db.run("reading the resources in error", |c| {
+                VrResource::in_error(c, RESOURCES_SHOWN)
+            }) {
+                ctx.stats.set_resources_in_error(&r);
             }
         }
     }

@@ -39,6 +39,21 @@ pub fn resource_command(
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what
 /// `--once` does first; for tools and benchmarks). Returns the files handled.
 pub fn load_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<usize> {
+    let ctx = context(config.clone())?;
+    Ok(loader::Loader::default().pass(&ctx, &config))
+}
+
+/// Crawls until no URL is due and nothing is in flight, outside the daemon (what `--once`
+/// does after loading; for tools and benchmarks). Returns the crawl's figures.
+pub fn crawl_once(
+    config: focuser_daemon::Config<YacobotConfig>,
+) -> anyhow::Result<std::sync::Arc<status::Stats>> {
+    let ctx = context(config)?;
+    crawl::until_idle(&ctx)?;
+    Ok(std::sync::Arc::clone(&ctx.stats))
+}
+
+fn context(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<worker::Ctx> {
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
     let url = config
@@ -48,8 +63,7 @@ pub fn load_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Resul
         .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
     let stop = Arc::new(AtomicBool::new(false));
     let db = focuser_daemon::db::Database::new(&url, 2, Arc::clone(&stop))?;
-    let ctx = worker::Ctx::new(db, config.clone(), stop);
-    Ok(loader::Loader::default().pass(&ctx, &config))
+    Ok(worker::Ctx::new(db, config, stop))
 }
 
 /// One resources scan and every run it starts, outside the daemon (what `--once` does last;

@@ -4,11 +4,14 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
 
 /// Rows kept for each of the page's tables.
 const KEPT_ROWS: usize = 20;
+/// The fetch rate card is the rate over this long.
+const RATE_WINDOW: Duration = Duration::from_secs(60);
 
 /// A queue file the loader finished with, for the page's table.
 #[derive(Debug, Clone)]
@@ -30,6 +33,15 @@ pub struct ErrorRow {
     pub url: String,
     pub kind: String,
     pub reason: String,
+}
+
+/// A partner feed whose last run failed, for the page's table.
+#[derive(Debug, Clone)]
+pub struct ResourceRow {
+    pub id: u32,
+    pub name: String,
+    pub last_run: String,
+    pub detail: String,
 }
 
 /// Counters the workers add to and gauges they set; read when the page is asked for.
@@ -69,6 +81,10 @@ pub struct Stats {
     pub archive_dir: Mutex<Option<PathBuf>>,
     recent_files: Mutex<VecDeque<FileRow>>,
     recent_errors: Mutex<VecDeque<ErrorRow>>,
+    /// Pages fetched at each look of the main loop over the last minute (the fetch rate).
+    page_samples: Mutex<VecDeque<(Instant, u64)>>,
+    /// Set by the main loop from `vr_resource` (`None` until it first looked).
+    pub resources_in_error: Mutex<Option<Vec<ResourceRow>>>,
 }
 
 pub fn add(counter: &AtomicU64, n: u64) {
@@ -99,6 +115,49 @@ impl Stats {
             *e.entry(row.kind.clone()).or_insert(0) += 1;
         }
         keep(&self.recent_errors, row);
+    }
+
+    pub fn set_resources_in_error(&self, rows: &[focuser_schema::models::VrResource]) {
+        let rows = rows
+            .iter()
+            .map(|r| ResourceRow {
+                id: r.id,
+                name: r.res_name.clone(),
+                last_run: r
+                    .last_fetch_time
+                    .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+                    .unwrap_or_default(),
+                detail: r.fetch_detail.clone().unwrap_or_default(),
+            })
+            .collect();
+        if let Ok(mut r) = self.resources_in_error.lock() {
+            *r = Some(rows);
+        }
+    }
+
+    /// Notes the pages fetched so far (the main loop, every few seconds).
+    pub fn sample_pages(&self) {
+        if let Ok(mut s) = self.page_samples.lock() {
+            let now = Instant::now();
+            s.push_back((now, self.pages.load(Ordering::Relaxed)));
+            while s.len() > 2 && s.front().is_some_and(|(t, _)| now - *t > RATE_WINDOW) {
+                s.pop_front();
+            }
+        }
+    }
+
+    /// Pages per second between the oldest and the newest sample (up to a minute apart).
+    pub fn fetch_rate(&self) -> f64 {
+        let Ok(s) = self.page_samples.lock() else {
+            return 0.0;
+        };
+        match (s.front(), s.back()) {
+            (Some((t0, p0)), Some((t1, p1))) if t1 > t0 => {
+                let rate = p1.saturating_sub(*p0) as f64 / (*t1 - *t0).as_secs_f64();
+                (rate * 10.0).round() / 10.0
+            }
+            _ => 0.0,
+        }
     }
 
     fn archive_bytes(&self) -> Option<u64> {
@@ -284,11 +343,25 @@ impl StatusSource for Stats {
             Card::number("host waits", get(&self.host_waits))
                 .unit("waits")
                 .help("times a host had work but waited for Fetch.HostDelay"),
+            Card::number("in the fetcher's hands", get(&self.pending))
+                .unit("URLs")
+                .help("claimed, not booked yet"),
             Card::number("pages fetched", get(&self.pages)).unit("pages"),
+            Card::number("fetch rate", self.fetch_rate())
+                .unit("pages/s")
+                .help("over the last minute"),
             Card::number("fetch errors", errors as f64)
                 .unit("errors")
                 .warn_if(errors > 0),
         ];
+        if let Ok(Some(r)) = self.resources_in_error.lock().as_deref() {
+            cards.push(
+                Card::number("resources in error", r.len() as f64)
+                    .unit("feeds")
+                    .error_if(!r.is_empty())
+                    .help("partner feeds whose last run failed (table below)"),
+            );
+        }
         if let Some(bytes) = self.archive_bytes() {
             cards.push(Card::number("archive", bytes as f64 / 1e6).unit("MB"));
         }
@@ -334,6 +407,69 @@ impl StatusSource for Stats {
                 );
             }
         }
-        vec![files, errors]
+        let mut resources = Table::new(
+            "resources_in_error",
+            "Resources in error",
+            &["resource", "id", "last run (UTC)", "detail"],
+        )
+        .empty("no resource in error");
+        if let Ok(Some(r)) = self.resources_in_error.lock().as_deref() {
+            for r in r {
+                resources.push(
+                    Row::new(vec![
+                        r.name.as_str().into(),
+                        r.id.into(),
+                        r.last_run.as_str().into(),
+                        r.detail.as_str().into(),
+                    ])
+                    .state(State::Error),
+                );
+            }
+        }
+        vec![files, errors, resources]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_fetch_rate_is_pages_per_second_between_the_samples_and_resources_in_error_show() {
+        let s = Stats::default();
+        assert_eq!(s.fetch_rate(), 0.0, "no sample yet");
+        s.sample_pages();
+        s.pages.store(30, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(200));
+        s.sample_pages();
+        let rate = s.fetch_rate();
+        // 30 pages in at least 0.2 s, however slow the machine.
+        assert!(rate > 0.0 && rate <= 150.0, "{rate}");
+        assert!(
+            !s.cards().iter().any(|c| c.label == "resources in error"),
+            "not looked yet"
+        );
+        *s.resources_in_error.lock().unwrap() = Some(vec![ResourceRow {
+            id: 3,
+            name: "weather".into(),
+            last_run: "2026-11-24 10:00:00".into(),
+            detail: "source \"main\": empty sitemap".into(),
+        }]);
+        let card = s
+            .cards()
+            .into_iter()
+            .find(|c| c.label == "resources in error")
+            .unwrap();
+        assert_eq!(card.state, State::Error);
+        let table = s
+            .tables()
+            .into_iter()
+            .find(|t| t.id == "resources_in_error")
+            .unwrap();
+        assert_eq!(
+            table.rows[0].cells[3].display(),
+            "source \"main\": empty sitemap"
+        );
     }
 }

@@ -168,6 +168,17 @@ impl History {
     /// Records the figures the declared `charts` select, taken at `now_ms`. Charts no
     /// longer declared are forgotten; lines no longer reported age out.
     pub fn record(&mut self, now_ms: i64, charts: &[Chart], figures: &[Figure]) {
+        self.record_lines(now_ms, charts, figures, true);
+    }
+
+    /// Records only the lines that have no sample yet (a source the daemon has just added:
+    /// its counters' starting values, so that the work it does before the next beat shows
+    /// as a rate); the lines already sampled keep their beat.
+    pub fn record_new(&mut self, now_ms: i64, charts: &[Chart], figures: &[Figure]) {
+        self.record_lines(now_ms, charts, figures, false);
+    }
+
+    fn record_lines(&mut self, now_ms: i64, charts: &[Chart], figures: &[Figure], all: bool) {
         let charts = distinct(charts);
         let keys: Vec<_> = charts.iter().map(|c| c.key()).collect();
         self.charts.retain(|k, _| keys.contains(k));
@@ -186,7 +197,8 @@ impl History {
                 history.kind.get_or_insert(f.kind);
                 let full = history.series.len() >= MAX_SERIES;
                 match history.series.get_mut(&f.labels) {
-                    Some(ring) => ring.push(now_ms, f.value),
+                    Some(ring) if all => ring.push(now_ms, f.value),
+                    Some(_) => {}
                     None if full => omitted += 1,
                     None => {
                         let mut ring = Ring::new(self.capacity);
@@ -287,6 +299,34 @@ mod tests {
         r.push(6000, 2.0);
         r.push(4000, 3.0);
         assert_eq!(r.samples().collect::<Vec<_>>(), [(4000, 3.0)]);
+    }
+
+    #[test]
+    fn a_source_added_late_is_sampled_at_once_without_disturbing_the_others() {
+        let mut h = History::new(10);
+        let old = Chart::of("old_total", "Old");
+        let new = Chart::of("new_total", "New");
+        let f = |name: &str, v: f64| Figure::counter(name, "", v);
+        h.record(0, std::slice::from_ref(&old), &[f("old_total", 1.0)]);
+        // The daemon adds its source at 2 s (its counter still 0), works, the beat comes.
+        let charts = [old.clone(), new.clone()];
+        h.record_new(2_000, &charts, &[f("old_total", 2.0), f("new_total", 0.0)]);
+        h.record(
+            10_000,
+            &charts,
+            &[f("old_total", 11.0), f("new_total", 40.0)],
+        );
+        let data = h.charts(&charts);
+        assert_eq!(
+            data[0].series[0].points,
+            [(10.0, 1.0)],
+            "the old line keeps its beat"
+        );
+        assert_eq!(
+            data[1].series[0].points,
+            [(10.0, 5.0)],
+            "40 in the 8 s since it was added"
+        );
     }
 
     #[test]

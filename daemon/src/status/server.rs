@@ -78,6 +78,15 @@ impl StatusShared {
         }
     }
 
+    /// Records the charted figures that have no sample yet (see [`History::record_new`]).
+    pub fn sample_new(&self) {
+        let c = self.collect(false);
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        if let Ok(mut h) = self.history.lock() {
+            h.record_new(now_ms, &c.charts, &c.figures);
+        }
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         let Collected {
             figures,

@@ -178,6 +178,14 @@ impl Fetcher {
         self.in_flight
     }
 
+    /// Hosts with requests that could start a transfer now (their delay over, below
+    /// `Fetch.PerHost`); the other pending requests wait for their host. A caller keeping the
+    /// fetcher supplied counts these, not [`Fetcher::pending`]: with a host delay, most
+    /// pending requests may be waiting.
+    pub fn ready_hosts(&self) -> usize {
+        self.hosts.ready_now(Instant::now())
+    }
+
     pub fn stats(&self) -> &FetchStats {
         &self.stats
     }

@@ -2,6 +2,7 @@
 //! their items durably before acknowledging them, and takes whole files into its inbox.
 
 mod files;
+mod status;
 pub mod store;
 
 use std::collections::HashMap;
@@ -14,7 +15,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use focuser_daemon::access::AllowList;
-use focuser_daemon::status::{Figure, StatusSource};
 use focuser_schema::segment::Position;
 
 use crate::wire::frame::{encode_frame, read_frame_unchecked};
@@ -337,78 +337,5 @@ impl std::io::Write for ReadWrite<'_> {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.w.flush()
-    }
-}
-
-impl StatusSource for RecvShared {
-    fn figures(&self) -> Vec<Figure> {
-        let c = &self.counts;
-        let n = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
-        let mut f = vec![
-            Figure::gauge(
-                "reader_recv_connections",
-                "senders connected now",
-                c.connections.load(Ordering::Relaxed) as f64,
-            ),
-            Figure::counter(
-                "reader_recv_batches_total",
-                "batches stored and acknowledged",
-                n(&c.batches),
-            ),
-            Figure::counter("reader_recv_items_total", "items stored", n(&c.stored)),
-            Figure::counter(
-                "reader_recv_duplicates_total",
-                "resent items acknowledged and not stored again",
-                n(&c.duplicates),
-            ),
-            Figure::counter("reader_recv_bytes_total", "item bytes stored", n(&c.bytes)),
-            Figure::counter(
-                "reader_recv_files_total",
-                "files taken into the inbox",
-                n(&c.files),
-            ),
-            Figure::counter(
-                "reader_recv_file_bytes_total",
-                "bytes of files taken in",
-                n(&c.file_bytes),
-            ),
-        ];
-        for (reason, v) in [
-            ("not_allowed", &c.refused_peers),
-            ("auth", &c.auth_failures),
-            ("protocol", &c.protocol_errors),
-            ("bad_name", &c.bad_names),
-            ("store", &c.store_errors),
-        ] {
-            f.push(
-                Figure::counter(
-                    "reader_recv_refused_total",
-                    "connections refused or closed, by reason",
-                    n(v),
-                )
-                .with_label("reason", reason),
-            );
-        }
-        if let Ok(store) = self.store.lock() {
-            for (name, last) in store.streams() {
-                f.push(
-                    Figure::gauge(
-                        "reader_recv_stream_file",
-                        "segment of the last item of each stream",
-                        last.file_id as f64,
-                    )
-                    .with_label("stream", &name),
-                );
-                f.push(
-                    Figure::gauge(
-                        "reader_recv_stream_item",
-                        "index of the last item of each stream",
-                        last.item_idx as f64,
-                    )
-                    .with_label("stream", &name),
-                );
-            }
-        }
-        f
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod lag;
 pub mod retention;
+mod saver;
 mod session;
 
 use std::io::Write;

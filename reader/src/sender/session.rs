@@ -1,6 +1,7 @@
 //! One connection of a sender: handshake, then batches out and cumulative acks back, with a
 //! window of batches in flight. The position advances only on an ack, and is saved at least
-//! every `Send.SaveEvery` items, every second while it moves, and at stop.
+//! every `Send.SaveEvery` items, every second while it moves, and at stop ([`Saver`]: by a
+//! thread of its own, so that shipping does not wait for the fsyncs).
 
 use std::collections::VecDeque;
 use std::io::{BufReader, Write};
@@ -9,8 +10,9 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{crc, write_position, Cursor, Position, SegmentError, Take};
+use focuser_schema::segment::{crc, Cursor, Position, SegmentError, Take};
 
+use super::saver::Saver;
 use super::{SendCtx, SenderState};
 use crate::wire::frame::{begin_frame, finish_frame_with_crc, Fields, FRAME_HEADER_LEN};
 use crate::wire::handshake;
@@ -80,26 +82,31 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     }
     s.set_read_timeout(None).map_err(fail)?;
     let acks = spawn_ack_reader(&s, ctx.max_frame)?;
-    let mut sess = Session {
-        st,
-        ctx,
-        cursor: Cursor::new(&ctx.store, acked, Some(st.spec.partition)),
-        acked,
-        saved: st.saved(),
-        unsaved_items: 0,
-        last_save: Instant::now(),
-        inflight: VecDeque::new(),
-        progress: false,
-        out: Vec::new(),
-    };
-    let result = sess.pump(&mut s, &acks, timeout);
-    // The ack reader holds a clone of the socket: shutting it down ends that thread too.
-    let _ = s.shutdown(std::net::Shutdown::Both);
-    // Whatever happened, what was acknowledged is kept.
-    let _ = sess.save();
-    result.map_err(|mut e| {
-        e.made_progress = sess.progress;
-        e
+    std::thread::scope(|scope| {
+        let saver = Saver::start(scope, st).map_err(fail)?;
+        let mut sess = Session {
+            st,
+            ctx,
+            cursor: Cursor::new(&ctx.store, acked, Some(st.spec.partition)),
+            acked,
+            saved: st.saved(),
+            saver,
+            unsaved_items: 0,
+            last_save: Instant::now(),
+            inflight: VecDeque::new(),
+            progress: false,
+            out: Vec::new(),
+        };
+        let result = sess.pump(&mut s, &acks, timeout);
+        // The ack reader holds a clone of the socket: shutting it down ends that thread too.
+        let _ = s.shutdown(std::net::Shutdown::Both);
+        // Whatever happened, what was acknowledged is kept.
+        let saved = sess.save().and_then(|()| sess.saver.finish().map_err(fail));
+        let progress = sess.progress;
+        result.and(saved).map_err(|mut e| {
+            e.made_progress = progress;
+            e
+        })
     })
 }
 
@@ -108,7 +115,9 @@ struct Session<'a> {
     ctx: &'a SendCtx,
     cursor: Cursor,
     acked: Position,
+    /// The last position handed to the saver.
     saved: Position,
+    saver: Saver<'a>,
     unsaved_items: u64,
     last_save: Instant,
     /// Batches sent and not yet acknowledged: (their end, their items).
@@ -137,6 +146,7 @@ impl Session<'_> {
                     }
                 }
                 self.save()?;
+                self.saver.finish().map_err(fail)?;
                 let _ = s.shutdown(std::net::Shutdown::Both);
                 return Ok(());
             }
@@ -324,14 +334,11 @@ impl Session<'_> {
         }
     }
 
-    /// Writes the acknowledged position if it moved.
+    /// Has the acknowledged position written, if it moved.
     fn save(&mut self) -> Result<(), SessionError> {
         if self.acked != self.saved {
-            write_position(&self.st.spec.position_file, self.acked).map_err(fail)?;
+            self.saver.save(self.acked).map_err(fail)?;
             self.saved = self.acked;
-            if let Ok(mut p) = self.st.saved.lock() {
-                *p = self.acked;
-            }
         }
         self.unsaved_items = 0;
         self.last_save = Instant::now();

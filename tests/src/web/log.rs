@@ -9,6 +9,8 @@ pub struct Logged {
     pub host: String,
     /// Path and query, as sent.
     pub path: String,
+    /// The User-Agent header (empty without one): which client asked.
+    pub user_agent: String,
     /// When its request head was read, and when the last write of its answer began (`None`
     /// before that): the interval lies within the client's transfer.
     pub start: Instant,

@@ -44,7 +44,12 @@ pub struct WebServer {
 impl WebServer {
     /// Starts on an ephemeral loopback port; unset paths answer pages of 2 000 bytes.
     pub fn start() -> std::io::Result<WebServer> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        Self::start_on("127.0.0.1:0")
+    }
+
+    /// Starts on a given address (`focuser-run web`, which serves the sample web alone).
+    pub fn start_on(addr: &str) -> std::io::Result<WebServer> {
+        let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::default());
         lock(&shared.table).default_page = 2000;

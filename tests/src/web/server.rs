@@ -52,7 +52,7 @@ struct Progress<'a> {
 }
 
 impl<'a> Progress<'a> {
-    fn begin(shared: &'a Shared, host: &str, path: &str, conn: u64) -> Self {
+    fn begin(shared: &'a Shared, head: &Head, host: &str, conn: u64) -> Self {
         let start = Instant::now();
         let concurrent = {
             let mut active = lock(&shared.active);
@@ -62,7 +62,8 @@ impl<'a> Progress<'a> {
         };
         lock(&shared.log).push(Logged {
             host: host.to_string(),
-            path: path.to_string(),
+            path: head.path.clone(),
+            user_agent: head.user_agent.clone(),
             start,
             end: None,
             concurrent,
@@ -120,6 +121,7 @@ struct Head {
     method: String,
     path: String,
     host: Option<String>,
+    user_agent: String,
     keep_alive: bool,
     content_length: u64,
 }
@@ -147,7 +149,7 @@ fn serve(stream: &TcpStream, conn: u64, shared: &Shared) -> io::Result<()> {
             answer_plain(&mut out, 400, "no Host header", false)?;
             return Ok(());
         };
-        let mut progress = Progress::begin(shared, &host, &head.path, conn);
+        let mut progress = Progress::begin(shared, &head, &host, conn);
         let behaviour = lock(&shared.table).answer(&host, &head.path);
         let result = respond(&mut out, &head, &host, behaviour, &mut progress);
         let keep = match result {
@@ -213,6 +215,7 @@ fn read_head<R: BufRead>(r: &mut R) -> io::Result<Option<Result<Head, (u16, &'st
         method: method.to_string(),
         path: path.to_string(),
         host: None,
+        user_agent: String::new(),
         keep_alive: version == "HTTP/1.1",
         content_length: 0,
     };
@@ -229,6 +232,7 @@ fn read_head<R: BufRead>(r: &mut R) -> io::Result<Option<Result<Head, (u16, &'st
                 };
                 head.host = Some(host.to_ascii_lowercase());
             }
+            "user-agent" => head.user_agent = value.to_string(),
             "connection" => {
                 let v = value.to_ascii_lowercase();
                 if v.contains("close") {

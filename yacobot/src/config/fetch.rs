@@ -188,11 +188,6 @@ impl FetchConfig {
         }
         self.fetcher().map(|_| ())
     }
-
-    /// URLs the crawler keeps claimed and handed to the downloader at most.
-    pub fn in_hand(&self) -> usize {
-        (2 * self.connections as usize).min(self.pending).max(1)
-    }
 }
 
 #[cfg(test)]

@@ -95,6 +95,16 @@ pub struct CrawlConfig {
     /// each failure in a row (capped at `Url.ReindexPeriod`).
     #[serde(rename = "RetryLater", default = "default_retry_later")]
     pub retry_later: u64,
+    /// Finished URLs booked in one statement at most; fewer when `Crawl.BookMs` have passed
+    /// since the oldest was finished, or when nothing else is being fetched.
+    #[serde(rename = "BookBatch", default = "default_book_batch")]
+    pub book_batch: u32,
+    #[serde(rename = "BookMs", default = "default_book_ms")]
+    pub book_ms: u64,
+    /// URLs of one domain in hand at most (claimed, not yet booked): one popular domain
+    /// cannot take the whole hand.
+    #[serde(rename = "PerDomain", default = "default_per_domain")]
+    pub per_domain: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -172,7 +182,7 @@ fn default_overlap() -> u64 {
     3600
 }
 fn default_claim_batch() -> u32 {
-    100
+    500
 }
 fn default_claim_ttl() -> u64 {
     600
@@ -182,6 +192,15 @@ fn default_idle() -> u64 {
 }
 fn default_retry_later() -> u64 {
     300
+}
+fn default_book_batch() -> u32 {
+    512
+}
+fn default_book_ms() -> u64 {
+    200
+}
+fn default_per_domain() -> u32 {
+    8
 }
 fn default_archive_dir() -> PathBuf {
     PathBuf::from("segments")
@@ -252,6 +271,9 @@ defaults!(CrawlConfig {
     claim_ttl: default_claim_ttl(),
     idle: default_idle(),
     retry_later: default_retry_later(),
+    book_batch: default_book_batch(),
+    book_ms: default_book_ms(),
+    per_domain: default_per_domain(),
 });
 defaults!(ArchiveConfig {
     enable: true,
@@ -356,9 +378,12 @@ impl DaemonConfig for YacobotConfig {
             || self.crawl.claim_ttl == 0
             || self.crawl.idle == 0
             || self.crawl.retry_later == 0
+            || self.crawl.book_batch == 0
+            || self.crawl.per_domain == 0
         {
             return Err(
-                "Crawl.ClaimBatch, Crawl.ClaimTtl, Crawl.Idle and Crawl.RetryLater: must be at least 1"
+                "Crawl.ClaimBatch, Crawl.ClaimTtl, Crawl.Idle, Crawl.RetryLater, Crawl.BookBatch \
+                 and Crawl.PerDomain: must be at least 1"
                     .into(),
             );
         }

@@ -17,6 +17,10 @@ pub trait Downloader {
     /// Requests submitted and not yet returned.
     fn pending(&self) -> usize;
     fn in_flight(&self) -> usize;
+    /// Hosts that could start a transfer now (see `Fetcher::ready_hosts`).
+    fn ready_hosts(&self) -> usize {
+        self.pending()
+    }
     /// Works for at most `max_wait` and returns what completed meanwhile.
     fn perform(&mut self, max_wait: Duration) -> Result<Vec<Completed>, DownloadError>;
     /// The downloader's counters since it was made.

@@ -38,6 +38,10 @@ impl Downloader for Curl {
         self.fetcher.in_flight()
     }
 
+    fn ready_hosts(&self) -> usize {
+        self.fetcher.ready_hosts()
+    }
+
     fn perform(&mut self, max_wait: Duration) -> Result<Vec<Completed>, DownloadError> {
         if self.fetcher.pending() == 0 {
             // Nothing to drive: libcurl would return at once.

@@ -2,13 +2,15 @@
 //! each is re-indexed from the archive when it was downloaded less than `steady_level` days
 //! ago, else handed to the [`downloader`]; what comes back is appended to the [`archive`],
 //! made durable, and only then booked in `url` (`hits = 0`, `next_indexed`, `steady_level`:
-//! [`bookkeeping`]), releasing the claim.
+//! [`bookkeeping`]), releasing the claim. Bookings are gathered and written together (one
+//! fsync of the archive, one statement and one commit for up to `Crawl.BookBatch` URLs).
 
 pub mod archive;
 pub mod book;
 pub mod bookkeeping;
 pub mod downloader;
 pub mod fetch;
+pub mod hand;
 pub mod mirror;
 
 use std::sync::atomic::Ordering;
@@ -20,11 +22,11 @@ use chrono::TimeDelta;
 use focuser_daemon::Config;
 use focuser_schema::models::Url;
 use focuser_schema::segment::Status;
-use rustc_hash::FxHashMap;
 
 use archive::Archive;
 use book::{Booking, Env};
 use downloader::{Completed, Downloader, FetchStats, Outcome, Request};
+use hand::{Hand, Limits};
 
 use crate::config::{YacobotConfig, MIRROR};
 use crate::status::{add, ErrorRow};
@@ -38,14 +40,17 @@ pub struct Crawler {
     owner: String,
     downloader: Box<dyn Downloader>,
     archive: Option<Archive>,
-    /// URLs claimed and handed to the downloader, by id.
-    claimed: FxHashMap<u64, Url>,
+    /// URLs claimed and handed to the downloader.
+    hand: Hand,
     /// No URL was due at the last look: the next one is not before this.
     idle_until: Option<Instant>,
     /// New `Fetch.*` settings wait for the downloader to empty: no URL is claimed meanwhile.
     reconfiguring: bool,
     /// The downloader's counters already added to the status figures.
     seen: FetchStats,
+    /// Finished (archived, not yet synced) and waiting to be booked, and since when.
+    unbooked: Vec<Booking>,
+    unbooked_since: Option<Instant>,
 }
 
 /// The worker thread.
@@ -109,15 +114,16 @@ impl Crawler {
             owner: format!("{}/{}", d.node, std::process::id()),
             downloader,
             archive,
-            claimed: FxHashMap::default(),
+            hand: Hand::default(),
             idle_until: None,
             reconfiguring: false,
             seen: FetchStats::default(),
+            unbooked: Vec::new(),
+            unbooked_since: None,
         })
     }
 
     fn work(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<()> {
-        let mut empty_looks = 0;
         loop {
             if ctx.stopping() {
                 return Ok(());
@@ -126,19 +132,28 @@ impl Crawler {
             self.housekeeping(ctx)?;
             self.reconfigure(&cfg);
             let claimed_now = self.refill(ctx, &cfg, once)?;
-            let wait = if self.claimed.is_empty() {
-                // `--once` ends at the second empty look in a row: one may come back empty
-                // while another crawler's claim transaction holds the rows (SKIP LOCKED).
-                empty_looks = if claimed_now == 0 { empty_looks + 1 } else { 0 };
-                if once && empty_looks >= 2 {
-                    return Ok(());
+            let wait = if self.hand.is_empty() {
+                // `--once` ends when a look found nothing and no URL is due and unclaimed: a
+                // look may come back empty while another crawler's claim transaction holds
+                // the rows (SKIP LOCKED).
+                if once && claimed_now == 0 {
+                    let now = worker::now();
+                    let due = ctx.db_run("counting due URLs", |c| Url::count_due(c, now))?;
+                    if due == 0 {
+                        return Ok(());
+                    }
                 }
                 Duration::from_millis(250)
             } else {
                 PERFORM_WAIT
             };
+            let wait = match self.book_due(&cfg) {
+                Some(at) => wait.min(at.saturating_duration_since(Instant::now())),
+                None => wait,
+            };
             let done = self.downloader.perform(wait)?;
             self.finish(ctx, &cfg, done)?;
+            self.book_if_due(ctx, &cfg)?;
             self.figures(ctx);
         }
     }
@@ -173,8 +188,7 @@ impl Crawler {
         add(&s.host_wait_ms, waited.as_millis() as u64);
         s.in_flight
             .store(self.downloader.in_flight() as u64, Ordering::Relaxed);
-        s.pending
-            .store(self.claimed.len() as u64, Ordering::Relaxed);
+        s.pending.store(self.hand.len() as u64, Ordering::Relaxed);
         s.hosts.store(now.hosts as u64, Ordering::Relaxed);
         self.seen = now;
     }
@@ -202,8 +216,8 @@ impl Crawler {
         Ok(())
     }
 
-    /// Claims due URLs while there is room: up to twice `Fetch.Connections` (at most
-    /// `Fetch.Pending`) in hand. Returns how many were claimed.
+    /// Claims due URLs when the downloader needs more (see [`hand`]). Returns how many were
+    /// claimed.
     fn refill(
         &mut self,
         ctx: &Ctx,
@@ -211,18 +225,51 @@ impl Crawler {
         once: bool,
     ) -> anyhow::Result<usize> {
         let d = &cfg.daemon;
-        let room = d.fetch.in_hand().saturating_sub(self.claimed.len());
-        let idle = self.idle_until.is_some_and(|t| Instant::now() < t) && !once;
+        let limits = Limits {
+            connections: d.fetch.connections as usize,
+            pending: d.fetch.pending,
+            claim_batch: d.crawl.claim_batch as usize,
+            per_domain: d.crawl.per_domain as usize,
+        };
+        let room = self.hand.to_claim(
+            &limits,
+            self.downloader.in_flight(),
+            self.downloader.ready_hosts(),
+        );
+        // Nothing was due at the last look: not again before `Crawl.Idle` (`--once`: not
+        // before the hand is empty, when it looks a last time).
+        let idle =
+            self.idle_until.is_some_and(|t| Instant::now() < t) && !(once && self.hand.is_empty());
         if room == 0 || idle || self.reconfiguring {
             return Ok(0);
         }
         let now = worker::now();
         let expires = now + TimeDelta::seconds(d.crawl.claim_ttl as i64);
-        let limit = room.min(d.crawl.claim_batch as usize) as i64;
+        let limit = room;
         let owner = self.owner.clone();
+        let skip = self.hand.full_domains(&limits);
+        let mut refused = false;
+        let hand = &self.hand;
         let claimed = ctx.db_run("claiming due URLs", |c| {
-            Url::claim_due(c, now, &owner, expires, limit)
+            // Counted afresh by each try of the transaction.
+            let mut taken = rustc_hash::FxHashMap::default();
+            refused = false;
+            Url::claim_due(
+                c,
+                now,
+                &owner,
+                expires,
+                limit as i64,
+                &skip,
+                &mut |domain| {
+                    let fits = hand.fits(&limits, &mut taken, domain);
+                    refused |= !fits;
+                    fits
+                },
+            )
         })?;
+        self.hand
+            .claimed(limit, claimed.urls.len(), refused || !skip.is_empty());
         if claimed.taken_back > 0 {
             log::warn!(
                 "took back {} URLs whose claim had expired (a crawler died mid-fetch?)",
@@ -231,7 +278,9 @@ impl Crawler {
             add(&ctx.stats.claims_taken_back, claimed.taken_back as u64);
         }
         let n = claimed.urls.len();
-        self.idle_until = (n == 0).then(|| Instant::now() + Duration::from_secs(d.crawl.idle));
+        // Nothing due at all (not merely the domains at their share): look again later.
+        let nothing_due = n == 0 && !refused && skip.is_empty();
+        self.idle_until = nothing_due.then(|| Instant::now() + Duration::from_secs(d.crawl.idle));
         let mut from_archive = Vec::new();
         for u in claimed.urls {
             log::debug!("claimed {} (prio {})", u.url, u.download_prio);
@@ -242,7 +291,7 @@ impl Crawler {
                     token: u.id,
                     url: u.url.clone(),
                 });
-                self.claimed.insert(u.id, u);
+                self.hand.insert(u);
             }
         }
         if !from_archive.is_empty() {
@@ -278,10 +327,11 @@ impl Crawler {
             bookings.push(book::from_archive(u, pos, &env));
         }
         add(&ctx.stats.from_archive, bookings.len() as u64);
-        self.commit(ctx, bookings)
+        self.gather(bookings);
+        self.book_if_due(ctx, cfg)
     }
 
-    /// Archives what completed, makes it durable, then books it.
+    /// Archives what completed; it is booked with the next batch.
     fn finish(
         &mut self,
         ctx: &Ctx,
@@ -294,12 +344,41 @@ impl Crawler {
         let env = env(cfg);
         let mut bookings = Vec::with_capacity(done.len());
         for c in done {
-            let Some(u) = self.claimed.remove(&c.request.token) else {
+            let Some(u) = self.hand.remove(c.request.token) else {
                 log::warn!("downloader returned an unknown token for {}", c.request.url);
                 continue;
             };
             bookings.push(self.outcome(ctx, &u, c, &env)?);
         }
+        self.gather(bookings);
+        Ok(())
+    }
+
+    fn gather(&mut self, bookings: Vec<Booking>) {
+        if self.unbooked.is_empty() {
+            self.unbooked_since = Some(Instant::now());
+        }
+        self.unbooked.extend(bookings);
+    }
+
+    /// When the bookings gathered must be written at the latest.
+    fn book_due(&self, cfg: &Config<YacobotConfig>) -> Option<Instant> {
+        let ms = cfg.daemon.crawl.book_ms;
+        self.unbooked_since.map(|t| t + Duration::from_millis(ms))
+    }
+
+    /// Books what was gathered if there is a batch of it, if the oldest has waited
+    /// `Crawl.BookMs`, or if nothing else is being fetched (nothing to wait for).
+    fn book_if_due(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+        let n = self.unbooked.len();
+        let due = n >= cfg.daemon.crawl.book_batch as usize
+            || self.book_due(cfg).is_some_and(|t| Instant::now() >= t)
+            || self.downloader.pending() == 0;
+        if n == 0 || !due {
+            return Ok(());
+        }
+        let bookings = std::mem::take(&mut self.unbooked);
+        self.unbooked_since = None;
         self.commit(ctx, bookings)
     }
 
@@ -372,17 +451,11 @@ impl Crawler {
             a.sync()?;
         }
         let owner = self.owner.clone();
-        let lost = ctx.db_run("booking fetched URLs", |c| {
-            diesel::Connection::transaction(c, |c| {
-                let mut lost = 0u64;
-                for b in &bookings {
-                    if !Url::finish(c, b.id, &owner, &b.changes())? {
-                        lost += 1;
-                    }
-                }
-                Ok(lost)
-            })
+        let rows: Vec<_> = bookings.iter().map(|b| (b.id, b.changes())).collect();
+        let written = ctx.db_run("booking fetched URLs", |c| {
+            diesel::Connection::transaction(c, |c| Url::finish_batch(c, &owner, &rows))
         })?;
+        let lost = rows.len().saturating_sub(written) as u64;
         if lost > 0 {
             log::warn!("{lost} URLs had lost their claim to another crawler before being booked");
             add(&ctx.stats.claims_lost, lost);
@@ -401,6 +474,18 @@ impl Crawler {
             n(&s.from_archive),
             n(&s.gone)
         );
+        // What was fetched is booked before the other claims are given back (one try: a
+        // database that is away leaves them claimed, to be taken back when they lapse).
+        let bookings = std::mem::take(&mut self.unbooked);
+        if let Err(e) = self.commit(ctx, bookings) {
+            log::warn!("fetched URLs not booked (fetched again when their claims lapse): {e:#}");
+            if let Some(a) = self.archive.take() {
+                if let Err(e) = a.close() {
+                    log::error!("archive: {e}");
+                }
+            }
+            return;
+        }
         let owner = self.owner.clone();
         // Stopping: one try, without waiting for a database that is away.
         match ctx

@@ -5,7 +5,7 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
-use super::{FetchState, Url, UrlChanges};
+use super::{FetchState, Url};
 use crate::schema::url;
 
 /// What [`Url::claim_due`] took.
@@ -21,25 +21,36 @@ impl Url {
     /// Claims up to `limit` due URLs (`hits > 0 AND next_indexed <= now`, no live claim),
     /// highest `download_prio` first, for `owner` until `expires`. Rows another transaction
     /// holds are skipped (`FOR UPDATE SKIP LOCKED`), so two crawlers on one database never
-    /// claim the same URL.
+    /// claim the same URL. URLs of the domains in `skip` are not looked at, and of the rows
+    /// looked at only those `take` accepts (given their domain, in priority order) are
+    /// claimed: the caller's share per domain.
     pub fn claim_due(
         conn: &mut MysqlConnection,
         now: NaiveDateTime,
         owner: &str,
         expires: NaiveDateTime,
         limit: i64,
+        skip: &[String],
+        take: &mut dyn FnMut(&str) -> bool,
     ) -> QueryResult<Claimed> {
         conn.transaction(|conn| {
-            let due: Vec<(u64, Option<String>)> = url::table
+            // An empty `skip` is `1=1` (diesel writes no empty `NOT IN ()`).
+            let due: Vec<(u64, Option<String>, String)> = url::table
                 .filter(url::hits.gt(0))
                 .filter(url::next_indexed.le(now))
                 .filter(url::claim_expires.is_null().or(url::claim_expires.lt(now)))
+                .filter(url::domain.ne_all(skip))
                 .order(url::download_prio.desc())
                 .limit(limit)
-                .select((url::id, url::claimed_by))
+                .select((url::id, url::claimed_by, url::domain))
                 .for_update()
                 .skip_locked()
                 .load(conn)?;
+            let due: Vec<(u64, Option<String>)> = due
+                .into_iter()
+                .filter(|(_, _, domain)| take(domain))
+                .map(|(id, by, _)| (id, by))
+                .collect();
             if due.is_empty() {
                 return Ok(Claimed::default());
             }
@@ -61,29 +72,6 @@ impl Url {
                 taken_back: due.iter().filter(|(_, by)| by.is_some()).count(),
             })
         })
-    }
-
-    /// Records the end of `owner`'s work on URL `id` and releases the claim, but only while
-    /// `owner` still holds it; `false` when the claim had lapsed and was taken by another.
-    pub fn finish(
-        conn: &mut MysqlConnection,
-        id: u64,
-        owner: &str,
-        changes: &UrlChanges<'_>,
-    ) -> QueryResult<bool> {
-        let changes = UrlChanges {
-            claimed_by: Some(None),
-            claim_expires: Some(None),
-            ..changes.clone()
-        };
-        let n = diesel::update(
-            url::table
-                .filter(url::id.eq(id))
-                .filter(url::claimed_by.eq(owner)),
-        )
-        .set(&changes)
-        .execute(conn)?;
-        Ok(n == 1)
     }
 
     /// Gives back every claim `owner` still holds (a graceful stop): the URLs are idle and

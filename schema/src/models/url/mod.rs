@@ -6,6 +6,7 @@ use diesel::prelude::*;
 use crate::schema::url;
 
 mod claim;
+mod finish;
 mod load;
 
 pub use claim::Claimed;

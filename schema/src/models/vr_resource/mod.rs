@@ -7,6 +7,7 @@ use crate::db::last_insert_id;
 use crate::schema::vr_resource;
 
 mod claim;
+mod health;
 
 pub use claim::ClaimedRun;
 

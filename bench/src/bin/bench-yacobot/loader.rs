@@ -1,19 +1,12 @@
-//! bench-yacobot (a): the loader next to `LOAD DATA` of the same rows into the same table, into
-//! an empty `url` table and into a full one (bench/README.md). Everything is generated here,
-//! deterministically.
-//!
-//!     cargo build --release -p focuser-bench
-//!     target/release/bench-yacobot --urls 1000000
-//!
-//! Needs the private database (scripts/db.sh up) and the `mariadb` client (LOAD DATA LOCAL).
+//! Stage (a): the loader next to `LOAD DATA` of the same rows into the same table, into an
+//! empty `url` table and into a full one. Needs the `mariadb` client (LOAD DATA LOCAL).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context};
-use clap::Parser;
 use diesel::connection::SimpleConnection;
 use diesel::RunQueryDsl;
 use focuser_schema::formats::queue::{QueueHeader, QueueRecord, QueueWriter};
@@ -22,30 +15,7 @@ use focuser_schema::urls;
 use focuser_tests::TestDb;
 use focuser_yacobot::YacobotConfig;
 
-#[derive(Parser)]
-struct Args {
-    /// Queued URLs (0–4 query arguments each)
-    #[arg(long, default_value_t = 1_000_000)]
-    urls: u64,
-    /// path_arg_name rules (four per path)
-    #[arg(long, default_value_t = 10_000)]
-    rules: u64,
-    /// Queue files the URLs come in
-    #[arg(long, default_value_t = 10)]
-    files: u64,
-    /// Other URLs already in the full table
-    #[arg(long, default_value_t = 1_000_000)]
-    others: u64,
-    /// Loader.Batch
-    #[arg(long, default_value_t = 1000)]
-    batch: usize,
-    /// Log the loader's lines (debuglevel 40: phase times per file) to standard error
-    #[arg(long)]
-    verbose: bool,
-    /// Work directory [target/bench-yacobot]
-    #[arg(long)]
-    work: Option<PathBuf>,
-}
+use crate::Args;
 
 const T0: i64 = 1_700_000_000;
 /// The url columns both the loader and LOAD DATA write.
@@ -306,33 +276,23 @@ fn line(what: &str, rows: u64, secs: f64) -> f64 {
     rate
 }
 
-fn main() -> anyhow::Result<()> {
-    let a = Args::parse();
-    let work = a
-        .work
-        .clone()
-        .unwrap_or_else(|| focuser_tests::repo_root().join("target/bench-yacobot"));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
-    let _logging = focuser_daemon::logging::Logging::init(focuser_daemon::logging::LogSettings {
-        progname: "bench-yacobot".into(),
-        logfile: None,
-        logconfig: None,
-        debuglevel: if a.verbose { 40 } else { 20 },
-    })?;
+/// Stage (a) in `work` (made and removed here).
+pub fn stage(a: &Args, work: &Path) -> anyhow::Result<()> {
+    let _ = std::fs::remove_dir_all(work);
+    std::fs::create_dir_all(work)?;
     let db = TestDb::create().map_err(|e| anyhow!("{e}"))?;
     let inbox = work.join("inbox");
     let t = Instant::now();
-    let bytes = queue_files(&a, &inbox)?;
+    let bytes = queue_files(a, &inbox)?;
     let others = work.join("others.tsv");
-    others_file(&a, &others)?;
-    insert_rules(&a, &db)?;
+    others_file(a, &others)?;
+    insert_rules(a, &db)?;
     println!(
         "data: {} queued URLs in {} files ({:.1} MB), {} path_arg_name rules, {} other URLs for the full table; {:.1} s",
         a.urls,
         a.files,
         bytes as f64 / 1e6,
-        ruled_paths(&a) * ARGS.len() as u64,
+        ruled_paths(a) * ARGS.len() as u64,
         a.others,
         t.elapsed().as_secs_f64()
     );
@@ -340,11 +300,11 @@ fn main() -> anyhow::Result<()> {
     copy_dir(&inbox, &keep)?;
 
     // Empty table.
-    let secs = loader(&a, &work, &db)?;
+    let secs = loader(a, work, &db)?;
     let rows = count(&db)?;
     let loaded = line("(a1) loader, empty url table", a.urls, secs);
     let after_first = work.join("after-first.tsv");
-    dump(&a, &db, &after_first)?;
+    dump(a, &db, &after_first)?;
     client(&db, "TRUNCATE url")?;
     let secs = load_data(&db, &after_first, false)?;
     let limit = line("limit: LOAD DATA of the same rows, empty table", rows, secs);
@@ -358,14 +318,14 @@ fn main() -> anyhow::Result<()> {
     client(&db, "DELETE FROM queue_applied")?;
     copy_dir(&keep, &inbox)?;
     let before = count(&db)?;
-    let secs = loader(&a, &work, &db)?;
+    let secs = loader(a, work, &db)?;
     let loaded = line(
         &format!("(a2) loader, full url table ({before} rows)"),
         a.urls,
         secs,
     );
     let after_second = work.join("after-second.tsv");
-    dump(&a, &db, &after_second)?;
+    dump(a, &db, &after_second)?;
     client(&db, "TRUNCATE url")?;
     load_data(&db, &others, false)?;
     load_data(&db, &after_first, false)?;
@@ -379,7 +339,7 @@ fn main() -> anyhow::Result<()> {
         "(a2) ratio: {:.2} of LOAD DATA (target >= 0.60)",
         loaded / limit
     );
-    std::fs::remove_dir_all(&work)?;
+    std::fs::remove_dir_all(work)?;
     Ok(())
 }
 

@@ -1,0 +1,19 @@
+//! Resources as the status pages show them.
+
+use diesel::prelude::*;
+
+use super::{FetchStatus, VrResource};
+use crate::schema::vr_resource;
+
+impl VrResource {
+    /// Resources whose last run failed (`fetch_status` 4), the latest failure first, at
+    /// most `limit`: the status page's "resources in error", with their `fetch_detail`.
+    pub fn in_error(conn: &mut MysqlConnection, limit: i64) -> QueryResult<Vec<Self>> {
+        vr_resource::table
+            .filter(vr_resource::fetch_status.eq(FetchStatus::Error.code()))
+            .order((vr_resource::last_fetch_time.desc(), vr_resource::id))
+            .limit(limit)
+            .select(Self::as_select())
+            .load(conn)
+    }
+}

@@ -1,0 +1,211 @@
+//! The run's databases: the master's (nodes, partner domains) and one per node (its
+//! frontier and its feeds), as SPEC §3 describes a deployment that gives each node its own.
+//! Made empty and migrated before a run, filled with the sample, and read to follow it.
+
+use diesel::dsl::count_star;
+use diesel::mysql::MysqlConnection;
+use diesel::prelude::*;
+use diesel::sql_types::Text;
+
+use focuser_schema::models::{
+    NewOpenXmlFormat, NewPartnerDomain, NewVrOpenDatasource, NewVrResource, NewYacobotNode,
+};
+use focuser_schema::schema::{partner_domain, url, vr_data, vr_resource};
+
+use super::plan::Plan;
+use super::sample::{self, FeedResource};
+use crate::Error;
+
+#[derive(QueryableByName)]
+struct Name {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+/// Creates the database of `url` if needed, migrates it and empties every table, as the
+/// account of `url` (which must own it).
+pub fn fresh(url: &str) -> Result<(), Error> {
+    let parts = crate::UrlParts::parse(url)?;
+    let server = crate::url_with_db(url, "")?;
+    let mut conn = focuser_schema::db::connect(&server)?;
+    diesel::sql_query(format!(
+        "CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+        parts.database
+    ))
+    .execute(&mut conn)?;
+    let mut conn = focuser_schema::db::connect(url)?;
+    focuser_schema::migrate(&mut conn)?;
+    let tables: Vec<Name> = diesel::sql_query(
+        "SELECT TABLE_NAME AS name FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' \
+         AND TABLE_NAME NOT LIKE '\\_\\_diesel%'",
+    )
+    .load(&mut conn)?;
+    for t in tables {
+        diesel::sql_query(format!("TRUNCATE TABLE `{}`", t.name)).execute(&mut conn)?;
+    }
+    Ok(())
+}
+
+/// The sample: the nodes and the partner domains assigned before the first cycle (master's
+/// database), and one feed resource per node (each node's database).
+pub fn load_sample(plan: &Plan, admin_master: &str, admin_nodes: &[String]) -> Result<(), Error> {
+    let mut m = focuser_schema::db::connect(admin_master)?;
+    for n in 1..=plan.nodes {
+        let name = plan.node_name(n);
+        let host = format!("127.0.0.1:{}", plan.ports.yacobots[n - 1]);
+        let row = NewYacobotNode {
+            name: &name,
+            host: &host,
+            enabled: true,
+        }
+        .insert(&mut m)?;
+        if row.id as usize != n {
+            return Err(format!(
+                "node {name} got id {}, not {n}: is the table empty?",
+                row.id
+            )
+            .into());
+        }
+    }
+    for (domain, node) in sample::preassigned_domains(plan) {
+        NewPartnerDomain {
+            domain: &domain,
+            yacobot_id: node,
+            assigned_by: "sample",
+        }
+        .insert(&mut m)?;
+    }
+    // Resource n belongs to node n (check::web_log expects its requests from there).
+    for r in sample::feed_resources(plan) {
+        if let Some(db) = admin_nodes.get((r.number - 1) % admin_nodes.len().max(1)) {
+            let mut c = focuser_schema::db::connect(db)?;
+            feed_rows(plan, &r, &mut c)?;
+        }
+    }
+    Ok(())
+}
+
+/// A resource, its data source (the sitemap) and its class's `open_xml_format` rules.
+fn feed_rows(plan: &Plan, r: &FeedResource, c: &mut MysqlConnection) -> Result<(), Error> {
+    let res = NewVrResource {
+        class_id: r.class_id,
+        res_name: &r.name,
+        data_group: "offers",
+        data_from: 0,
+        frequency: 3600,
+        is_manual: false,
+        res_status: 1,
+        priority: 10,
+        max_items: 0,
+    }
+    .insert(c)?;
+    let sitemap = r.url(plan, &r.sitemap_path);
+    NewVrOpenDatasource {
+        res_id: res.id,
+        name: "main",
+        priority: 10,
+        sitemap_url: &sitemap,
+    }
+    .insert(c)?;
+    // (label, parent, xpath, key, index, full hit, mark, required)
+    let rules = [
+        ("id", "channel/item", "id", true, true, false, false, true),
+        ("title", "", "title", false, true, true, false, true),
+        ("price", "", "price", false, false, false, true, false),
+    ];
+    for (label, parent, xpath, key, index, fullhit, mark, required) in rules {
+        NewOpenXmlFormat {
+            class_id: r.class_id,
+            label_name: label,
+            parent_label: parent,
+            xpath,
+            is_key: key,
+            is_index: index,
+            is_fullhit: fullhit,
+            is_mark: mark,
+            is_required: required,
+            index_type: 0,
+            group_type: 0,
+        }
+        .insert(c)?;
+    }
+    Ok(())
+}
+
+/// A node's frontier as the checks see it: (id, domain, fetch_state, fetch_error).
+pub type UrlRow = (u64, String, u8, Option<String>);
+
+pub fn urls(node_db: &str) -> Result<Vec<UrlRow>, Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(url::table
+        .select((url::id, url::domain, url::fetch_state, url::fetch_error))
+        .order(url::id)
+        .load(&mut c)?)
+}
+
+/// URLs of a node that are due or in a crawler's hands: 0 once it has done all it can now.
+pub fn unsettled(node_db: &str) -> Result<i64, Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    let now = focuser_schema::db::utc_now();
+    Ok(url::table
+        .filter(
+            url::fetch_state
+                .eq(1)
+                .or(url::hits.gt(0).and(url::next_indexed.le(now))),
+        )
+        .select(count_star())
+        .first(&mut c)?)
+}
+
+/// URLs per `fetch_state` (0 idle … 4 gone).
+pub fn states(node_db: &str) -> Result<[i64; 5], Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    let rows: Vec<(u8, i64)> = url::table
+        .group_by(url::fetch_state)
+        .select((url::fetch_state, count_star()))
+        .load(&mut c)?;
+    let mut out = [0; 5];
+    for (s, n) in rows {
+        if let Some(slot) = out.get_mut(s as usize) {
+            *slot = n;
+        }
+    }
+    Ok(out)
+}
+
+/// Live feed items of a node (the resources worker's `vr_data` rows).
+pub fn feed_items(node_db: &str) -> Result<i64, Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(vr_data::table
+        .filter(vr_data::data_status.eq(1))
+        .select(count_star())
+        .first(&mut c)?)
+}
+
+/// Every feed item of a node: (doc id, `data_status`: 1 live, 0 deleted).
+pub fn feed_docs(node_db: &str) -> Result<Vec<(String, u8)>, Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(vr_data::table
+        .select((vr_data::doc_id, vr_data::data_status))
+        .load(&mut c)?)
+}
+
+/// Enabled resources of a node that have not run yet or are running.
+pub fn feeds_pending(node_db: &str) -> Result<i64, Error> {
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(vr_resource::table
+        .filter(vr_resource::res_status.eq(1))
+        .filter(vr_resource::fetch_status.eq_any([0u8, 2]))
+        .select(count_star())
+        .first(&mut c)?)
+}
+
+/// Every partner domain and its node.
+pub fn domain_owners(master_db: &str) -> Result<std::collections::BTreeMap<String, u32>, Error> {
+    let mut c = focuser_schema::db::connect(master_db)?;
+    let rows: Vec<(String, u32)> = partner_domain::table
+        .select((partner_domain::domain, partner_domain::yacobot_id))
+        .load(&mut c)?;
+    Ok(rows.into_iter().collect())
+}
