@@ -209,6 +209,7 @@ impl Run {
             let name = &s.ds.name;
             if let Some(e) = &s.error {
                 acc.detail.source_failed(name, e);
+                super::stats::add(&ctx.resources.sitemap_errors, 1);
                 failed_sources.insert(s.ds.id);
                 continue;
             }
@@ -225,6 +226,7 @@ impl Run {
             if s.urls.is_empty() {
                 acc.detail
                     .source_failed(name, &"the sitemap index lists no URLs");
+                super::stats::add(&ctx.resources.sitemap_errors, 1);
                 failed_sources.insert(s.ds.id);
                 continue;
             }

@@ -35,6 +35,7 @@ use focuser_schema::segment::Status;
 
 use super::run::{Acc, FeedJob, FeedResult, GoodItem, RunShared};
 use super::sitemaps::why;
+use super::stats::{self, RunRow};
 use super::store::{Emit, Store};
 use crate::worker::{self, Ctx};
 
@@ -225,7 +226,7 @@ fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
         let run = match msg {
             WriteMsg::Feed(b) => {
                 let (job, c) = *b;
-                feed(&job, &c)
+                feed(ctx, &job, &c)
             }
             WriteMsg::Finish(run) => Some((run, Acc::default())),
         };
@@ -292,7 +293,7 @@ fn parse(job: &FeedJob, c: &Completed, rules: &items::Rules, limits: &Limits) ->
 }
 
 /// Adds one feed to its run; the run and all it gathered when this was its last feed.
-fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
+fn feed(ctx: &Ctx, job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
     let run = &job.run;
     let limits = Limits {
         max_items: u64::from(run.claimed.resource.max_items),
@@ -321,6 +322,14 @@ fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
         items: parsed.items.len() as u32,
         error: parsed.error.clone(),
     };
+    stats::add(
+        if parsed.error.is_some() {
+            &ctx.resources.feed_errors
+        } else {
+            &ctx.resources.feeds
+        },
+        1,
+    );
     match parsed.error {
         Some(e) => {
             log::info!("resource {}: {}: {e}", run.res_id(), job.url);
@@ -374,9 +383,11 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
         ..Default::default()
     };
     let mut live = (0u32, 0u32);
+    let mut unchanged = 0;
     if !acc.aborted {
-        let (before, after) = write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
+        let (before, after, same) = write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
         live = (before, after);
+        unchanged = same;
     }
     let status = if acc.detail.is_error() {
         FetchStatus::Error
@@ -426,6 +437,21 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     if !kept {
         log::warn!("resource {res_id}: the claim was lost before the run ended");
     }
+    let started = run.claimed.run.fetch_start.unwrap_or(now);
+    ctx.resources.run_done(
+        RunRow {
+            time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
+            resource: run.claimed.resource.res_name.clone(),
+            ok: status == FetchStatus::Ok,
+            inserted: stamp.inserted.unwrap_or(0).into(),
+            updated: stamp.updated.unwrap_or(0).into(),
+            deleted: stamp.deleted.unwrap_or(0).into(),
+            seconds: (worker::now() - started).num_milliseconds() as f64 / 1000.0,
+            detail: detail.replace('\n', " | "),
+        },
+        unchanged,
+        acc.failed,
+    );
     log::info!(
         "resource {res_id}: run {run_id} ended {}: {}",
         if status == FetchStatus::Ok {
@@ -438,7 +464,8 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     Ok(())
 }
 
-/// Steps 1 and 2 of the protocol. Returns the live items before and after.
+/// Steps 1 and 2 of the protocol. Returns the live items before and after, and the items
+/// found unchanged.
 fn write_items(
     ctx: &Ctx,
     store: &Store,
@@ -446,7 +473,7 @@ fn write_items(
     acc: &mut Acc,
     valve: Valve,
     stamp: &mut ProcessTimestampChanges,
-) -> anyhow::Result<(u32, u32)> {
+) -> anyhow::Result<(u32, u32, u64)> {
     let res_id = run.res_id();
     let t0 = Instant::now();
     let known = run.known.take(ctx, res_id)?;
@@ -485,7 +512,7 @@ fn write_items(
     let before = live.len() as u32;
     let after = before + plan.inserts.len() as u32 - plan.deletes.len() as u32;
     if plan.inserts.is_empty() && plan.updates.is_empty() && plan.deletes.is_empty() {
-        return Ok((before, after));
+        return Ok((before, after, plan.unchanged as u64));
     }
 
     let by_key: HashMap<&str, &focuser_schema::models::KnownItem> =
@@ -568,6 +595,7 @@ fn write_items(
     // 2: the items, durable.
     let t2 = Instant::now();
     store.emit(&emits)?;
+    stats::add(&ctx.resources.emitted, emits.len() as u64);
     log::debug!(
         "resource {res_id}: {} items emitted; items read in {read_ms} ms, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
         emits.len(),
@@ -575,7 +603,7 @@ fn write_items(
         (t2 - t1).as_millis(),
         t2.elapsed().as_millis()
     );
-    Ok((before, after))
+    Ok((before, after, plan.unchanged as u64))
 }
 
 /// At most `max` bytes, on a character boundary.
