@@ -51,7 +51,7 @@ fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_delet
     // rows), so that the items' bytes cut statements short too (4 MiB a statement: the
     // server's max_allowed_packet is 16 MiB).
     let first: Vec<Owned> = (0..1203)
-        .map(|i| owned(i, 1, if i % 25 == 0 { 1 << 20 } else { 200 }))
+        .map(|i| owned(i, 1, if i.is_multiple_of(25) { 1 << 20 } else { 200 }))
         .collect();
     let run = RunWrite {
         inserts: first.iter().map(write).collect(),
@@ -99,7 +99,7 @@ fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_delet
         if deleted.contains(&r.id) {
             assert_eq!((r.data_status, r.status, r.update_type), (0, 0, 3));
             assert_eq!(r.md5_sum, first[i].md5, "a delete keeps the last content");
-        } else if i % 3 == 0 {
+        } else if i.is_multiple_of(3) {
             let o = owned(i, 2, if i == 300 { 2 << 20 } else { 300 });
             assert_eq!(r.md5_sum, o.md5);
             assert_eq!(r.content.as_deref(), Some(o.content.as_str()));

@@ -212,7 +212,7 @@ fn timed(server: Option<u32>, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow:
 }
 
 fn run(server: Option<u32>, cfg: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<Took> {
-    timed(server, || Ok(focuser_yacobot::resources_once(cfg)?))
+    timed(server, || focuser_yacobot::resources_once(cfg))
 }
 
 fn line(what: &str, n: u64, t: &Took) -> f64 {
