@@ -29,6 +29,9 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow!("no database configured"))?;
     let ctx = Arc::new(Ctx::new(db, rt.config().clone(), rt.stop_flag()));
     rt.add_status_source(ctx.stats.clone());
+    if rt.config().daemon.resources.enable {
+        rt.add_status_source(ctx.resources.clone());
+    }
     if rt.once() {
         return once(&ctx);
     }

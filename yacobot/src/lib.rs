@@ -77,7 +77,8 @@ pub fn resources_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::
         .clone()
         .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
     let stop = Arc::new(AtomicBool::new(false));
-    let size = config.daemon.resources.writers + 2;
+    // The scan, each writer, the read-ahead, and one to spare.
+    let size = config.daemon.resources.writers + 3;
     let db = focuser_daemon::db::Database::new(&url, size, Arc::clone(&stop))?;
     let ctx = Arc::new(worker::Ctx::new(db, config, stop));
     resources::once(&ctx)

@@ -12,6 +12,7 @@ use focuser_daemon::db::{Database, DbError};
 use focuser_daemon::Config;
 
 use crate::config::YacobotConfig;
+use crate::resources::ResourceStats;
 use crate::status::Stats;
 
 pub struct Ctx {
@@ -20,6 +21,8 @@ pub struct Ctx {
     /// Replaced by a reload; workers take a copy at the start of each unit of work.
     pub config: RwLock<Config<YacobotConfig>>,
     pub stats: Arc<Stats>,
+    /// The resources worker's figures (a status source of their own).
+    pub resources: Arc<ResourceStats>,
     /// Set by SIGUSR1: the crawl worker seals its segment.
     pub rotate: AtomicBool,
     /// Set by SIGUSR1 too: the resources worker seals its store's segment.
@@ -33,6 +36,7 @@ impl Ctx {
             stop,
             config: RwLock::new(config),
             stats: Arc::new(Stats::default()),
+            resources: Arc::new(ResourceStats::default()),
             rotate: AtomicBool::new(false),
             rotate_resources: AtomicBool::new(false),
         }

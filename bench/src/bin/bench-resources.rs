@@ -29,6 +29,12 @@ struct Args {
     smoke: bool,
     #[arg(long, default_value_t = 2)]
     writers: u32,
+    /// The worker's debug log (each feed's parse, each run's phases) on stderr.
+    #[arg(long)]
+    verbose: bool,
+    /// Leave the database (its name is printed) for a look at its tables afterwards.
+    #[arg(long)]
+    keep: bool,
     /// Work directory [target/bench-resources]
     #[arg(long)]
     work: Option<PathBuf>,
@@ -126,10 +132,11 @@ fn config(
         &cf,
         format!(
             "rootdir = {}\ndatabase = {}\nnode = bench\nLoader.Enable = 0\nCrawl.Enable = 0\nQargfilter.Enable = 0\n\
-             debuglevel = 20\nResources.Enable = 1\nResources.Parallel = {}\nResources.Writers = {}\n\
+             debuglevel = {}\nResources.Enable = 1\nResources.Parallel = {}\nResources.Writers = {}\n\
              Fetch.Resolve = {}\nFetch.HostDelay = 0\nFetch.Connections = 32\n",
             work.display(),
             db.url(),
+            if a.verbose { 40 } else { 20 },
             a.resources,
             a.writers,
             server.resolve().join(" ")
@@ -154,16 +161,73 @@ fn number(db: &TestDb, sql: &str) -> anyhow::Result<u64> {
     Ok(String::from_utf8_lossy(&out).trim().parse()?)
 }
 
-fn run(cfg: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<f64> {
-    let t = Instant::now();
-    focuser_yacobot::resources_once(cfg)?;
-    Ok(t.elapsed().as_secs_f64())
+/// CPU seconds (user + system) of this process so far, all threads (the worker and the
+/// test HTTP server).
+fn own_cpu() -> f64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_SELF)
+        .map(|u| {
+            let t = |v: nix::sys::time::TimeVal| v.tv_sec() as f64 + v.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or(0.0)
 }
 
-fn line(what: &str, n: u64, secs: f64) -> f64 {
-    let rate = n as f64 / secs;
-    println!("{what:<52} {secs:>8.2} s {rate:>12.0} items/s");
+/// The database server's pid (it runs on this machine: scripts/db.sh), for its CPU time.
+fn server_pid(db: &TestDb) -> Option<u32> {
+    let (out, _) = client(
+        db,
+        &["--batch", "--skip-column-names", "-e", "SELECT @@pid_file"],
+    )
+    .ok()?;
+    let path = String::from_utf8_lossy(&out).trim().to_string();
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// CPU seconds (user + system) of a process so far, from /proc (0 if unknown).
+fn proc_cpu(pid: Option<u32>) -> f64 {
+    let Some(stat) = pid.and_then(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
+    else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // /proc counts in USER_HZ, 100 on Linux whatever the kernel's tick.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Wall and CPU seconds of a stage: (wall, own CPU, database server CPU).
+struct Took(f64, f64, f64);
+
+fn timed(server: Option<u32>, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<Took> {
+    let (c0, s0, t) = (own_cpu(), proc_cpu(server), Instant::now());
+    f()?;
+    Ok(Took(
+        t.elapsed().as_secs_f64(),
+        own_cpu() - c0,
+        proc_cpu(server) - s0,
+    ))
+}
+
+fn run(server: Option<u32>, cfg: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<Took> {
+    timed(server, || focuser_yacobot::resources_once(cfg))
+}
+
+fn line(what: &str, n: u64, t: &Took) -> f64 {
+    let rate = n as f64 / t.0;
+    println!(
+        "{what:<46} {:>7.2} s {rate:>9.0} items/s  cpu {:>6.2} s + db {:>6.2} s",
+        t.0, t.1, t.2
+    );
     rate
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn main() -> anyhow::Result<()> {
@@ -183,7 +247,7 @@ fn main() -> anyhow::Result<()> {
         progname: "bench-resources".into(),
         logfile: None,
         logconfig: None,
-        debuglevel: 20,
+        debuglevel: if a.verbose { 40 } else { 20 },
     })?;
     let db = TestDb::create().map_err(|e| anyhow!("{e}"))?;
     let server = WebServer::start()?;
@@ -198,12 +262,14 @@ fn main() -> anyhow::Result<()> {
         a.writers
     );
 
-    let first_secs = run(config(&work, &db, &server, &a)?)?;
+    let pid = server_pid(&db);
+    println!("load average before: {}", load_average());
+    let first_t = run(pid, config(&work, &db, &server, &a)?)?;
     let live = number(&db, "SELECT COUNT(*) FROM vr_data WHERE status = 1")?;
     if live != total {
         bail!("first run: {live} items in vr_data, not {total}");
     }
-    let first = line("(1) first run: every item new", total, first_secs);
+    let first = line("(1) first run: every item new", total, &first_t);
 
     // LOAD DATA of the same rows into the emptied table.
     let dump = work.join("vr_data.tsv");
@@ -218,17 +284,20 @@ fn main() -> anyhow::Result<()> {
     )?;
     std::fs::write(&dump, rows)?;
     client(&db, &["-e", "TRUNCATE vr_data"])?;
-    let (_, secs) = client(
-        &db,
-        &["-e", &format!(
-            "LOAD DATA LOCAL INFILE '{}' INTO TABLE vr_data FIELDS ESCAPED BY '' IGNORE 1 LINES ({COLUMNS})",
-            dump.display()
-        )],
-    )?;
+    let load = timed(pid, || {
+        client(
+            &db,
+            &["-e", &format!(
+                "LOAD DATA LOCAL INFILE '{}' INTO TABLE vr_data FIELDS ESCAPED BY '' IGNORE 1 LINES ({COLUMNS})",
+                dump.display()
+            )],
+        )?;
+        Ok(())
+    })?;
     if number(&db, "SELECT COUNT(*) FROM vr_data")? != total {
         bail!("LOAD DATA did not load every row");
     }
-    let limit = line("limit: LOAD DATA of the same vr_data rows", total, secs);
+    let limit = line("limit: LOAD DATA of the same vr_data rows", total, &load);
     println!(
         "(1) ratio: {:.2} of LOAD DATA (target >= 0.40)",
         first / limit
@@ -236,16 +305,25 @@ fn main() -> anyhow::Result<()> {
 
     // 10 % of every feed changed.
     serve(&server, &a, 1);
-    let secs2 = run(config(&work, &db, &server, &a)?)?;
+    let second_t = run(pid, config(&work, &db, &server, &a)?)?;
     let changed = number(&db, "SELECT COUNT(*) FROM vr_data WHERE update_type = 2")?;
     if changed != total / 10 {
         bail!("second run: {changed} items changed, not {}", total / 10);
     }
-    line("(2) second run: 10 % of the items changed", total, secs2);
+    line(
+        "(2) second run: 10 % of the items changed",
+        total,
+        &second_t,
+    );
     println!(
         "(2) {:.1}x faster than the first run (target >= 3x)",
-        first_secs / secs2.max(1e-9)
+        first_t.0 / second_t.0.max(1e-9)
     );
+    println!("load average after: {}", load_average());
     let _ = std::fs::remove_dir_all(&work);
+    if a.keep {
+        println!("database kept: {}", db.name());
+        std::mem::forget(db);
+    }
     Ok(())
 }

@@ -6,12 +6,17 @@
 //! then fetches every feed URL through its own focuser-fetch fetcher (politeness, robots.txt,
 //! retries), never one URL twice at once. Fetched feeds go to the write stage ([`write`]:
 //! `Resources.Writers` threads that parse, diff and write with the crash-safe protocol of
-//! [`store`]); fetching waits while more than five times that many feeds are queued.
+//! [`store`], and a thread that reads each run's stored items ahead, [`known`]); fetching waits
+//! while more than five times that many feeds are queued.
 
+mod known;
 mod run;
 mod sitemaps;
+mod stats;
 mod store;
 mod write;
+
+pub use stats::ResourceStats;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering;
@@ -141,6 +146,9 @@ impl Worker {
             }
             self.extend_claims(ctx, &cfg);
             self.submit(&cfg);
+            ctx.resources
+                .running
+                .store(self.pool.active_runs() as u64, Ordering::Relaxed);
             let idle = self.runs.is_empty() && self.fetcher.pending() == 0;
             if once && idle && self.waiting.is_empty() && self.pool.active_runs() == 0 {
                 return self.pool.take_error();
@@ -167,6 +175,11 @@ impl Worker {
 
     /// Claims due resources while fewer than `Resources.Parallel` run, and starts them.
     fn scan(&mut self, ctx: &Arc<Ctx>, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+        // For the status page, which shows the resources in error of every node.
+        match ctx.db_run("counting resources in error", VrResource::count_in_error) {
+            Ok(n) => ctx.resources.set_in_error(n.max(0) as u64),
+            Err(e) => log::debug!("resources in error not counted: {e}"),
+        }
         let r = &cfg.daemon.resources;
         let room = (r.parallel as usize).saturating_sub(self.pool.active_runs());
         if room == 0 {
@@ -192,6 +205,7 @@ impl Worker {
                 ProcessTimestamp::close_interrupted(conn, res_id, current)
             })?;
             let (pending, emitted) = self.store.recover(ctx, res_id)?;
+            stats::add(&ctx.resources.emitted, emitted as u64);
             if pending > 0 {
                 log::warn!(
                     "resource {res_id}: an interrupted run left {pending} changes not marked emitted; {emitted} of them were not in the store and are emitted now"
@@ -274,6 +288,7 @@ impl Worker {
         if feeds.is_empty() {
             self.pool.send(WriteMsg::Finish(shared));
         } else {
+            self.pool.read_ahead(shared);
             self.waiting.extend(feeds);
         }
         Ok(())

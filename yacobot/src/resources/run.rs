@@ -13,6 +13,7 @@ use focuser_schema::models::{
     ClaimedRun, OpenXmlFormat, ResourceStatus, VrOpenDatasource, VrOpenDatasourceChanges,
 };
 
+use super::known::Known;
 use super::sitemaps::{self, Got};
 use crate::worker::Ctx;
 
@@ -64,6 +65,8 @@ pub struct RunShared {
     pub rules: Option<Rules>,
     pub total_feeds: usize,
     pub acc: Mutex<Acc>,
+    /// Its stored items, read ahead of its write.
+    pub known: Known,
 }
 
 impl RunShared {
@@ -126,6 +129,7 @@ impl Run {
                 rules: None,
                 total_feeds: 0,
                 acc: Mutex::new(acc),
+                known: Known::default(),
             })
         };
         let (rules, sources) = match loaded {
@@ -205,6 +209,7 @@ impl Run {
             let name = &s.ds.name;
             if let Some(e) = &s.error {
                 acc.detail.source_failed(name, e);
+                super::stats::add(&ctx.resources.sitemap_errors, 1);
                 failed_sources.insert(s.ds.id);
                 continue;
             }
@@ -221,6 +226,7 @@ impl Run {
             if s.urls.is_empty() {
                 acc.detail
                     .source_failed(name, &"the sitemap index lists no URLs");
+                super::stats::add(&ctx.resources.sitemap_errors, 1);
                 failed_sources.insert(s.ds.id);
                 continue;
             }
@@ -275,6 +281,7 @@ impl Run {
             rules: Some(self.rules),
             total_feeds: wanted.len(),
             acc: Mutex::new(acc),
+            known: Known::default(),
         });
         for (row, ds_name) in wanted {
             feeds.push(FeedJob {

@@ -9,13 +9,16 @@
 //!
 //! A crash after 1 leaves `status = 0` rows, which [`super::store::Store::recover`] emits (those
 //! not already in the store) before the resource's next run.
+//!
+//! A read-ahead thread reads the stored items of the runs whose feeds are queued
+//! ([`super::known`]), so that the diff's read overlaps the parse.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use focuser_feed::detail::{Counts, FetchDetail, MAX_DETAIL_BYTES};
@@ -32,6 +35,7 @@ use focuser_schema::segment::Status;
 
 use super::run::{Acc, FeedJob, FeedResult, GoodItem, RunShared};
 use super::sitemaps::why;
+use super::stats::{self, RunRow};
 use super::store::{Emit, Store};
 use crate::worker::{self, Ctx};
 
@@ -51,6 +55,17 @@ struct Shared {
     running: Mutex<Vec<u32>>,
     stop: AtomicBool,
     error: Mutex<Option<anyhow::Error>>,
+    ahead: Mutex<Ahead>,
+    ahead_ready: Condvar,
+}
+
+/// The read-ahead's work.
+#[derive(Default)]
+struct Ahead {
+    /// Runs whose stored items are to be read, in the order their feeds were queued.
+    queue: VecDeque<Arc<RunShared>>,
+    /// Runs whose items are being read or read, until their writers take them.
+    held: Vec<Weak<RunShared>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,7 +88,17 @@ impl WritePool {
                 .node,
             std::process::id()
         );
-        let mut threads = Vec::with_capacity(n);
+        let mut threads = Vec::with_capacity(n + 1);
+        // One read-ahead thread: more made the reads contend with the writers' statements
+        // (bench-resources, bench/README.md).
+        {
+            let (ctx, shared) = (Arc::clone(ctx), Arc::clone(&shared));
+            threads.push(
+                std::thread::Builder::new()
+                    .name("vr-read-ahead".into())
+                    .spawn(move || read_ahead(&ctx, &shared, 2 * n.max(1)))?,
+            );
+        }
         for i in 0..n.max(1) {
             let (ctx, store, shared, owner) = (
                 Arc::clone(ctx),
@@ -93,6 +118,12 @@ impl WritePool {
     pub fn send(&self, msg: WriteMsg) {
         self.reserve();
         self.send_reserved(msg);
+    }
+
+    /// A run whose feeds are queued: its stored items are read ahead of its write.
+    pub fn read_ahead(&self, run: Arc<RunShared>) {
+        lock(&self.shared.ahead).queue.push_back(run);
+        self.shared.ahead_ready.notify_one();
     }
 
     pub fn reserve(&self) {
@@ -137,9 +168,40 @@ impl WritePool {
     pub fn stop(self) {
         self.shared.stop.store(true, Ordering::SeqCst);
         self.shared.ready.notify_all();
+        self.shared.ahead_ready.notify_all();
         for t in self.threads {
             let _ = t.join();
         }
+    }
+}
+
+/// The read-ahead thread: reads the stored items of the runs next in line, while at most
+/// `limit` runs' worth are read or being read and not yet taken by their writers (a memory
+/// bound).
+fn read_ahead(ctx: &Ctx, shared: &Shared, limit: usize) {
+    loop {
+        let run = {
+            let mut a = lock(&shared.ahead);
+            loop {
+                if shared.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                a.held
+                    .retain(|w| w.upgrade().is_some_and(|r| r.known.held()));
+                if a.held.len() < limit {
+                    if let Some(run) = a.queue.pop_front() {
+                        a.held.push(Arc::downgrade(&run));
+                        break run;
+                    }
+                }
+                a = shared
+                    .ahead_ready
+                    .wait_timeout(a, Duration::from_millis(200))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+        };
+        run.known.read_ahead(ctx, run.res_id());
     }
 }
 
@@ -164,12 +226,17 @@ fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
         let run = match msg {
             WriteMsg::Feed(b) => {
                 let (job, c) = *b;
-                feed(&job, &c)
+                feed(ctx, &job, &c)
             }
             WriteMsg::Finish(run) => Some((run, Acc::default())),
         };
         let result = match run {
-            Some((run, acc)) => finish(ctx, store, &run, acc, owner).map(|()| run.res_id()),
+            Some((run, acc)) => {
+                let r = finish(ctx, store, &run, acc, owner).map(|()| run.res_id());
+                // Its items are taken: the read-ahead may read the next run's.
+                shared.ahead_ready.notify_one();
+                r
+            }
             None => Ok(0),
         };
         match result {
@@ -226,12 +293,13 @@ fn parse(job: &FeedJob, c: &Completed, rules: &items::Rules, limits: &Limits) ->
 }
 
 /// Adds one feed to its run; the run and all it gathered when this was its last feed.
-fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
+fn feed(ctx: &Ctx, job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
     let run = &job.run;
     let limits = Limits {
         max_items: u64::from(run.claimed.resource.max_items),
         ..Limits::default()
     };
+    let t = Instant::now();
     let parsed = match &run.rules {
         Some(rules) => parse(job, c, rules, &limits),
         None => Parsed {
@@ -240,6 +308,13 @@ fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
             error: Some("no rules".into()),
         },
     };
+    log::debug!(
+        "resource {}: {}: {} items parsed in {} ms",
+        run.res_id(),
+        job.url,
+        parsed.items.len(),
+        t.elapsed().as_millis()
+    );
     let mut acc = lock(&run.acc);
     let result = FeedResult {
         status_id: job.status_id,
@@ -247,6 +322,14 @@ fn feed(job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
         items: parsed.items.len() as u32,
         error: parsed.error.clone(),
     };
+    stats::add(
+        if parsed.error.is_some() {
+            &ctx.resources.feed_errors
+        } else {
+            &ctx.resources.feeds
+        },
+        1,
+    );
     match parsed.error {
         Some(e) => {
             log::info!("resource {}: {}: {e}", run.res_id(), job.url);
@@ -300,9 +383,11 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
         ..Default::default()
     };
     let mut live = (0u32, 0u32);
+    let mut unchanged = 0;
     if !acc.aborted {
-        let (before, after) = write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
+        let (before, after, same) = write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
         live = (before, after);
+        unchanged = same;
     }
     let status = if acc.detail.is_error() {
         FetchStatus::Error
@@ -314,6 +399,7 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     stamp.write_end = Some(Some(worker::now()));
     let manual = run.claimed.manual;
     let results = &acc.results;
+    let t3 = Instant::now();
     let kept = ctx.db_run("finishing a resource run", |c| {
         diesel::Connection::transaction(c, |c| {
             VrData::mark_emitted(c, res_id)?;
@@ -344,9 +430,28 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
             VrResource::finish_run(c, res_id, owner, status, &detail, worker::now(), manual)
         })
     })?;
+    log::debug!(
+        "resource {res_id}: run {run_id} accounted in {} ms",
+        t3.elapsed().as_millis()
+    );
     if !kept {
         log::warn!("resource {res_id}: the claim was lost before the run ended");
     }
+    let started = run.claimed.run.fetch_start.unwrap_or(now);
+    ctx.resources.run_done(
+        RunRow {
+            time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
+            resource: run.claimed.resource.res_name.clone(),
+            ok: status == FetchStatus::Ok,
+            inserted: stamp.inserted.unwrap_or(0).into(),
+            updated: stamp.updated.unwrap_or(0).into(),
+            deleted: stamp.deleted.unwrap_or(0).into(),
+            seconds: (worker::now() - started).num_milliseconds() as f64 / 1000.0,
+            detail: detail.replace('\n', " | "),
+        },
+        unchanged,
+        acc.failed,
+    );
     log::info!(
         "resource {res_id}: run {run_id} ended {}: {}",
         if status == FetchStatus::Ok {
@@ -359,7 +464,8 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     Ok(())
 }
 
-/// Steps 1 and 2 of the protocol. Returns the live items before and after.
+/// Steps 1 and 2 of the protocol. Returns the live items before and after, and the items
+/// found unchanged.
 fn write_items(
     ctx: &Ctx,
     store: &Store,
@@ -367,11 +473,11 @@ fn write_items(
     acc: &mut Acc,
     valve: Valve,
     stamp: &mut ProcessTimestampChanges,
-) -> anyhow::Result<(u32, u32)> {
+) -> anyhow::Result<(u32, u32, u64)> {
     let res_id = run.res_id();
-    let known = ctx.db_run("reading a resource's items", |c| {
-        VrData::known_items(c, res_id)
-    })?;
+    let t0 = Instant::now();
+    let known = run.known.take(ctx, res_id)?;
+    let read_ms = t0.elapsed().as_millis();
     let live: Vec<_> = known.iter().filter(|k| k.data_status == 1).collect();
     let previous: Vec<Previous<'_>> = live
         .iter()
@@ -406,7 +512,7 @@ fn write_items(
     let before = live.len() as u32;
     let after = before + plan.inserts.len() as u32 - plan.deletes.len() as u32;
     if plan.inserts.is_empty() && plan.updates.is_empty() && plan.deletes.is_empty() {
-        return Ok((before, after));
+        return Ok((before, after, plan.unchanged as u64));
     }
 
     let by_key: HashMap<&str, &focuser_schema::models::KnownItem> =
@@ -467,6 +573,7 @@ fn write_items(
         });
     }
     // 1: the changes, not yet emitted, and where their items will start.
+    let t1 = Instant::now();
     let pos = store.position()?;
     stamp.emit_file = Some(Some(pos.file_id));
     stamp.emit_item = Some(Some(pos.item_idx));
@@ -486,9 +593,17 @@ fn write_items(
         })
     })?;
     // 2: the items, durable.
+    let t2 = Instant::now();
     store.emit(&emits)?;
-    log::debug!("resource {res_id}: {} items emitted", emits.len());
-    Ok((before, after))
+    stats::add(&ctx.resources.emitted, emits.len() as u64);
+    log::debug!(
+        "resource {res_id}: {} items emitted; items read in {read_ms} ms, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
+        emits.len(),
+        (t1 - t0).as_millis() - read_ms,
+        (t2 - t1).as_millis(),
+        t2.elapsed().as_millis()
+    );
+    Ok((before, after, plan.unchanged as u64))
 }
 
 /// At most `max` bytes, on a character boundary.

@@ -7,6 +7,7 @@ use crate::db::last_insert_id;
 use crate::schema::vr_data;
 
 mod run;
+mod write;
 
 pub use run::{ItemWrite, KnownItem, RunWrite};
 

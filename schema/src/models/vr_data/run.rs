@@ -6,11 +6,16 @@
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
-use super::{NewVrData, VrData};
+use super::write::{self, Row};
+use super::VrData;
 use crate::schema::vr_data;
 
-/// Rows per multi-row statement.
+/// Ids per `UPDATE … WHERE id IN (…)` of deleted items.
 const CHUNK: usize = 500;
+
+/// Every `data_status`, named so that a search for `status = 0` rows reads two ranges of
+/// `ix_vr_data_res_status (res_id, data_status, status)` instead of all the resource's rows.
+const DATA_STATUSES: [u8; 2] = [0, 1];
 
 /// A stored item as the diff needs it: live or deleted.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable)]
@@ -65,6 +70,7 @@ impl VrData {
     pub fn pending(conn: &mut MysqlConnection, res_id: u32) -> QueryResult<Vec<VrData>> {
         vr_data::table
             .filter(vr_data::res_id.eq(res_id))
+            .filter(vr_data::data_status.eq_any(DATA_STATUSES))
             .filter(vr_data::status.eq(0))
             .order(vr_data::id)
             .select(VrData::as_select())
@@ -78,46 +84,30 @@ impl VrData {
         run: &RunWrite<'_>,
         now: NaiveDateTime,
     ) -> QueryResult<()> {
-        for chunk in run.inserts.chunks(CHUNK) {
-            let rows: Vec<NewVrData<'_>> = chunk
-                .iter()
-                .map(|i| NewVrData {
-                    res_id,
-                    status_id: i.status_id,
-                    data_source_id: i.data_source_id,
-                    keyword: i.keyword,
-                    optword: "",
-                    synonym: "",
-                    md5_sum: i.md5,
-                    doc_id: i.doc_id,
-                    data_status: 1,
-                    status: 0,
-                    update_type: 1,
-                    content: Some(i.content),
-                    update_date: now,
-                })
-                .collect();
-            diesel::insert_into(vr_data::table)
-                .values(&rows)
-                .execute(conn)?;
-        }
-        for (update_type, rows) in [(2u8, &run.updates), (1u8, &run.revivals)] {
-            for (id, i) in rows {
-                diesel::update(vr_data::table.find(*id))
-                    .set((
-                        vr_data::status_id.eq(i.status_id),
-                        vr_data::data_source_id.eq(i.data_source_id),
-                        vr_data::md5_sum.eq(i.md5),
-                        vr_data::doc_id.eq(i.doc_id),
-                        vr_data::content.eq(Some(i.content)),
-                        vr_data::data_status.eq(1u8),
-                        vr_data::status.eq(0u8),
-                        vr_data::update_type.eq(update_type),
-                        vr_data::update_date.eq(now),
-                    ))
-                    .execute(conn)?;
-            }
-        }
+        // New items first, then the known rows in id order (their pages in turn).
+        let mut known: Vec<Row<'_>> = run
+            .updates
+            .iter()
+            .map(|(id, item)| (id, item, 2))
+            .chain(run.revivals.iter().map(|(id, item)| (id, item, 1)))
+            .map(|(&id, item, update_type)| Row {
+                id: Some(id),
+                item,
+                update_type,
+            })
+            .collect();
+        known.sort_unstable_by_key(|r| r.id);
+        let rows: Vec<Row<'_>> = run
+            .inserts
+            .iter()
+            .map(|item| Row {
+                id: None,
+                item,
+                update_type: 1,
+            })
+            .chain(known)
+            .collect();
+        write::write_rows(conn, res_id, &rows, now)?;
         for chunk in run.deletes.chunks(CHUNK) {
             diesel::update(vr_data::table.filter(vr_data::id.eq_any(chunk)))
                 .set((
@@ -136,6 +126,7 @@ impl VrData {
         diesel::update(
             vr_data::table
                 .filter(vr_data::res_id.eq(res_id))
+                .filter(vr_data::data_status.eq_any(DATA_STATUSES))
                 .filter(vr_data::status.eq(0)),
         )
         .set(vr_data::status.eq(1u8))

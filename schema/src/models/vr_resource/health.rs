@@ -16,4 +16,12 @@ impl VrResource {
             .select(Self::as_select())
             .load(conn)
     }
+
+    /// How many resources' last run failed (`fetch_status` 4).
+    pub fn count_in_error(conn: &mut MysqlConnection) -> QueryResult<i64> {
+        vr_resource::table
+            .filter(vr_resource::fetch_status.eq(FetchStatus::Error.code()))
+            .count()
+            .get_result(conn)
+    }
 }

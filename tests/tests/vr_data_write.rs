@@ -1,0 +1,137 @@
+//! A resources run's `vr_data` changes (`VrData::apply_run`, `write_items.sql`): many rows and
+//! large items cut into statements, changed and revived rows written over by id, deletes, and
+//! the `status = 0` rows found and marked emitted.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use chrono::{NaiveDate, NaiveDateTime};
+use focuser_schema::models::{ItemWrite, RunWrite, VrData};
+use focuser_tests::TestDb;
+
+fn t(h: u32) -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 11, 24)
+        .unwrap()
+        .and_hms_opt(h, 0, 0)
+        .unwrap()
+}
+
+struct Owned {
+    keyword: String,
+    md5: String,
+    content: String,
+    doc_id: String,
+}
+
+fn owned(i: usize, version: u32, content_bytes: usize) -> Owned {
+    let content = format!("{{\"key\":\"k{i}\",\"v\":{version}}}");
+    let pad = "x".repeat(content_bytes.saturating_sub(content.len()));
+    Owned {
+        keyword: format!("k{i}"),
+        md5: format!("{:032x}", i as u128 * 1000 + u128::from(version)),
+        content: format!("{content}{pad}"),
+        doc_id: format!("{i:016x}"),
+    }
+}
+
+fn write(o: &Owned) -> ItemWrite<'_> {
+    ItemWrite {
+        keyword: &o.keyword,
+        md5: &o.md5,
+        content: &o.content,
+        doc_id: &o.doc_id,
+        status_id: Some(7),
+        data_source_id: Some(3),
+    }
+}
+
+#[test]
+fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_deleted() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    // 1 203 items: more than two full statements of 500; one in 25 of 1 MiB (20 MiB in 500
+    // rows), so that the items' bytes cut statements short too (4 MiB a statement: the
+    // server's max_allowed_packet is 16 MiB).
+    let first: Vec<Owned> = (0..1203)
+        .map(|i| owned(i, 1, if i.is_multiple_of(25) { 1 << 20 } else { 200 }))
+        .collect();
+    let run = RunWrite {
+        inserts: first.iter().map(write).collect(),
+        ..RunWrite::default()
+    };
+    VrData::apply_run(c, 1, &run, t(10)).unwrap();
+    let rows = VrData::for_resource(c, 1).unwrap();
+    assert_eq!(rows.len(), 1203);
+    for (r, o) in rows.iter().zip(&first) {
+        assert_eq!(
+            (r.keyword.as_str(), r.md5_sum.as_str(), r.doc_id.as_str()),
+            (o.keyword.as_str(), o.md5.as_str(), o.doc_id.as_str())
+        );
+        assert_eq!(r.content.as_deref(), Some(o.content.as_str()));
+        assert_eq!(
+            (r.data_status, r.status, r.update_type, r.status_id),
+            (1, 0, 1, Some(7))
+        );
+        assert_eq!(r.update_date, t(10));
+    }
+    assert_eq!(VrData::pending(c, 1).unwrap().len(), 1203);
+    assert_eq!(VrData::mark_emitted(c, 1).unwrap(), 1203);
+    assert!(VrData::pending(c, 1).unwrap().is_empty());
+
+    // Next run: every third changed (one of them a large one), the last ten deleted.
+    let id_of = |k: &str| rows.iter().find(|r| r.keyword == k).unwrap().id;
+    let changed: Vec<Owned> = (0..1193)
+        .step_by(3)
+        .map(|i| owned(i, 2, if i == 300 { 2 << 20 } else { 300 }))
+        .collect();
+    let deleted: Vec<u64> = rows[1193..].iter().map(|r| r.id).collect();
+    let run = RunWrite {
+        updates: changed
+            .iter()
+            .map(|o| (id_of(&o.keyword), write(o)))
+            .collect(),
+        deletes: deleted.clone(),
+        ..RunWrite::default()
+    };
+    VrData::apply_run(c, 1, &run, t(11)).unwrap();
+    let known = VrData::known_items(c, 1).unwrap();
+    assert_eq!(known.len(), 1203, "nothing inserted by the updates");
+    for r in VrData::for_resource(c, 1).unwrap() {
+        let i: usize = r.keyword[1..].parse().unwrap();
+        if deleted.contains(&r.id) {
+            assert_eq!((r.data_status, r.status, r.update_type), (0, 0, 3));
+            assert_eq!(r.md5_sum, first[i].md5, "a delete keeps the last content");
+        } else if i.is_multiple_of(3) {
+            let o = owned(i, 2, if i == 300 { 2 << 20 } else { 300 });
+            assert_eq!(r.md5_sum, o.md5);
+            assert_eq!(r.content.as_deref(), Some(o.content.as_str()));
+            assert_eq!((r.data_status, r.status, r.update_type), (1, 0, 2));
+            assert_eq!(r.update_date, t(11));
+            assert_eq!(r.create_date, rows[i].create_date, "create_date stays");
+        } else {
+            assert_eq!((r.status, r.update_type, r.update_date), (1, 1, t(10)));
+        }
+    }
+    let pending = VrData::pending(c, 1).unwrap().len();
+    assert_eq!(
+        pending,
+        changed.len() + 10,
+        "each changed or deleted row once"
+    );
+    assert_eq!(VrData::mark_emitted(c, 1).unwrap(), pending);
+
+    // A deleted item back: revived in place, live again as an insert.
+    let back = owned(1200, 3, 100);
+    let run = RunWrite {
+        revivals: vec![(id_of("k1200"), write(&back))],
+        ..RunWrite::default()
+    };
+    VrData::apply_run(c, 1, &run, t(12)).unwrap();
+    let r = VrData::find_by_keyword(c, 1, "k1200").unwrap();
+    assert_eq!(r.id, id_of("k1200"));
+    assert_eq!(
+        (r.data_status, r.status, r.update_type, r.md5_sum.as_str()),
+        (1, 0, 1, back.md5.as_str())
+    );
+    assert_eq!(VrData::count_live(c, 1).unwrap(), 1203 - 10 + 1);
+    // Another resource's rows are untouched by all this.
+    assert!(VrData::for_resource(c, 2).unwrap().is_empty());
+}

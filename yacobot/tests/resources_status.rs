@@ -1,0 +1,126 @@
+//! The resources worker's figures on a running yacobot's `/metrics` and status page: runs,
+//! items inserted, changed and deleted, failed runs and the resources in error.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::feeds::{ask, items, resource, rules, serve_feed, serve_text, site};
+use common::{free_port, get, metric, wait_for};
+use focuser_schema::models::{VrResource, VrResourceChanges};
+use focuser_tests::web::{Behaviour, WebServer};
+use focuser_tests::TestDb;
+
+/// Due once (never run yet), then only when asked for.
+fn hourly(c: &mut diesel::MysqlConnection, id: u32) {
+    VrResource::update(
+        c,
+        id,
+        &VrResourceChanges {
+            frequency: Some(3600),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn resources_runs_items_and_errors_show_in_metrics_and_on_the_status_page() {
+    let db = TestDb::new();
+    let server = WebServer::start().unwrap();
+    let c = &mut db.conn();
+    rules(c);
+    serve_text(
+        &server,
+        "a.test",
+        "/sitemap.txt",
+        &server.url("a.test", "/f.xml"),
+    );
+    let mut feed = items("a", 10);
+    serve_feed(&server, "a.test", "/f.xml", &feed);
+    let shop = resource(c, "shop", &[("a", server.url("a.test", "/sitemap.txt"))]);
+    hourly(c, shop);
+    // Its sitemap is not there: the run fails.
+    server.set("b.test", "/sitemap.txt", Behaviour::status(404));
+    let broken = resource(c, "broken", &[("b", server.url("b.test", "/sitemap.txt"))]);
+    hourly(c, broken);
+
+    let port = free_port();
+    let site = site(
+        &db,
+        &server,
+        &format!("status_listen = {port}\nstatus_sample = 1\n"),
+    );
+    let daemon = site.spawn();
+    wait_for("both runs", 60, || {
+        metric(port, "yacobot_resource_runs_total") == Some(2.0)
+    });
+    assert_eq!(
+        metric(port, "yacobot_resource_runs_failed_total"),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(port, "yacobot_resource_items_inserted_total"),
+        Some(10.0)
+    );
+    assert_eq!(
+        metric(port, "yacobot_resource_items_emitted_total"),
+        Some(10.0)
+    );
+    assert_eq!(metric(port, "yacobot_resource_feeds_total"), Some(1.0));
+    assert_eq!(
+        metric(port, "yacobot_resource_sitemap_errors_total"),
+        Some(1.0)
+    );
+    wait_for(
+        "the resources in error, counted at the next scan",
+        30,
+        || metric(port, "yacobot_resources_in_error") == Some(1.0),
+    );
+
+    // Asked for again after a change: 2 changed, 1 gone.
+    feed[0].2 = "1000.00".into();
+    feed[1].2 = "1000.00".into();
+    feed.truncate(9);
+    serve_feed(&server, "a.test", "/f.xml", &feed);
+    ask(c, shop);
+    wait_for("the third run", 60, || {
+        metric(port, "yacobot_resource_runs_total") == Some(3.0)
+    });
+    assert_eq!(
+        metric(port, "yacobot_resource_items_updated_total"),
+        Some(2.0)
+    );
+    assert_eq!(
+        metric(port, "yacobot_resource_items_deleted_total"),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(port, "yacobot_resource_items_unchanged_total"),
+        Some(7.0)
+    );
+    assert_eq!(
+        metric(port, "yacobot_resource_items_emitted_total"),
+        Some(13.0)
+    );
+    assert_eq!(
+        metric(port, "yacobot_resource_runs_failed_total"),
+        Some(1.0)
+    );
+    wait_for("no run in hand", 10, || {
+        metric(port, "yacobot_resource_runs_running") == Some(0.0)
+    });
+
+    let status = get(port, "/status.json");
+    for expected in [
+        "\"label\": \"resource runs\"",
+        "\"label\": \"resource runs failed\"",
+        "\"label\": \"feed items written\"",
+        "\"id\": \"resource_runs\"",
+        "\"shop\"",
+        "\"broken\"",
+        "\"figure\": \"yacobot_resource_items_inserted_total\"",
+    ] {
+        assert!(status.contains(expected), "{expected} not in {status}");
+    }
+    daemon.stop();
+}
