@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{due_url, number, sql, url_row, Site};
+use common::{crawl_together, due_url, number, sql, url_row, Site};
 use focuser_schema::models::FetchState;
 use focuser_schema::segment::Status;
 use focuser_schema::urls;
@@ -92,10 +92,9 @@ fn two_crawlers_on_one_database_fetch_disjoint_urls() {
             u64::from(1 + i % 5) * 3,
         );
     }
-    let run = |s: &Site| s.command().arg("--once").spawn().unwrap();
-    let (mut ca, mut cb) = (run(&a), run(&b));
-    assert!(ca.wait().unwrap().success(), "{}", a.log());
-    assert!(cb.wait().unwrap().success(), "{}", b.log());
+    for (mut child, s) in crawl_together(&db, &[&a, &b]).into_iter().zip([&a, &b]) {
+        assert!(child.wait().unwrap().success(), "{}", s.log());
+    }
     let ids = |s: &Site| -> std::collections::BTreeSet<String> {
         s.archive().into_iter().map(|i| i.doc_id).collect()
     };

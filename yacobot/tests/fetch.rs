@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::{
-    due_url, free_port, metric, metric_with, number, record, url_row, wait_for, ArchivedItem, Site,
+    crawl_together, due_url, free_port, metric, metric_with, number, record, url_row, wait_for,
+    ArchivedItem, Site,
 };
 use focuser_schema::models::FetchState;
 use focuser_schema::segment::Status;
@@ -330,10 +331,9 @@ fn two_yacobots_on_one_database_request_each_url_once() {
         due_url(&db, &u, 1, 1);
         all.insert(doc_id(&u));
     }
-    let run = |s: &Site| s.command().arg("--once").spawn().unwrap();
-    let (mut ca, mut cb) = (run(&a), run(&b));
-    assert!(ca.wait().unwrap().success(), "{}", a.log());
-    assert!(cb.wait().unwrap().success(), "{}", b.log());
+    for (mut child, s) in crawl_together(&db, &[&a, &b]).into_iter().zip([&a, &b]) {
+        assert!(child.wait().unwrap().success(), "{}", s.log());
+    }
 
     let pages: Vec<_> = server
         .log()

@@ -228,6 +228,32 @@ pub fn sql(db: &focuser_tests::TestDb, query: &str) {
     diesel::sql_query(query).execute(&mut db.conn()).unwrap();
 }
 
+/// Starts one `--once` crawler per site so that they claim at the same moment: the test holds
+/// `url` locked until every crawler's claim query waits on it. Without this, on a loaded
+/// machine one crawler may finish every URL before the other has started.
+pub fn crawl_together(db: &focuser_tests::TestDb, sites: &[&Site]) -> Vec<std::process::Child> {
+    let mut lock = db.conn();
+    diesel::sql_query("LOCK TABLES url WRITE")
+        .execute(&mut lock)
+        .unwrap();
+    let children: Vec<_> = sites
+        .iter()
+        .map(|s| s.command().arg("--once").spawn().unwrap())
+        .collect();
+    let waiting = format!(
+        "SELECT COUNT(*) AS n FROM information_schema.processlist \
+         WHERE db = '{}' AND state LIKE 'Waiting for table%' AND info LIKE '%SKIP LOCKED%'",
+        db.name()
+    );
+    wait_for("every crawler waiting to claim", 60, || {
+        number(db, &waiting) == sites.len() as i64
+    });
+    diesel::sql_query("UNLOCK TABLES")
+        .execute(&mut lock)
+        .unwrap();
+    children
+}
+
 /// One number from SQL.
 pub fn number(db: &focuser_tests::TestDb, query: &str) -> i64 {
     #[derive(diesel::QueryableByName)]
