@@ -9,6 +9,7 @@
 //! It is replaced whole each cycle (temporary name, fsync, rename), so a reader sees the
 //! file of one cycle or the next; the trailer still guards against a damaged disk.
 
+use focuser_schema::segment::crc;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
@@ -165,7 +166,7 @@ impl Reader {
             self.done = true;
             return Ok(false);
         }
-        self.crc = crc32c::crc32c_append(self.crc, line.as_bytes());
+        self.crc = crc::append(self.crc, line.as_bytes());
         self.count += 1;
         // id, fwd_ts, last_seen, pending, tag, domain; the URL is the rest of the line.
         let mut f = [(0usize, 0usize); 7];
@@ -236,7 +237,7 @@ impl<W: Write> Writer<W> {
             l.extend_from_slice(text.as_bytes());
         }
         l.push(b'\n');
-        self.crc = crc32c::crc32c_append(self.crc, l);
+        self.crc = crc::append(self.crc, l);
         self.count += 1;
         self.out.write_all(l)
     }

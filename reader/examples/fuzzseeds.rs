@@ -2,6 +2,7 @@
 //! so the fuzzer starts past the CRCs. `cargo run -p focuser-reader --example fuzzseeds -- fuzz/seeds`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use focuser_schema::segment::crc;
 use std::path::Path;
 
 use focuser_reader::wire::frame::encode_frame;
@@ -142,7 +143,7 @@ fn main() {
         (
             "file_end",
             FrameType::FileEnd,
-            crc32c::crc32c(b"ok").to_le_bytes().to_vec(),
+            crc::crc32c(b"ok").to_le_bytes().to_vec(),
         ),
     ];
     let mut all = Vec::new();

@@ -1,6 +1,7 @@
 //! sendfile: whole files from a spool directory (or sealed segment pairs) to a receiver's
 //! inbox, in order, each confirmed before the next; the last one shipped is recorded.
 
+use focuser_schema::segment::crc;
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -218,7 +219,7 @@ fn send_file(s: &mut TcpStream, f: &Ready, max_frame: usize) -> anyhow::Result<u
             anyhow::bail!("{} shrank while being sent", f.path.display());
         }
         let n = n.min((size - sent) as usize);
-        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        crc = crc::append(crc, &buf[..n]);
         out.clear();
         encode_frame(FrameType::FileData, &buf[..n], &mut out);
         s.write_all(&out)?;

@@ -5,6 +5,7 @@
 
 mod common;
 
+use focuser_schema::segment::crc;
 use std::path::PathBuf;
 
 use common::*;
@@ -171,7 +172,7 @@ fn damaged_frames_decode_without_panics() {
         (FrameType::FileData, b"abc".to_vec()),
         (
             FrameType::FileEnd,
-            crc32c::crc32c(b"abc").to_le_bytes().to_vec(),
+            crc::crc32c(b"abc").to_le_bytes().to_vec(),
         ),
     ];
     let mut stream = Vec::new();

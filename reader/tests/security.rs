@@ -4,6 +4,7 @@
 
 mod common;
 
+use focuser_schema::segment::crc;
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -220,7 +221,7 @@ fn file_names_that_are_paths_are_refused() {
         encode_frame(FrameType::FileData, b"abc", &mut out);
         encode_frame(
             FrameType::FileEnd,
-            &crc32c::crc32c(b"abc").to_le_bytes(),
+            &crc::crc32c(b"abc").to_le_bytes(),
             &mut out,
         );
         let _ = s.write_all(&out);
@@ -268,7 +269,7 @@ fn file_names_that_are_paths_are_refused() {
     encode_frame(FrameType::FileData, b"abc", &mut out);
     encode_frame(
         FrameType::FileEnd,
-        &crc32c::crc32c(b"abc").to_le_bytes(),
+        &crc::crc32c(b"abc").to_le_bytes(),
         &mut out,
     );
     s.write_all(&out).unwrap();

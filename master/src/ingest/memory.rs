@@ -5,13 +5,14 @@
 //! costs one cache line; the rest of an aggregate (id, URL, domain, updatetag) is touched only
 //! when it is new or its line has an updatetag.
 
+use focuser_schema::segment::crc;
 use std::hash::BuildHasher;
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// A raw URL's key and check: two independent hashes, 96 bits in all.
 pub fn raw_hash(raw: &[u8]) -> (u64, u32) {
-    (FxBuildHasher.hash_one(raw).max(1), crc32c::crc32c(raw))
+    (FxBuildHasher.hash_one(raw).max(1), crc::crc32c(raw))
 }
 
 #[derive(Clone, Copy, Default)]

@@ -1,5 +1,6 @@
 //! Whole files into the inbox: a temporary name, the size and CRC checked, fsync, rename.
 
+use focuser_schema::segment::crc;
 use std::fs::File;
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
@@ -86,7 +87,7 @@ fn take_file(
                 if got > begin.size {
                     return Err(BadFile("more data than the announced size").into());
                 }
-                crc = crc32c::crc32c_append(crc, &f.payload);
+                crc = crc::append(crc, &f.payload);
                 out.write_all(&f.payload)?;
             }
             FrameType::FileEnd => {

@@ -6,6 +6,7 @@
 //! stream as of store position `covers`. On open, the records after `covers` are read back to
 //! bring it up to date, so the checkpoint may lag the store without losing anything.
 
+use focuser_schema::segment::crc;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -245,7 +246,7 @@ impl RecvStore {
         for (name, s) in &self.streams {
             text.push_str(&format!("{}\t{name}\t{}\n", s.number, s.last));
         }
-        let crc = crc32c::crc32c(text.as_bytes());
+        let crc = crc::crc32c(text.as_bytes());
         text.push_str(&format!("#end crc={crc:08x}\n"));
         fsutil::write_atomically(&path, |w| w.write_all(text.as_bytes())).map_err(|source| {
             StoreError::Io {
@@ -312,7 +313,7 @@ fn read_streams(path: &Path) -> Result<(Position, BTreeMap<String, Stream>), Sto
         .ok_or_else(|| bad(0, "no #end line"))?;
     let crc_text = text[body_end + 9..].trim_end();
     let crc = u32::from_str_radix(crc_text, 16).map_err(|_| bad(0, "bad CRC field"))?;
-    if crc32c::crc32c(&text.as_bytes()[..body_end]) != crc {
+    if crc::crc32c(&text.as_bytes()[..body_end]) != crc {
         return Err(bad(0, "CRC mismatch"));
     }
     let mut lines = text[..body_end].lines();

@@ -275,7 +275,7 @@ impl Session<'_> {
                     let fixed = item_fixed(at, h.status, h.time_ms, lens);
                     frame[item_start..item_start + WIRE_ITEM_FIXED].copy_from_slice(&fixed);
                     let body_len = (frame.len() - item_start - WIRE_ITEM_FIXED) as u64;
-                    let item_crc = crc::combine(crc32c::crc32c(&fixed), raw.body_crc, body_len);
+                    let item_crc = crc::combine(crc::crc32c(&fixed), raw.body_crc, body_len);
                     items_crc =
                         crc::combine(items_crc, item_crc, WIRE_ITEM_FIXED as u64 + body_len);
                     count += 1;
@@ -300,7 +300,7 @@ impl Session<'_> {
         let fixed_at = start + FRAME_HEADER_LEN;
         frame[fixed_at..fixed_at + BATCH_FIXED].copy_from_slice(&batch_fixed(upto, count));
         let items_len = (frame.len() - fixed_at - BATCH_FIXED) as u64;
-        let head_crc = crc32c::crc32c(&frame[start + 8..fixed_at + BATCH_FIXED]);
+        let head_crc = crc::crc32c(&frame[start + 8..fixed_at + BATCH_FIXED]);
         finish_frame_with_crc(frame, start, crc::combine(head_crc, items_crc, items_len));
         Ok((upto, count))
     }

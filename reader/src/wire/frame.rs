@@ -1,6 +1,7 @@
 //! Frames on the wire (docs/formats.md, "Wire protocol"): `len u32 | crc32c u32 | type u8 |
 //! payload`, little-endian; `len` counts the type byte and the payload, the CRC covers them.
 
+use focuser_schema::segment::crc;
 use std::io::{Read, Write};
 
 pub const FRAME_HEADER_LEN: usize = 9;
@@ -71,7 +72,7 @@ pub enum FrameError {
 /// Appends one frame to `out`.
 pub fn encode_frame(kind: FrameType, payload: &[u8], out: &mut Vec<u8>) {
     let len = payload.len() as u32 + 1;
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&[kind as u8]), payload);
+    let crc = crc::append(crc::crc32c(&[kind as u8]), payload);
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(&crc.to_le_bytes());
     out.push(kind as u8);
@@ -91,7 +92,7 @@ pub fn decode_frame(buf: &[u8], max: usize) -> Result<Option<(Frame, usize)>, Fr
     }
     let crc = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
     let body = &buf[8..8 + len];
-    if crc32c::crc32c(body) != crc {
+    if crc::crc32c(body) != crc {
         return Err(FrameError::BadCrc);
     }
     let kind = FrameType::from_byte(body[0]).ok_or(FrameError::UnknownType(body[0]))?;
@@ -144,7 +145,7 @@ pub struct Unchecked {
 impl Unchecked {
     /// Checks the CRC over the whole payload, then the type.
     pub fn check(&self, payload: &[u8]) -> Result<FrameType, FrameError> {
-        if crc32c::crc32c_append(crc32c::crc32c(&[self.kind]), payload) != self.crc {
+        if crc::append(crc::crc32c(&[self.kind]), payload) != self.crc {
             return Err(FrameError::BadCrc);
         }
         FrameType::from_byte(self.kind).ok_or(FrameError::UnknownType(self.kind))
@@ -189,7 +190,7 @@ pub fn begin_frame(kind: FrameType, out: &mut Vec<u8>) -> usize {
 
 /// Fills in the length and CRC of the frame started at `start`.
 pub fn finish_frame(out: &mut [u8], start: usize) {
-    let crc = crc32c::crc32c(&out[start + 8..]);
+    let crc = crc::crc32c(&out[start + 8..]);
     finish_frame_with_crc(out, start, crc);
 }
 
@@ -323,7 +324,7 @@ mod tests {
         let mut unknown = Vec::new();
         encode_frame(FrameType::Ack, b"", &mut unknown);
         unknown[8] = 99;
-        let crc = crc32c::crc32c(&unknown[8..]);
+        let crc = crc::crc32c(&unknown[8..]);
         unknown[4..8].copy_from_slice(&crc.to_le_bytes());
         assert!(matches!(
             decode_frame(&unknown, 1024),

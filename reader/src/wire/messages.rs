@@ -1,5 +1,6 @@
 //! The payloads of each frame type, typed.
 
+use focuser_schema::segment::crc;
 use focuser_schema::segment::{Item, ItemRef, Origin, Position, Status};
 
 use super::frame::{put_string, Fields, FrameError, FrameType, Unchecked};
@@ -287,14 +288,14 @@ impl<'a> BatchRef<'a> {
                 return Err(e);
             }
         };
-        let mut crc = crc32c::crc32c_append(crc32c::crc32c(&[head.kind]), &b[..BATCH_FIXED]);
+        let mut crc = crc::append(crc::crc32c(&[head.kind]), &b[..BATCH_FIXED]);
         let mut at = BATCH_FIXED;
         for w in &batch.items {
             let i = &w.item;
             let n = i.doc_id.len() + i.url.len() + i.content.len();
             let body_at = at + WIRE_ITEM_FIXED;
-            crc = crc32c::crc32c_append(crc, &b[at..body_at]);
-            let body = crc32c::crc32c(&b[body_at..body_at + n]);
+            crc = crc::append(crc, &b[at..body_at]);
+            let body = crc::crc32c(&b[body_at..body_at + n]);
             crc = focuser_schema::segment::crc::combine(crc, body, n as u64);
             body_crcs.push(body);
             at = body_at + n;
@@ -478,7 +479,7 @@ mod tests {
         let want: Vec<u32> = b
             .items
             .iter()
-            .map(|w| crc32c::crc32c(&[&w.item.doc_id[..], &w.item.url, &w.item.content].concat()))
+            .map(|w| crc::crc32c(&[&w.item.doc_id[..], &w.item.url, &w.item.content].concat()))
             .collect();
         assert_eq!(crcs, want);
         for i in 4..frame.len() {

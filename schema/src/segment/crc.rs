@@ -1,7 +1,29 @@
-//! CRC-32C of a concatenation from the CRCs of its parts, in a few hundred nanoseconds
-//! (`crc32c::crc32c_combine` takes microseconds): lets one pass over an item's body serve
-//! both the record's CRC and a frame's. zlib's `crc32_combine` method (multiplication
-//! modulo the polynomial, with x^(2^k) from a table), for the CRC-32C polynomial.
+//! CRC-32C (Castagnoli), the checksum of every record, index entry, position file, frame and
+//! current_log: the one place that computes it.
+//!
+//! [`crc32c`] and [`append`] use `crc-fast` (PCLMULQDQ folding where the CPU has it, 17-19
+//! GB/s on this project's machines, against 5 GB/s for the `crc32c` crate's three-way
+//! `crc32` loop; the checksum sat at a third of a sender's CPU). [`combine`] gives the CRC of
+//! a concatenation from the CRCs of its parts in a few hundred nanoseconds, so that one pass
+//! over an item's body serves both the record's CRC and a frame's: zlib's `crc32_combine`
+//! method (multiplication modulo the polynomial, with x^(2^k) from a table).
+
+use crc_fast::{CrcAlgorithm, Digest};
+
+/// CRC-32C of `data`.
+#[inline]
+pub fn crc32c(data: &[u8]) -> u32 {
+    crc_fast::crc32_iscsi(data)
+}
+
+/// CRC-32C of A‖`data` from `crc` = crc32c(A).
+#[inline]
+pub fn append(crc: u32, data: &[u8]) -> u32 {
+    // The register runs inverted: the final XOR of `crc` is undone to go on from it.
+    let mut d = Digest::new_with_init_state(CrcAlgorithm::Crc32Iscsi, u64::from(!crc));
+    d.update(data);
+    d.finalize() as u32
+}
 
 /// The CRC-32C polynomial, bit-reversed.
 const POLY: u32 = 0x82f6_3b78;
@@ -59,24 +81,64 @@ pub fn combine(crc_a: u32, crc_b: u32, len_b: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, a bit at a time: what the fast paths are checked against.
+    fn reference(seed: u32, data: &[u8]) -> u32 {
+        let mut c = !seed;
+        for &b in data {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 != 0 { (c >> 1) ^ POLY } else { c >> 1 };
+            }
+        }
+        !c
+    }
+
+    #[test]
+    fn the_check_value_of_the_catalogue() {
+        // CRC-32/ISCSI of "123456789" (reveng's catalogue).
+        assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+        assert_eq!(append(crc32c(b"1234"), b"56789"), 0xe306_9283);
+        assert_eq!(crc32c(b""), 0);
+        assert_eq!(append(0x1234_5678, b""), 0x1234_5678);
+    }
 
     #[test]
     fn combine_agrees_with_crc_over_the_whole() {
         let data: Vec<u8> = (0..70_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
         for cut in [0, 1, 7, 8, 63, 64, 1000, 4097, 65_536, 69_999, 70_000] {
             let (a, b) = data.split_at(cut);
-            let whole = crc32c::crc32c(&data);
+            let whole = crc32c(&data);
+            assert_eq!(whole, reference(0, &data));
+            assert_eq!(append(crc32c(a), b), whole, "cut {cut}");
             assert_eq!(
-                combine(crc32c::crc32c(a), crc32c::crc32c(b), b.len() as u64),
+                combine(crc32c(a), crc32c(b), b.len() as u64),
                 whole,
                 "cut {cut}"
             );
             let seed = 0xdead_beef;
             assert_eq!(
-                combine(seed, crc32c::crc32c(b), b.len() as u64),
-                crc32c::crc32c_append(seed, b),
+                combine(seed, crc32c(b), b.len() as u64),
+                append(seed, b),
                 "cut {cut}"
             );
+            assert_eq!(append(seed, b), reference(seed, b), "cut {cut}");
+        }
+    }
+
+    proptest! {
+        /// Every length and alignment the folding loops treat apart (tails, 16/64/256-byte
+        /// blocks, unaligned starts) against the bitwise definition.
+        #[test]
+        fn fast_paths_agree_with_the_definition(
+            data in proptest::collection::vec(any::<u8>(), 0..3000),
+            skip in 0usize..16,
+            seed in any::<u32>(),
+        ) {
+            let d = &data[skip.min(data.len())..];
+            prop_assert_eq!(crc32c(d), reference(0, d));
+            prop_assert_eq!(append(seed, d), reference(seed, d));
         }
     }
 }

@@ -3,6 +3,7 @@
 //! 24 bytes: magic `FCSRPOS1`, file_id u64, item_idx u32 (the next item to read),
 //! CRC-32C of the first 20 bytes u32, little-endian.
 
+use super::crc;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +31,7 @@ impl Position {
         b[0..8].copy_from_slice(MAGIC);
         b[8..16].copy_from_slice(&self.file_id.to_le_bytes());
         b[16..20].copy_from_slice(&self.item_idx.to_le_bytes());
-        let crc = crc32c::crc32c(&b[0..20]);
+        let crc = crc::crc32c(&b[0..20]);
         b[20..24].copy_from_slice(&crc.to_le_bytes());
         b
     }
@@ -47,7 +48,7 @@ impl Position {
         }
         let mut crc = [0u8; 4];
         crc.copy_from_slice(&b[20..24]);
-        if crc32c::crc32c(&b[0..20]) != u32::from_le_bytes(crc) {
+        if crc::crc32c(&b[0..20]) != u32::from_le_bytes(crc) {
             return Err("CRC mismatch");
         }
         let mut id = [0u8; 8];

@@ -1,6 +1,7 @@
 //! Reading a store while its writer appends: follow the index of each segment, move on once
 //! the next segment exists (the seal is then done), skip other partitions by the index's hash.
 
+use super::crc;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
@@ -278,7 +279,7 @@ impl SegmentIndex {
         Ok(Located {
             header: h,
             offset,
-            head_crc: crc32c::crc32c(&head[8..]),
+            head_crc: crc::crc32c(&head[8..]),
         })
     }
 
@@ -295,7 +296,7 @@ impl SegmentIndex {
             .read_exact_at(body, offset + RECORD_HEADER_LEN as u64);
         // One pass over the body: the record's CRC (its header from byte 8, then the body)
         // is combined from the body's, which the caller may reuse (a frame's CRC).
-        let body_crc = crc32c::crc32c(body);
+        let body_crc = crc::crc32c(body);
         let crc = super::crc::combine(at.head_crc, body_crc, len as u64);
         if read.is_err() || crc != h.crc {
             out.truncate(start);

@@ -1,6 +1,7 @@
 //! The item file's bytes: its header and its records (docs/formats.md, "Item/index segments").
 //! Pure functions over byte slices, so the writer, the readers and the fuzzer share them.
 
+use super::crc;
 use super::{Item, ItemRef, Origin, Status};
 
 /// First bytes of every item file.
@@ -32,7 +33,7 @@ impl FileHeader {
         b[8..12].copy_from_slice(&VERSION.to_le_bytes());
         b[12..20].copy_from_slice(&self.file_id.to_le_bytes());
         b[20..28].copy_from_slice(&self.created_ms.to_le_bytes());
-        let crc = crc32c::crc32c(&b[0..28]);
+        let crc = crc::crc32c(&b[0..28]);
         b[28..32].copy_from_slice(&crc.to_le_bytes());
         b
     }
@@ -44,7 +45,7 @@ impl FileHeader {
         if &b[0..8] != magic {
             return Err("bad magic");
         }
-        if crc32c::crc32c(&b[0..28]) != le32(&b[28..32]) {
+        if crc::crc32c(&b[0..28]) != le32(&b[28..32]) {
             return Err("header CRC mismatch");
         }
         if le32(&b[8..12]) != VERSION {
@@ -129,7 +130,7 @@ pub fn encode_record(item: &ItemRef<'_>, file_id: u64, item_idx: u32, out: &mut 
     out.extend_from_slice(item.doc_id);
     out.extend_from_slice(item.url);
     out.extend_from_slice(item.content);
-    let crc = crc32c::crc32c(&out[start + 8..]);
+    let crc = crc::crc32c(&out[start + 8..]);
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -145,7 +146,7 @@ pub fn encode_record_with_body_crc(
     let start = out.len();
     encode_header(item, file_id, item_idx, out);
     let body_len = item.doc_id.len() + item.url.len() + item.content.len();
-    let head_crc = crc32c::crc32c(&out[start + 8..]);
+    let head_crc = crc::crc32c(&out[start + 8..]);
     let crc = super::crc::combine(head_crc, body_crc, body_len as u64);
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
     out.extend_from_slice(item.doc_id);
@@ -177,7 +178,7 @@ pub fn decode_record(b: &[u8]) -> Result<(RecordHeader, Item), &'static str> {
     if b.len() != h.len as usize {
         return Err("record length mismatch");
     }
-    if crc32c::crc32c(&b[8..]) != h.crc {
+    if crc::crc32c(&b[8..]) != h.crc {
         return Err("record CRC mismatch");
     }
     let d = RECORD_HEADER_LEN + h.doc_id_len as usize;
@@ -231,7 +232,7 @@ impl IndexEntry {
 }
 
 fn entry_crc(b: &[u8], item_idx: u32) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(b), &item_idx.to_le_bytes())
+    crc::append(crc::crc32c(b), &item_idx.to_le_bytes())
 }
 
 /// Decodes the entries of an index file's bytes after its header: the valid prefix.
@@ -249,7 +250,7 @@ pub fn decode_entries(b: &[u8]) -> Vec<IndexEntry> {
 /// The partition hash of a doc id: CRC-32C of its bytes. A group of n receivers sends item
 /// to receiver `doc_hash % n`.
 pub fn doc_hash(doc_id: &[u8]) -> u32 {
-    crc32c::crc32c(doc_id)
+    crc::crc32c(doc_id)
 }
 
 fn le32(b: &[u8]) -> u32 {
@@ -293,7 +294,7 @@ mod tests {
         let i = item();
         let body = [&i.doc_id[..], &i.url, &i.content].concat();
         let mut same = Vec::new();
-        encode_record_with_body_crc(&i.as_ref(), 5, 42, crc32c::crc32c(&body), &mut same);
+        encode_record_with_body_crc(&i.as_ref(), 5, 42, crc::crc32c(&body), &mut same);
         assert_eq!(same, b);
         for i in 0..b.len() {
             for bit in 0..8 {

@@ -1,6 +1,7 @@
 //! Reading an item file record by record: how recovery finds the torn tail and how an index
 //! that is behind is rebuilt.
 
+use super::crc;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -56,7 +57,7 @@ pub(crate) fn scan_items(
         buf.resize(h.len as usize, 0);
         r.read_exact(&mut buf[RECORD_HEADER_LEN..])
             .map_err(SegmentError::io(path))?;
-        if crc32c::crc32c(&buf[8..]) != h.crc {
+        if crc::crc32c(&buf[8..]) != h.crc {
             break Some("record CRC mismatch");
         }
         let d = RECORD_HEADER_LEN + h.doc_id_len as usize;
