@@ -86,6 +86,10 @@ pub struct SendConfig {
     /// Seconds to connect, and to wait for an ack, before the connection counts as failed.
     #[serde(rename = "Timeout", default = "default_timeout")]
     pub timeout: u64,
+    /// 1: ship stored records as they lie on disk (`sendfile`, RECORDS frames; the receiver
+    /// checks each record's CRC); 0: read and check each item first (ITEMS frames).
+    #[serde(rename = "Records", default = "yes")]
+    pub records: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -192,6 +196,9 @@ fn default_batch_items() -> usize {
 fn default_batch_bytes() -> usize {
     4 << 20
 }
+fn yes() -> bool {
+    true
+}
 fn default_window() -> usize {
     4
 }
@@ -259,6 +266,7 @@ defaults!(SendConfig {
     batch_items: default_batch_items(),
     batch_bytes: default_batch_bytes(),
     window: default_window(),
+    records: true,
     retry_min: default_retry_min(),
     retry_max: default_retry_max(),
     timeout: default_timeout(),

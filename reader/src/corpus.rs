@@ -6,8 +6,9 @@ use focuser_schema::segment::record::{
     self, FileHeader, IndexEntry, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC,
     ITEM_MAGIC,
 };
-use focuser_schema::segment::Position;
+use focuser_schema::segment::{crc, Position};
 
+use crate::wire::frame::Unchecked;
 use crate::wire::messages::{ErrorMsg, FileBegin, Hello, Welcome};
 use crate::wire::{decode_frame, BatchRef, FrameType};
 
@@ -77,6 +78,22 @@ pub fn check_frames(data: &[u8]) {
                     let mut again = Vec::new();
                     b.encode_into(&mut again);
                     assert_eq!(again, f.payload);
+                }
+            }
+            FrameType::Records => {
+                // `decode_frame` checked the frame's CRC: this is the CRC it carried.
+                let head = Unchecked {
+                    kind: f.kind as u8,
+                    crc: crc::append(crc::crc32c(&[f.kind as u8]), &f.payload),
+                };
+                let mut body_crcs = Vec::new();
+                if let Ok(b) = BatchRef::decode_records_checked(&f.payload, head, &mut body_crcs) {
+                    assert_eq!(b.items.len(), body_crcs.len());
+                    for (w, c) in b.items.iter().zip(&body_crcs) {
+                        let i = &w.item;
+                        let body = [i.doc_id, i.url, i.content].concat();
+                        assert_eq!(crc::crc32c(&body), *c);
+                    }
                 }
             }
             FrameType::Error => {

@@ -129,6 +129,16 @@ fn damaged_frames_decode_without_panics() {
     };
     let mut items = Vec::new();
     batch.encode_into(&mut items);
+    // A RECORDS payload: the same items as stored records.
+    let mut records = focuser_reader::wire::messages::batch_fixed(batch.upto, 2).to_vec();
+    for w in &batch.items {
+        focuser_schema::segment::record::encode_record(
+            &w.item.as_ref(),
+            w.at.file_id,
+            w.at.item_idx,
+            &mut records,
+        );
+    }
     let payloads: Vec<(FrameType, Vec<u8>)> = vec![
         (
             FrameType::Hello,
@@ -152,6 +162,7 @@ fn damaged_frames_decode_without_panics() {
             .encode(),
         ),
         (FrameType::Items, items),
+        (FrameType::Records, records),
         (FrameType::Ack, vec![2, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0]),
         (
             FrameType::Error,

@@ -381,3 +381,91 @@ fn a_group_gets_only_the_statuses_it_wants_and_its_position_moves_past_the_other
         "lag items: {text}"
     );
 }
+
+/// A record whose body was damaged on the sender's disk after it was written: the sender
+/// skips it (logged, counted) and every other item arrives once, whether records go by
+/// sendfile (the receiver finds the damage, the sender goes over that stretch again itself)
+/// or are read and checked by the sender first.
+#[test]
+fn a_record_damaged_on_the_senders_disk_is_skipped_and_the_others_arrive_once() {
+    for records in [1, 0] {
+        let rig = Rig::new();
+        rig.write(400, &[]);
+        let store = rig.store();
+        let first = focuser_schema::segment::list_segments(&store).unwrap()[0];
+        let seg = focuser_schema::segment::SegmentIndex::open(&store, first)
+            .unwrap()
+            .unwrap();
+        let at = seg.header(150).unwrap();
+        let h = at.header;
+        let n: u64 = {
+            let item = seg.read(150).unwrap().item;
+            String::from_utf8_lossy(&item.url)
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let middle = at.offset
+            + (focuser_schema::segment::record::RECORD_HEADER_LEN as u64)
+            + u64::from(h.doc_id_len)
+            + u64::from(h.url_len)
+            + u64::from(h.content_len) / 2;
+        {
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(focuser_schema::segment::item_path(&store, first))
+                .unwrap();
+            let mut b = [0u8; 1];
+            f.read_exact_at(&mut b, middle).unwrap();
+            f.write_all_at(&[b[0] ^ 0x5a], middle).unwrap();
+        }
+        drop(seg);
+        let s_port = free_port();
+        let (r_cf, r) = rig.receiver_cf("r", "");
+        let s_cf = rig.sender_cf(
+            &[("Index.0", &[r])],
+            &format!("status_listen = 127.0.0.1:{s_port}\nSend.Records = {records}"),
+        );
+        let mut recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
+        let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+        let got = rig.root().join("r/received");
+        let want: Vec<u64> = (1..=400).filter(|&k| k != n).collect();
+        wait_until(
+            "every item but the damaged one",
+            Duration::from_secs(30),
+            || ns(&got).len() >= want.len(),
+        );
+        let label = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{r}\"");
+        wait_until("the sender to be done", Duration::from_secs(10), || {
+            let m = get(s_port, "/metrics");
+            m.contains(&format!("focuser_reader_sender_lag_items{{{label}}} 0"))
+        });
+        let m = get(s_port, "/metrics");
+        assert!(
+            m.contains(&format!(
+                "focuser_reader_sender_corrupt_items_total{{{label}}} 1"
+            )),
+            "Send.Records = {records}: {m}"
+        );
+        assert!(sender.stop());
+        assert!(recv.stop());
+        assert_eq!(ns(&got), want, "Send.Records = {records}");
+        let log = rig.log("sender");
+        assert!(
+            log.contains("skipping") && log.contains("item 150 at offset"),
+            "Send.Records = {records}: {log}"
+        );
+        if records == 1 {
+            assert!(
+                rig.log("r")
+                    .contains(&format!("record {first}:150 fails its CRC")),
+                "{}",
+                rig.log("r")
+            );
+        }
+    }
+}

@@ -16,7 +16,7 @@ use focuser_daemon::access::AllowList;
 use focuser_reader::config::SendConfig;
 use focuser_reader::recv::{self, RecvShared, RecvStore};
 use focuser_reader::sender::{self, SendCtx, SenderSpec, SenderState};
-use focuser_reader::wire::frame::read_frame_into;
+use focuser_reader::wire::frame::read_frame_unchecked;
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::put_position;
 use focuser_reader::wire::{write_frame, BatchRef, FrameType, Secret};
@@ -34,6 +34,10 @@ struct Args {
     /// to profile one of them
     #[arg(long, default_value = "bc")]
     ship: String,
+    /// Ship ITEMS frames, each item read and checked by the sender (`Send.Records = 0`),
+    /// instead of stored records by sendfile
+    #[arg(long)]
+    items: bool,
 }
 
 const SECRET: &[u8] = b"bench-segments-shared-secret";
@@ -57,13 +61,13 @@ fn main() -> anyhow::Result<()> {
     let write_cpu = cpu_s() - c;
     let c = cpu_s();
     let durable_s = match args.ship.contains('b') {
-        true => ship(dir.path(), items, true)?,
+        true => ship(dir.path(), items, true, !args.items)?,
         false => f64::NAN,
     };
     let durable_cpu = cpu_s() - c;
     let c = cpu_s();
     let discard_s = match args.ship.contains('c') {
-        true => ship(dir.path(), items, false)?,
+        true => ship(dir.path(), items, false, !args.items)?,
         false => f64::NAN,
     };
     let discard_cpu = cpu_s() - c;
@@ -237,7 +241,7 @@ fn write_store(store: &Path, bytes: u64) -> anyhow::Result<(u64, u64, f64)> {
 }
 
 /// (b) and (c): a sender over the whole store to one receiver; seconds until all are acked.
-fn ship(dir: &Path, items: u64, durable: bool) -> anyhow::Result<f64> {
+fn ship(dir: &Path, items: u64, durable: bool, records: bool) -> anyhow::Result<f64> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -279,7 +283,10 @@ fn ship(dir: &Path, items: u64, durable: bool) -> anyhow::Result<f64> {
         store: dir.join("store"),
         secret,
         max_frame,
-        send: SendConfig::default(),
+        send: SendConfig {
+            records,
+            ..SendConfig::default()
+        },
         stop: Arc::clone(&stop),
     });
     let t = Instant::now();
@@ -316,16 +323,14 @@ fn discard(listener: TcpListener, secret: &Secret, max: usize) -> anyhow::Result
         secret,
     )?;
     handshake::welcome(&mut w, &accepted, Default::default())?;
-    let mut payload = Vec::new();
+    let (mut payload, mut body_crcs) = (Vec::new(), Vec::new());
     loop {
-        let kind = match read_frame_into(&mut r, max, &mut payload) {
-            Ok(k) => k,
+        // As the real receiver checks a frame: one pass over it, each record's CRC as well.
+        let head = match read_frame_unchecked(&mut r, max, &mut payload) {
+            Ok(h) => h,
             Err(_) => return Ok(()),
         };
-        if kind != FrameType::Items {
-            bail!("unexpected {kind:?}");
-        }
-        let batch = BatchRef::decode(&payload)?;
+        let batch = BatchRef::decode_checked(&payload, head, &mut body_crcs)?;
         let mut ack = Vec::with_capacity(12);
         put_position(&mut ack, batch.upto);
         write_frame(&mut w, FrameType::Ack, &ack)?;

@@ -1,5 +1,6 @@
 //! The sender side: one thread per receiver address, each with its own position file.
 
+mod batch;
 pub mod lag;
 pub mod retention;
 mod saver;
@@ -109,9 +110,22 @@ pub struct SenderState {
     pub bad_position_files: AtomicU64,
     pub lost_items: AtomicU64,
     pub last_error: Mutex<Option<String>>,
+    /// Set when a session fails: up to here the next sessions send ITEMS (see `batch`).
+    verify_until: Mutex<Position>,
 }
 
 impl SenderState {
+    /// Where the ITEMS stretch left by failed sessions ends.
+    pub(crate) fn verify_until(&self) -> Position {
+        self.verify_until.lock().map(|p| *p).unwrap_or_default()
+    }
+
+    pub(crate) fn verify_to(&self, p: Position) {
+        if let Ok(mut v) = self.verify_until.lock() {
+            *v = (*v).max(p);
+        }
+    }
+
     pub fn new(spec: SenderSpec) -> SenderState {
         let (pos, err) = spec.load_position();
         let lost = spec.load_lost();
@@ -129,6 +143,7 @@ impl SenderState {
             bad_position_files: AtomicU64::new(0),
             lost_items: AtomicU64::new(lost),
             last_error: Mutex::new(None),
+            verify_until: Mutex::new(Position::default()),
         };
         if let Some(e) = err {
             log::error!(

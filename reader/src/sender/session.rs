@@ -4,25 +4,24 @@
 //! thread of its own, so that shipping does not wait for the fsyncs).
 
 use std::collections::VecDeque;
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{crc, Cursor, Position, SegmentError, Take};
+use focuser_schema::segment::{Cursor, Position};
 
+use super::batch::Batcher;
 use super::saver::Saver;
 use super::{SendCtx, SenderState};
-use crate::wire::frame::{begin_frame, finish_frame_with_crc, Fields, FRAME_HEADER_LEN};
+use crate::wire::frame::Fields;
 use crate::wire::handshake;
-use crate::wire::messages::{
-    batch_fixed, item_fixed, position, ErrorMsg, BATCH_FIXED, WIRE_ITEM_FIXED,
-};
-use crate::wire::{read_frame, Batch, FrameError, FrameType, Mode};
+use crate::wire::messages::{position, ErrorMsg};
+use crate::wire::{read_frame, FrameError, FrameType, Mode};
 
 #[derive(Debug)]
-pub struct SessionError {
+pub(super) struct SessionError {
     pub message: String,
     /// Something was acknowledged before it failed: the backoff starts over.
     pub made_progress: bool,
@@ -34,7 +33,7 @@ impl std::fmt::Display for SessionError {
     }
 }
 
-fn fail(message: impl std::fmt::Display) -> SessionError {
+pub(super) fn fail(message: impl std::fmt::Display) -> SessionError {
     SessionError {
         message: message.to_string(),
         made_progress: false,
@@ -87,7 +86,8 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
         let mut sess = Session {
             st,
             ctx,
-            cursor: Cursor::new(&ctx.store, acked, Some(st.spec.partition)),
+            batch: Batcher::new(Cursor::new(&ctx.store, acked, Some(st.spec.partition))),
+            verify_until: st.verify_until(),
             acked,
             saved: st.saved(),
             saver,
@@ -95,7 +95,6 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
             last_save: Instant::now(),
             inflight: VecDeque::new(),
             progress: false,
-            out: Vec::new(),
         };
         let result = sess.pump(&mut s, &acks, timeout);
         // The ack reader holds a clone of the socket: shutting it down ends that thread too.
@@ -103,6 +102,11 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
         // Whatever happened, what was acknowledged is kept.
         let saved = sess.save().and_then(|()| sess.saver.finish().map_err(fail));
         let progress = sess.progress;
+        if result.is_err() {
+            // What was in flight is sent again, read and checked here first: a record
+            // damaged on this disk is then skipped rather than failing every session.
+            st.verify_to(sess.batch.cursor.position());
+        }
         result.and(saved).map_err(|mut e| {
             e.made_progress = progress;
             e
@@ -113,7 +117,9 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
 struct Session<'a> {
     st: &'a SenderState,
     ctx: &'a SendCtx,
-    cursor: Cursor,
+    batch: Batcher,
+    /// Batches before this position go as ITEMS.
+    verify_until: Position,
     acked: Position,
     /// The last position handed to the saver.
     saved: Position,
@@ -123,8 +129,6 @@ struct Session<'a> {
     /// Batches sent and not yet acknowledged: (their end, their items).
     inflight: VecDeque<(Position, u64)>,
     progress: bool,
-    /// The frame being built and sent.
-    out: Vec<u8>,
 }
 
 impl Session<'_> {
@@ -152,9 +156,8 @@ impl Session<'_> {
             }
             let mut sent = false;
             if self.inflight.len() < self.ctx.send.window {
-                let (upto, count) = self.build_batch()?;
+                let (upto, count) = self.send_next(s)?;
                 if count > 0 {
-                    self.send(s, upto, count)?;
                     sent = true;
                 } else if self.inflight.is_empty() && upto > self.acked {
                     // Only items for other receivers: nothing to wait for.
@@ -205,116 +208,23 @@ impl Session<'_> {
         }
     }
 
-    /// Builds the next ITEMS frame in `self.out` straight from the store: each item's body
-    /// is read into the frame, where it is sent from. Returns the batch's end and its items.
-    fn build_batch(&mut self) -> Result<(Position, u32), SessionError> {
-        let max_item = self
-            .ctx
-            .max_frame
-            .saturating_sub(FRAME_HEADER_LEN + BATCH_FIXED);
-        let (batch_items, batch_bytes) = (self.ctx.send.batch_items, self.ctx.send.batch_bytes);
-        let statuses = self.st.spec.statuses.clone();
-        let frame = &mut self.out;
-        frame.clear();
-        let start = begin_frame(FrameType::Items, frame);
-        frame.extend_from_slice(&[0u8; BATCH_FIXED]);
-        let mut count = 0u32;
-        let mut bytes = 0usize;
-        // The CRC of the items part of the payload, from each item's fixed part and the body
-        // CRC its record check computed: the bodies are not gone over a second time.
-        let mut items_crc = 0u32;
-        while (count as usize) < batch_items {
-            let item_start = frame.len();
-            frame.extend_from_slice(&[0u8; WIRE_ITEM_FIXED]);
-            let mut oversized = None;
-            let got = self.cursor.next_raw(frame, |h| {
-                let len = Batch::wire_len(
-                    h.doc_id_len as usize,
-                    h.url_len as usize,
-                    h.content_len as usize,
-                );
-                if !statuses.contains(&h.status) {
-                    Take::Skip
-                } else if len > max_item {
-                    oversized = Some((h.file_id, h.item_idx, len));
-                    Take::Skip
-                } else if count > 0 && bytes + len > batch_bytes {
-                    Take::Stop
-                } else {
-                    bytes += len;
-                    Take::Read
-                }
-            });
-            if let Some((file_id, item_idx, len)) = oversized {
-                log::error!(
-                    "sender {} {}: item {file_id}:{item_idx} ({len} bytes) exceeds MaxFrame; skipped",
-                    self.st.spec.group,
-                    self.st.spec.address
-                );
-                self.st.corrupt_items.fetch_add(1, Ordering::Relaxed);
-            }
-            if let Some((from, to)) = self.cursor.take_gap() {
-                log::error!(
-                    "sender {} {}: segments {from}..{to} were deleted before they were sent",
-                    self.st.spec.group,
-                    self.st.spec.address
-                );
-            }
-            match got {
-                Ok(Some(raw)) => {
-                    let h = raw.header;
-                    let at = Position {
-                        file_id: raw.file_id,
-                        item_idx: raw.item_idx,
-                    };
-                    let lens = (
-                        h.doc_id_len as usize,
-                        h.url_len as usize,
-                        h.content_len as usize,
-                    );
-                    let fixed = item_fixed(at, h.status, h.time_ms, lens);
-                    frame[item_start..item_start + WIRE_ITEM_FIXED].copy_from_slice(&fixed);
-                    let body_len = (frame.len() - item_start - WIRE_ITEM_FIXED) as u64;
-                    let item_crc = crc::combine(crc::crc32c(&fixed), raw.body_crc, body_len);
-                    items_crc =
-                        crc::combine(items_crc, item_crc, WIRE_ITEM_FIXED as u64 + body_len);
-                    count += 1;
-                }
-                Ok(None) => {
-                    frame.truncate(item_start);
-                    break;
-                }
-                Err(e @ (SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. })) => {
-                    frame.truncate(item_start);
-                    log::error!(
-                        "sender {} {}: skipping {e}",
-                        self.st.spec.group,
-                        self.st.spec.address
-                    );
-                    self.st.corrupt_items.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) => return Err(fail(format!("reading the store: {e}"))),
-            }
+    /// Builds and sends the next batch: RECORDS, or ITEMS over the stretch a failed
+    /// session left to check ([`SenderState::verify_until`]).
+    fn send_next(&mut self, s: &mut TcpStream) -> Result<(Position, u32), SessionError> {
+        let verify = !self.ctx.send.records || self.batch.cursor.position() < self.verify_until;
+        let built = if verify {
+            self.batch.items(self.st, self.ctx)?
+        } else {
+            self.batch.records(self.st, self.ctx)?
+        };
+        if built.count > 0 {
+            self.batch.send(s)?;
+            let n = u64::from(built.count);
+            self.inflight.push_back((built.upto, n));
+            self.st.sent_items.fetch_add(n, Ordering::Relaxed);
+            self.st.sent_bytes.fetch_add(built.bytes, Ordering::Relaxed);
         }
-        let upto = self.cursor.position();
-        let fixed_at = start + FRAME_HEADER_LEN;
-        frame[fixed_at..fixed_at + BATCH_FIXED].copy_from_slice(&batch_fixed(upto, count));
-        let items_len = (frame.len() - fixed_at - BATCH_FIXED) as u64;
-        let head_crc = crc::crc32c(&frame[start + 8..fixed_at + BATCH_FIXED]);
-        finish_frame_with_crc(frame, start, crc::combine(head_crc, items_crc, items_len));
-        Ok((upto, count))
-    }
-
-    fn send(&mut self, s: &mut TcpStream, upto: Position, count: u32) -> Result<(), SessionError> {
-        s.write_all(&self.out)
-            .map_err(|e| fail(format!("send: {e}")))?;
-        let n = u64::from(count);
-        self.inflight.push_back((upto, n));
-        self.st.sent_items.fetch_add(n, Ordering::Relaxed);
-        self.st
-            .sent_bytes
-            .fetch_add(self.out.len() as u64, Ordering::Relaxed);
-        Ok(())
+        Ok((built.upto, built.count))
     }
 
     fn on_ack(&mut self, r: Result<Position, String>) -> Result<(), SessionError> {

@@ -20,6 +20,7 @@ pub enum FrameType {
     FileData = 9,
     FileEnd = 10,
     FileAck = 11,
+    Records = 12,
 }
 
 impl FrameType {
@@ -37,6 +38,7 @@ impl FrameType {
             9 => FileData,
             10 => FileEnd,
             11 => FileAck,
+            12 => Records,
             _ => return None,
         })
     }
@@ -58,6 +60,10 @@ pub enum FrameError {
     TooLarge { len: u64, max: usize },
     #[error("frame CRC mismatch")]
     BadCrc,
+    #[error(
+        "record {file_id}:{item_idx} fails its CRC (damaged on the sender's disk or on the way)"
+    )]
+    BadRecord { file_id: u64, item_idx: u32 },
     #[error("empty frame")]
     Empty,
     #[error("unknown frame type {0}")]
@@ -194,11 +200,17 @@ pub fn finish_frame(out: &mut [u8], start: usize) {
     finish_frame_with_crc(out, start, crc);
 }
 
+/// Fills in the length and CRC of a frame started at `start` whose payload goes on for
+/// `tail` bytes the caller sends from elsewhere (`sendfile`); `crc` covers all of it.
+pub fn finish_frame_followed_by(out: &mut [u8], start: usize, crc: u32, tail: u64) {
+    let len = (out.len() - start - 8) as u64 + tail;
+    out[start..start + 4].copy_from_slice(&(len as u32).to_le_bytes());
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
 /// [`finish_frame`] with the CRC (of the type byte and the payload) worked out by the caller.
 pub fn finish_frame_with_crc(out: &mut [u8], start: usize, crc: u32) {
-    let len = (out.len() - start - 8) as u32;
-    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
-    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+    finish_frame_followed_by(out, start, crc, 0);
 }
 
 pub fn write_frame(w: &mut impl Write, kind: FrameType, payload: &[u8]) -> std::io::Result<()> {

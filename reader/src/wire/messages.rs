@@ -1,6 +1,7 @@
 //! The payloads of each frame type, typed.
 
 use focuser_schema::segment::crc;
+use focuser_schema::segment::record::{RecordHeader, RECORD_HEADER_LEN};
 use focuser_schema::segment::{Item, ItemRef, Origin, Position, Status};
 
 use super::frame::{put_string, Fields, FrameError, FrameType, Unchecked};
@@ -274,11 +275,14 @@ impl<'a> BatchRef<'a> {
         body_crcs: &mut Vec<u32>,
     ) -> Result<BatchRef<'a>, FrameError> {
         body_crcs.clear();
+        if head.kind == FrameType::Records as u8 {
+            return Self::decode_records_checked(b, head, body_crcs);
+        }
         if head.kind != FrameType::Items as u8 {
             head.check(b)?;
             return Err(FrameError::BadPayload {
                 what: "stream",
-                reason: "only ITEMS frames are expected after the handshake",
+                reason: "only ITEMS and RECORDS frames are expected after the handshake",
             });
         }
         let batch = match BatchRef::decode(b) {
@@ -306,6 +310,110 @@ impl<'a> BatchRef<'a> {
             return Err(FrameError::BadCrc);
         }
         Ok(batch)
+    }
+}
+
+/// The fixed bytes of a RECORDS frame before its records: upto and the count, as for ITEMS.
+pub const RECORDS_FIXED: usize = BATCH_FIXED;
+
+impl<'a> BatchRef<'a> {
+    /// Decodes a RECORDS payload (`upto`, count, then stored records exactly as they lie in
+    /// the sender's item file: docs/formats.md), checking in one pass over the bytes each
+    /// record's own CRC, then the frame's (which the sender combined from the records' stored
+    /// CRCs, so it covers their headers and the bodies are covered by those). The sender
+    /// ships records it has not read (`sendfile`): a record damaged on its disk or on the way
+    /// fails as [`FrameError::BadRecord`], and nothing of the frame is stored.
+    pub fn decode_records_checked(
+        b: &'a [u8],
+        head: Unchecked,
+        body_crcs: &mut Vec<u32>,
+    ) -> Result<BatchRef<'a>, FrameError> {
+        body_crcs.clear();
+        let result = Self::records(b, head, body_crcs);
+        if result.is_err() {
+            body_crcs.clear();
+        }
+        result
+    }
+
+    fn records(
+        b: &'a [u8],
+        head: Unchecked,
+        body_crcs: &mut Vec<u32>,
+    ) -> Result<BatchRef<'a>, FrameError> {
+        let bad = |reason| FrameError::BadPayload {
+            what: "RECORDS",
+            reason,
+        };
+        // A payload that does not decode is a bad frame if its CRC says so.
+        let undecodable = |e: FrameError| head.check(b).err().unwrap_or(e);
+        let mut f = Fields::new(b, "RECORDS");
+        let upto = position(&mut f).map_err(undecodable)?;
+        let count = f.u32().map_err(undecodable)? as usize;
+        let mut items: Vec<WireItemRef<'a>> =
+            Vec::with_capacity(count.min(b.len() / RECORD_HEADER_LEN));
+        let mut crc = crc::append(crc::crc32c(&[head.kind]), &b[..RECORDS_FIXED]);
+        let mut at = RECORDS_FIXED;
+        let mut damaged = None;
+        for _ in 0..count {
+            let rest = &b[at..];
+            let h = RecordHeader::decode(rest).map_err(|r| undecodable(bad(r)))?;
+            let len = h.len as usize;
+            let rec = rest
+                .get(..len)
+                .ok_or_else(|| undecodable(bad("a record runs past the payload")))?;
+            let place = Position {
+                file_id: h.file_id,
+                item_idx: h.item_idx,
+            };
+            if items.last().is_some_and(|p| p.at >= place) {
+                return Err(undecodable(bad("record positions not increasing")));
+            }
+            let body = &rec[RECORD_HEADER_LEN..];
+            let body_crc = crc::crc32c(body);
+            let rest_crc = crc::combine(
+                crc::crc32c(&rec[8..RECORD_HEADER_LEN]),
+                body_crc,
+                body.len() as u64,
+            );
+            if rest_crc != h.crc && damaged.is_none() {
+                damaged = Some(place);
+            }
+            // The frame's CRC goes on from the record's stored CRC, as the sender worked it
+            // out without reading the body: the bodies are covered by their records' CRCs.
+            crc = crc::combine(crc::append(crc, &rec[..8]), h.crc, (len - 8) as u64);
+            let d = h.doc_id_len as usize;
+            let u = d + h.url_len as usize;
+            items.push(WireItemRef {
+                at: place,
+                item: ItemRef {
+                    status: h.status,
+                    doc_id: &body[..d],
+                    url: &body[d..u],
+                    content: &body[u..],
+                    time_ms: h.time_ms,
+                    origin: Origin::default(),
+                },
+            });
+            body_crcs.push(body_crc);
+            at += len;
+        }
+        if at != b.len() {
+            return Err(undecodable(bad("bytes after the last record")));
+        }
+        if crc != head.crc {
+            return Err(FrameError::BadCrc);
+        }
+        if let Some(p) = damaged {
+            return Err(FrameError::BadRecord {
+                file_id: p.file_id,
+                item_idx: p.item_idx,
+            });
+        }
+        if items.last().is_some_and(|w| w.at >= upto) {
+            return Err(bad("an item at or past the batch's end"));
+        }
+        Ok(BatchRef { upto, items })
     }
 }
 
@@ -503,5 +611,125 @@ mod tests {
         assert!(check_file_name("master1-0000000042.q").is_ok());
         assert!(check_stream_name("node 1").is_err());
         assert!(check_stream_name("master1.node3").is_ok());
+    }
+
+    /// A RECORDS frame as a sender builds it: `(header, payload)`, the CRC worked out before
+    /// `damage` is applied to the payload (as a record damaged on the sender's disk).
+    fn records_frame(
+        items: &[(u32, Item)],
+        damage: impl FnOnce(&mut Vec<u8>),
+    ) -> (Unchecked, Vec<u8>) {
+        let upto = Position {
+            file_id: 3,
+            item_idx: 100,
+        };
+        let mut payload = batch_fixed(upto, items.len() as u32).to_vec();
+        for (idx, it) in items {
+            focuser_schema::segment::record::encode_record(&it.as_ref(), 3, *idx, &mut payload);
+        }
+        let head = Unchecked {
+            kind: FrameType::Records as u8,
+            crc: crc::append(crc::crc32c(&[FrameType::Records as u8]), &payload),
+        };
+        damage(&mut payload);
+        (head, payload)
+    }
+
+    #[test]
+    fn records_decode_to_the_stored_items_with_their_body_crcs() {
+        let items: Vec<(u32, Item)> = vec![(1, item(3)), (2, item(0)), (7, item(200))];
+        let (head, payload) = records_frame(&items, |_| {});
+        let mut crcs = vec![9];
+        let b = BatchRef::decode_checked(&payload, head, &mut crcs).unwrap();
+        assert_eq!(
+            b.upto,
+            Position {
+                file_id: 3,
+                item_idx: 100
+            }
+        );
+        assert_eq!(b.items.len(), 3);
+        for ((w, (idx, it)), c) in b.items.iter().zip(&items).zip(&crcs) {
+            assert_eq!(
+                w.at,
+                Position {
+                    file_id: 3,
+                    item_idx: *idx
+                }
+            );
+            assert_eq!(w.item, it.as_ref());
+            assert_eq!(
+                *c,
+                crc::crc32c(&[&it.doc_id[..], &it.url, &it.content].concat())
+            );
+        }
+    }
+
+    #[test]
+    fn a_damaged_record_body_is_named_and_nothing_is_taken() {
+        let items: Vec<(u32, Item)> = vec![(1, item(3)), (2, item(50)), (3, item(4))];
+        // The second record's content: 16 fixed + 59 + 56 header + 2 + 9 + 10 bytes in.
+        let at = BATCH_FIXED + RECORD_HEADER_LEN + 2 + 9 + 3 + RECORD_HEADER_LEN + 2 + 9 + 10;
+        let (head, payload) = records_frame(&items, |p| p[at] ^= 0x40);
+        let mut crcs = Vec::new();
+        let e = BatchRef::decode_checked(&payload, head, &mut crcs).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                FrameError::BadRecord {
+                    file_id: 3,
+                    item_idx: 2
+                }
+            ),
+            "{e}"
+        );
+        assert!(crcs.is_empty());
+        // A record's length or CRC field damaged: the frame's CRC fails.
+        let (head, payload) = records_frame(&items, |p| p[BATCH_FIXED + 5] ^= 1);
+        assert!(matches!(
+            BatchRef::decode_checked(&payload, head, &mut crcs),
+            Err(FrameError::BadCrc)
+        ));
+    }
+
+    #[test]
+    fn malformed_records_payloads_are_refused() {
+        let bad = |items: &[(u32, Item)], damage: fn(&mut Vec<u8>)| {
+            let (head, payload) = records_frame(items, |_| {});
+            let mut damaged = payload.clone();
+            damage(&mut damaged);
+            // Sent with a CRC over the damaged bytes: the decoding itself must refuse it.
+            let head = Unchecked {
+                kind: head.kind,
+                crc: crc::append(crc::crc32c(&[head.kind]), &damaged),
+            };
+            BatchRef::decode_checked(&damaged, head, &mut Vec::new()).unwrap_err()
+        };
+        let two = [(1, item(3)), (2, item(4))];
+        let reason = |e: FrameError| e.to_string();
+        assert!(reason(bad(&two, |p| p.push(0))).contains("bytes after the last record"));
+        assert!(reason(bad(&two, |p| p.truncate(p.len() - 1))).contains("past the payload"));
+        let back = [(2, item(3)), (1, item(4))];
+        assert!(reason(bad(&back, |_| {})).contains("not increasing"));
+        // One record more than there are.
+        assert!(reason(bad(&two, |p| p[12] = 3)).contains("short record header"));
+        let past = [(1, item(3)), (100, item(4))];
+        assert!(reason(bad(&past, |_| {})).contains("at or past the batch's end"));
+    }
+
+    #[test]
+    fn every_flipped_bit_of_a_records_frame_is_refused() {
+        let items: Vec<(u32, Item)> = vec![(1, item(3)), (4, item(9))];
+        let (head, good) = records_frame(&items, |_| {});
+        for bit in 0..good.len() * 8 {
+            let mut p = good.clone();
+            p[bit / 8] ^= 1 << (bit % 8);
+            let mut crcs = Vec::new();
+            assert!(
+                BatchRef::decode_checked(&p, head, &mut crcs).is_err(),
+                "bit {bit} flipped went through"
+            );
+            assert!(crcs.is_empty());
+        }
     }
 }

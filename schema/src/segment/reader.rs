@@ -347,7 +347,7 @@ pub struct Located {
 /// What [`Cursor::next_raw`] is to do with the item whose header it shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Take {
-    /// Read its body into the buffer.
+    /// Take it: [`Cursor::next_raw`] reads its body into the buffer.
     Read,
     /// Go past it.
     Skip,
@@ -494,8 +494,30 @@ impl Cursor {
     pub fn next_raw(
         &mut self,
         out: &mut Vec<u8>,
-        mut decide: impl FnMut(&RecordHeader) -> Take,
+        decide: impl FnMut(&RecordHeader) -> Take,
     ) -> Result<Option<RawItem>, SegmentError> {
+        let Some(at) = self.next_located(decide)? else {
+            return Ok(None);
+        };
+        let Some(seg) = self.seg.as_ref() else {
+            return Ok(None);
+        };
+        let body_crc = seg.read_body(&at, out)?;
+        Ok(Some(RawItem {
+            file_id: at.header.file_id,
+            item_idx: at.header.item_idx,
+            header: at.header,
+            body_crc,
+        }))
+    }
+
+    /// Like [`Cursor::next_raw`] without touching the body: the item taken is where its
+    /// record lies in [`Cursor::item_file`], for a caller that ships records as they are
+    /// (`sendfile`). Only the header is read and checked; the record's CRC is not.
+    pub fn next_located(
+        &mut self,
+        mut decide: impl FnMut(&RecordHeader) -> Take,
+    ) -> Result<Option<Located>, SegmentError> {
         loop {
             let Some(idx) = self.peek()? else {
                 return Ok(None);
@@ -515,15 +537,14 @@ impl Cursor {
                 Take::Skip => self.pos.item_idx += 1,
                 Take::Read => {
                     self.pos.item_idx += 1;
-                    let body_crc = seg.read_body(&at, out)?;
-                    return Ok(Some(RawItem {
-                        file_id: seg.file_id(),
-                        item_idx: idx,
-                        header: at.header,
-                        body_crc,
-                    }));
+                    return Ok(Some(at));
                 }
             }
         }
+    }
+
+    /// The item file of the segment the cursor is in: where the last [`Located`] lies.
+    pub fn item_file(&self) -> Option<&File> {
+        self.seg.as_ref().map(|s| &s.item)
     }
 }

@@ -1,0 +1,299 @@
+//! A sender's next batch, built straight from the store in one of two forms (docs/formats.md,
+//! "Wire protocol"):
+//!
+//! - ITEMS: each item read and its record's CRC checked here (a damaged record is skipped,
+//!   logged and counted), its body copied into the frame;
+//! - RECORDS: the records as they lie in the item file, shipped by `sendfile(2)` without
+//!   being read; only their headers are. The frame's CRC is combined from the records'
+//!   stored CRCs, and the receiver checks each record's. A sender falls back to ITEMS over
+//!   the stretch of a session that failed, so a record damaged on this disk is found and
+//!   skipped here instead of failing every session.
+
+use std::fs::File;
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::Ordering;
+
+use focuser_schema::segment::record::RecordHeader;
+use focuser_schema::segment::{crc, Cursor, Position, SegmentError, Take};
+
+use super::session::{fail, SessionError};
+use super::{SendCtx, SenderState};
+use crate::wire::frame::{begin_frame, finish_frame_followed_by, FRAME_HEADER_LEN};
+use crate::wire::messages::{batch_fixed, item_fixed, BATCH_FIXED, RECORDS_FIXED, WIRE_ITEM_FIXED};
+use crate::wire::{Batch, FrameType};
+
+pub(super) struct Batcher {
+    pub cursor: Cursor,
+    /// The frame being built: all of an ITEMS frame, the head of a RECORDS frame.
+    out: Vec<u8>,
+    /// RECORDS: the byte ranges of the item file that follow `out`, in order.
+    ranges: Vec<(u64, u64)>,
+    file: Option<File>,
+}
+
+/// A batch built: where it ends, its items, and its bytes on the wire.
+pub(super) struct Built {
+    pub upto: Position,
+    pub count: u32,
+    pub bytes: u64,
+}
+
+impl Batcher {
+    pub fn new(cursor: Cursor) -> Batcher {
+        Batcher {
+            cursor,
+            out: Vec::new(),
+            ranges: Vec::new(),
+            file: None,
+        }
+    }
+
+    /// The next ITEMS frame: each item's body is read into the frame, where it is sent from.
+    pub fn items(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
+        let max_item = max_item(ctx);
+        let (batch_items, batch_bytes) = (ctx.send.batch_items, ctx.send.batch_bytes);
+        let statuses = &st.spec.statuses;
+        self.ranges.clear();
+        self.file = None;
+        let frame = &mut self.out;
+        frame.clear();
+        let start = begin_frame(FrameType::Items, frame);
+        frame.extend_from_slice(&[0u8; BATCH_FIXED]);
+        let mut count = 0u32;
+        let mut bytes = 0usize;
+        // The CRC of the items part of the payload, from each item's fixed part and the body
+        // CRC its record check computed: the bodies are not gone over a second time.
+        let mut items_crc = 0u32;
+        while (count as usize) < batch_items {
+            let item_start = frame.len();
+            frame.extend_from_slice(&[0u8; WIRE_ITEM_FIXED]);
+            let mut oversized = None;
+            let got = self.cursor.next_raw(frame, |h| {
+                let len = Batch::wire_len(
+                    h.doc_id_len as usize,
+                    h.url_len as usize,
+                    h.content_len as usize,
+                );
+                take(
+                    h,
+                    len,
+                    statuses,
+                    max_item,
+                    count,
+                    &mut bytes,
+                    batch_bytes,
+                    &mut oversized,
+                )
+            });
+            skipped(st, &mut self.cursor, oversized);
+            match got {
+                Ok(Some(raw)) => {
+                    let h = raw.header;
+                    let at = Position {
+                        file_id: raw.file_id,
+                        item_idx: raw.item_idx,
+                    };
+                    let lens = (
+                        h.doc_id_len as usize,
+                        h.url_len as usize,
+                        h.content_len as usize,
+                    );
+                    let fixed = item_fixed(at, h.status, h.time_ms, lens);
+                    frame[item_start..item_start + WIRE_ITEM_FIXED].copy_from_slice(&fixed);
+                    let body_len = (frame.len() - item_start - WIRE_ITEM_FIXED) as u64;
+                    let item_crc = crc::combine(crc::crc32c(&fixed), raw.body_crc, body_len);
+                    items_crc =
+                        crc::combine(items_crc, item_crc, WIRE_ITEM_FIXED as u64 + body_len);
+                    count += 1;
+                }
+                Ok(None) => {
+                    frame.truncate(item_start);
+                    break;
+                }
+                Err(e) => {
+                    frame.truncate(item_start);
+                    damaged(st, e)?;
+                }
+            }
+        }
+        let upto = self.cursor.position();
+        let fixed_at = start + FRAME_HEADER_LEN;
+        frame[fixed_at..fixed_at + BATCH_FIXED].copy_from_slice(&batch_fixed(upto, count));
+        let items_len = (frame.len() - fixed_at - BATCH_FIXED) as u64;
+        let head_crc = crc::crc32c(&frame[start + 8..fixed_at + BATCH_FIXED]);
+        finish_frame_followed_by(
+            frame,
+            start,
+            crc::combine(head_crc, items_crc, items_len),
+            0,
+        );
+        Ok(Built {
+            upto,
+            count,
+            bytes: frame.len() as u64,
+        })
+    }
+
+    /// The next RECORDS frame: the records of one item file, by their headers only.
+    pub fn records(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
+        let max_item = max_item(ctx);
+        let (batch_items, batch_bytes) = (ctx.send.batch_items, ctx.send.batch_bytes);
+        let statuses = &st.spec.statuses;
+        self.ranges.clear();
+        self.file = None;
+        let frame = &mut self.out;
+        frame.clear();
+        let start = begin_frame(FrameType::Records, frame);
+        frame.extend_from_slice(&[0u8; RECORDS_FIXED]);
+        let mut count = 0u32;
+        let mut bytes = 0usize;
+        let mut file_id = None;
+        // The CRC and length of the records part of the payload.
+        let (mut records_crc, mut records_len) = (0u32, 0u64);
+        while (count as usize) < batch_items {
+            let mut oversized = None;
+            let got = self.cursor.next_located(|h| {
+                // One batch, one file: the cursor lets go of a file it has left.
+                if file_id.is_some_and(|f| f != h.file_id) {
+                    return Take::Stop;
+                }
+                let len = h.len as usize;
+                take(
+                    h,
+                    len,
+                    statuses,
+                    max_item,
+                    count,
+                    &mut bytes,
+                    batch_bytes,
+                    &mut oversized,
+                )
+            });
+            skipped(st, &mut self.cursor, oversized);
+            match got {
+                Ok(Some(at)) => {
+                    let h = at.header;
+                    if file_id.is_none() {
+                        file_id = Some(h.file_id);
+                        let f = self
+                            .cursor
+                            .item_file()
+                            .ok_or_else(|| fail("no item file"))?;
+                        self.file = Some(f.try_clone().map_err(fail)?);
+                    }
+                    let len = u64::from(h.len);
+                    // The record as stored: its length and CRC, then what the CRC covers.
+                    let mut first = [0u8; 8];
+                    first[..4].copy_from_slice(&h.len.to_le_bytes());
+                    first[4..].copy_from_slice(&h.crc.to_le_bytes());
+                    let record_crc = crc::combine(crc::crc32c(&first), h.crc, len - 8);
+                    records_crc = crc::combine(records_crc, record_crc, len);
+                    records_len += len;
+                    match self.ranges.last_mut() {
+                        Some((from, n)) if *from + *n == at.offset => *n += len,
+                        _ => self.ranges.push((at.offset, len)),
+                    }
+                    count += 1;
+                }
+                Ok(None) => break,
+                Err(e) => damaged(st, e)?,
+            }
+        }
+        let upto = self.cursor.position();
+        let fixed_at = start + FRAME_HEADER_LEN;
+        frame[fixed_at..fixed_at + RECORDS_FIXED].copy_from_slice(&batch_fixed(upto, count));
+        let head_crc = crc::crc32c(&frame[start + 8..]);
+        let frame_crc = crc::combine(head_crc, records_crc, records_len);
+        finish_frame_followed_by(frame, start, frame_crc, records_len);
+        Ok(Built {
+            upto,
+            count,
+            bytes: frame.len() as u64 + records_len,
+        })
+    }
+
+    /// Sends the batch built last.
+    pub fn send(&mut self, s: &mut TcpStream) -> Result<(), SessionError> {
+        s.write_all(&self.out)
+            .map_err(|e| fail(format!("send: {e}")))?;
+        let Some(file) = self.file.as_ref() else {
+            return Ok(());
+        };
+        for &(from, len) in &self.ranges {
+            let (mut off, end) = (from as i64, (from + len) as i64);
+            while off < end {
+                let want = (end - off) as usize;
+                let n = match nix::sys::sendfile::sendfile64(&*s, file, Some(&mut off), want) {
+                    Ok(n) => n,
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => return Err(fail(format!("sendfile: {e}"))),
+                };
+                if n == 0 {
+                    return Err(fail("sendfile: the item file ends before its records"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn max_item(ctx: &SendCtx) -> usize {
+    ctx.max_frame.saturating_sub(FRAME_HEADER_LEN + BATCH_FIXED)
+}
+
+/// Whether the item with header `h` and `len` bytes on the wire goes into the batch.
+#[allow(clippy::too_many_arguments)]
+fn take(
+    h: &RecordHeader,
+    len: usize,
+    statuses: &[focuser_schema::segment::Status],
+    max_item: usize,
+    count: u32,
+    bytes: &mut usize,
+    batch_bytes: usize,
+    oversized: &mut Option<(u64, u32, usize)>,
+) -> Take {
+    if !statuses.contains(&h.status) {
+        Take::Skip
+    } else if len > max_item {
+        *oversized = Some((h.file_id, h.item_idx, len));
+        Take::Skip
+    } else if count > 0 && *bytes + len > batch_bytes {
+        Take::Stop
+    } else {
+        *bytes += len;
+        Take::Read
+    }
+}
+
+/// Logs what the cursor passed over: an item too large for a frame, deleted segments.
+fn skipped(st: &SenderState, cursor: &mut Cursor, oversized: Option<(u64, u32, usize)>) {
+    if let Some((file_id, item_idx, len)) = oversized {
+        log::error!(
+            "sender {} {}: item {file_id}:{item_idx} ({len} bytes) exceeds MaxFrame; skipped",
+            st.spec.group,
+            st.spec.address
+        );
+        st.corrupt_items.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some((from, to)) = cursor.take_gap() {
+        log::error!(
+            "sender {} {}: segments {from}..{to} were deleted before they were sent",
+            st.spec.group,
+            st.spec.address
+        );
+    }
+}
+
+/// A damaged item is skipped (logged, counted); any other store error ends the session.
+fn damaged(st: &SenderState, e: SegmentError) -> Result<(), SessionError> {
+    match e {
+        SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. } => {
+            log::error!("sender {} {}: skipping {e}", st.spec.group, st.spec.address);
+            st.corrupt_items.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+        e => Err(fail(format!("reading the store: {e}"))),
+    }
+}
