@@ -9,12 +9,12 @@
 //! It is replaced whole each cycle (temporary name, fsync, rename), so a reader sees the
 //! file of one cycle or the next; the trailer still guards against a damaged disk.
 
-use focuser_schema::segment::crc;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
 use focuser_schema::formats::num;
+use focuser_schema::segment::crc;
 
 use crate::filter::Entry;
 

@@ -2,12 +2,12 @@
 //! so the fuzzer starts past the CRCs. `cargo run -p focuser-reader --example fuzzseeds -- fuzz/seeds`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use focuser_schema::segment::crc;
 use std::path::Path;
 
 use focuser_reader::wire::frame::encode_frame;
 use focuser_reader::wire::messages::{ErrorMsg, FileBegin, Hello, Mode, Welcome};
 use focuser_reader::wire::{Batch, FrameType, WireItem};
+use focuser_schema::segment::crc;
 use focuser_schema::segment::{
     index_path, item_path, Item, Origin, Position, Status, SyncPolicy, Writer, WriterOptions,
 };
@@ -90,6 +90,16 @@ fn main() {
     };
     let mut items = Vec::new();
     batch.encode_into(&mut items);
+    // The same items as stored records (RECORDS frames carry them as they lie on disk).
+    let mut records = focuser_reader::wire::messages::batch_fixed(batch.upto, 3).to_vec();
+    for w in &batch.items {
+        focuser_schema::segment::record::encode_record(
+            &w.item.as_ref(),
+            w.at.file_id,
+            w.at.item_idx,
+            &mut records,
+        );
+    }
     let frames: Vec<(&str, FrameType, Vec<u8>)> = vec![
         (
             "hello",
@@ -116,6 +126,7 @@ fn main() {
             .encode(),
         ),
         ("items", FrameType::Items, items),
+        ("records", FrameType::Records, records),
         (
             "ack",
             FrameType::Ack,

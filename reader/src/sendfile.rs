@@ -1,7 +1,6 @@
 //! sendfile: whole files from a spool directory (or sealed segment pairs) to a receiver's
 //! inbox, in order, each confirmed before the next; the last one shipped is recorded.
 
-use focuser_schema::segment::crc;
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -11,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use focuser_schema::fsutil;
+use focuser_schema::segment::crc;
 use focuser_schema::segment::{index_path, item_path, list_segments};
 
 use crate::config::SendFileConfig;

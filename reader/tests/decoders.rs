@@ -5,7 +5,6 @@
 
 mod common;
 
-use focuser_schema::segment::crc;
 use std::path::PathBuf;
 
 use common::*;
@@ -13,6 +12,7 @@ use focuser_reader::corpus::{check_frames, check_index, check_position, check_re
 use focuser_reader::wire::frame::encode_frame;
 use focuser_reader::wire::messages::{ErrorMsg, FileBegin, Hello, Mode, Welcome};
 use focuser_reader::wire::{Batch, FrameType, WireItem};
+use focuser_schema::segment::crc;
 use focuser_schema::segment::{index_path, item_path, Item, Origin, Position, Status};
 
 type Check = fn(&[u8]);

@@ -4,7 +4,6 @@
 
 mod common;
 
-use focuser_schema::segment::crc;
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -14,6 +13,7 @@ use focuser_reader::wire::frame::{encode_frame, put_string};
 use focuser_reader::wire::handshake::{self, ProtoError};
 use focuser_reader::wire::messages::code;
 use focuser_reader::wire::{read_frame, Batch, FileBegin, FrameType, Mode, Secret, WireItem};
+use focuser_schema::segment::crc;
 use focuser_schema::segment::{Item, Origin, Position, Status};
 
 fn connect(port: u16) -> TcpStream {

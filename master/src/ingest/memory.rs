@@ -5,9 +5,9 @@
 //! costs one cache line; the rest of an aggregate (id, URL, domain, updatetag) is touched only
 //! when it is new or its line has an updatetag.
 
-use focuser_schema::segment::crc;
 use std::hash::BuildHasher;
 
+use focuser_schema::segment::crc;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// A raw URL's key and check: two independent hashes, 96 bits in all.

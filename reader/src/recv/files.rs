@@ -1,12 +1,12 @@
 //! Whole files into the inbox: a temporary name, the size and CRC checked, fsync, rename.
 
-use focuser_schema::segment::crc;
 use std::fs::File;
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::path::Path;
 
 use focuser_schema::fsutil;
+use focuser_schema::segment::crc;
 
 use super::{add, RecvShared};
 use crate::wire::frame::put_string;

@@ -6,13 +6,13 @@
 //! stream as of store position `covers`. On open, the records after `covers` are read back to
 //! bring it up to date, so the checkpoint may lag the store without losing anything.
 
-use focuser_schema::segment::crc;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use focuser_schema::fsutil;
+use focuser_schema::segment::crc;
 use focuser_schema::segment::{
     Cursor, ItemRef, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
 };

@@ -1,8 +1,9 @@
 //! Frames on the wire (docs/formats.md, "Wire protocol"): `len u32 | crc32c u32 | type u8 |
 //! payload`, little-endian; `len` counts the type byte and the payload, the CRC covers them.
 
-use focuser_schema::segment::crc;
 use std::io::{Read, Write};
+
+use focuser_schema::segment::crc;
 
 pub const FRAME_HEADER_LEN: usize = 9;
 

@@ -3,10 +3,10 @@
 //! 24 bytes: magic `FCSRPOS1`, file_id u64, item_idx u32 (the next item to read),
 //! CRC-32C of the first 20 bytes u32, little-endian.
 
-use super::crc;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::crc;
 use crate::fsutil;
 
 const MAGIC: &[u8; 8] = b"FCSRPOS1";

@@ -1,12 +1,12 @@
 //! Reading a store while its writer appends: follow the index of each segment, move on once
 //! the next segment exists (the seal is then done), skip other partitions by the index's hash.
 
-use super::crc;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::crc;
 use super::record::{
     FileHeader, IndexEntry, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC,
     ITEM_MAGIC, RECORD_HEADER_LEN,

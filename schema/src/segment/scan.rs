@@ -1,11 +1,11 @@
 //! Reading an item file record by record: how recovery finds the torn tail and how an index
 //! that is behind is rebuilt.
 
-use super::crc;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::crc;
 use super::record::{self, IndexEntry, RecordHeader, RECORD_HEADER_LEN};
 use super::SegmentError;
 
