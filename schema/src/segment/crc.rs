@@ -59,23 +59,51 @@ const X2N: [u32; 32] = {
     t
 };
 
-/// x^(n·2^k) modulo the polynomial.
-fn x2nmodp(mut n: u64, mut k: usize) -> u32 {
-    let mut p: u32 = 1 << 31; // x^0
-    while n != 0 {
-        if n & 1 != 0 {
-            p = multmodp(X2N[k & 31], p);
+/// MUL[j][n][v] = X2N[j] · (v << 4n): multiplication by X2N[j] as eight nibble lookups, since
+/// the product is linear in the second factor. 16 KiB, built at compile time.
+static MUL: [[[u32; 16]; 8]; 32] = {
+    let mut t = [[[0u32; 16]; 8]; 32];
+    let mut j = 0;
+    while j < 32 {
+        let mut n = 0;
+        while n < 8 {
+            let mut v = 0;
+            while v < 16 {
+                t[j][n][v] = multmodp(X2N[j], (v as u32) << (4 * n));
+                v += 1;
+            }
+            n += 1;
         }
-        n >>= 1;
-        k += 1;
+        j += 1;
+    }
+    t
+};
+
+/// X2N[j] · b, by the nibbles of b.
+#[inline]
+fn mul_x2n(j: usize, b: u32) -> u32 {
+    let t = &MUL[j & 31];
+    let mut p = 0;
+    for (n, row) in t.iter().enumerate() {
+        p ^= row[((b >> (4 * n)) & 15) as usize];
     }
     p
 }
 
 /// The CRC-32C of A‖B from `crc_a` = crc32c(A), `crc_b` = crc32c(B) and B's length; also
-/// `crc32c_append(seed, B)` from `crc32c(B)`, with `crc_a` = seed.
+/// `crc32c_append(seed, B)` from `crc32c(B)`, with `crc_a` = seed. `crc_a` is multiplied by
+/// x^(8·len_b), one factor x^(2^(i+3)) per bit i set in `len_b`: a few dozen table lookups
+/// (it was a bit-at-a-time product per bit, and a fifth of a sender's CPU).
 pub fn combine(crc_a: u32, crc_b: u32, len_b: u64) -> u32 {
-    multmodp(x2nmodp(len_b, 3), crc_a) ^ crc_b
+    let (mut p, mut n, mut k) = (crc_a, len_b, 3usize);
+    while n != 0 {
+        if n & 1 != 0 {
+            p = mul_x2n(k, p);
+        }
+        n >>= 1;
+        k += 1;
+    }
+    p ^ crc_b
 }
 
 #[cfg(test)]
@@ -127,7 +155,26 @@ mod tests {
         }
     }
 
+    /// zlib's way, a bit at a time: what the tables are checked against.
+    fn combine_slowly(crc_a: u32, crc_b: u32, mut n: u64) -> u32 {
+        let (mut p, mut k) = (1u32 << 31, 3usize);
+        while n != 0 {
+            if n & 1 != 0 {
+                p = multmodp(X2N[k & 31], p);
+            }
+            n >>= 1;
+            k += 1;
+        }
+        multmodp(p, crc_a) ^ crc_b
+    }
+
     proptest! {
+        #[test]
+        fn the_tables_combine_as_zlib_does(a in any::<u32>(), b in any::<u32>(), n in any::<u64>()) {
+            prop_assert_eq!(combine(a, b, n), combine_slowly(a, b, n));
+            prop_assert_eq!(combine(a, b, n & 0xffff), combine_slowly(a, b, n & 0xffff));
+        }
+
         /// Every length and alignment the folding loops treat apart (tails, 16/64/256-byte
         /// blocks, unaligned starts) against the bitwise definition.
         #[test]
