@@ -38,6 +38,9 @@ struct Args {
     /// instead of stored records by sendfile
     #[arg(long)]
     items: bool,
+    /// `Send.Window`: batches in flight (the default config's when not given)
+    #[arg(long)]
+    window: Option<usize>,
 }
 
 const SECRET: &[u8] = b"bench-segments-shared-secret";
@@ -61,13 +64,13 @@ fn main() -> anyhow::Result<()> {
     let write_cpu = cpu_s() - c;
     let c = cpu_s();
     let durable_s = match args.ship.contains('b') {
-        true => ship(dir.path(), items, true, !args.items)?,
+        true => ship(dir.path(), items, true, &args)?,
         false => f64::NAN,
     };
     let durable_cpu = cpu_s() - c;
     let c = cpu_s();
     let discard_s = match args.ship.contains('c') {
-        true => ship(dir.path(), items, false, !args.items)?,
+        true => ship(dir.path(), items, false, &args)?,
         false => f64::NAN,
     };
     let discard_cpu = cpu_s() - c;
@@ -241,7 +244,8 @@ fn write_store(store: &Path, bytes: u64) -> anyhow::Result<(u64, u64, f64)> {
 }
 
 /// (b) and (c): a sender over the whole store to one receiver; seconds until all are acked.
-fn ship(dir: &Path, items: u64, durable: bool, records: bool) -> anyhow::Result<f64> {
+fn ship(dir: &Path, items: u64, durable: bool, args: &Args) -> anyhow::Result<f64> {
+    let defaults = SendConfig::default();
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -284,8 +288,9 @@ fn ship(dir: &Path, items: u64, durable: bool, records: bool) -> anyhow::Result<
         secret,
         max_frame,
         send: SendConfig {
-            records,
-            ..SendConfig::default()
+            records: !args.items,
+            window: args.window.unwrap_or(defaults.window),
+            ..defaults
         },
         stop: Arc::clone(&stop),
     });
