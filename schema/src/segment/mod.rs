@@ -12,6 +12,7 @@ mod position;
 mod reader;
 pub mod record;
 mod scan;
+mod writeback;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -291,6 +291,7 @@ impl Writer {
             self.item
                 .write_all(&self.buf)
                 .map_err(SegmentError::io(&path))?;
+            super::writeback::start(&self.item);
             self.buf.clear();
         }
         Ok(())
