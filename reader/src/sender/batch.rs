@@ -15,7 +15,7 @@ use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 
 use focuser_schema::segment::record::RecordHeader;
-use focuser_schema::segment::{crc, Cursor, Position, SegmentError, Take};
+use focuser_schema::segment::{crc, Cursor, Position, SegmentError, Status, Take};
 
 use super::session::{fail, SessionError};
 use super::{SendCtx, SenderState};
@@ -51,42 +51,28 @@ impl Batcher {
 
     /// The next ITEMS frame: each item's body is read into the frame, where it is sent from.
     pub fn items(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
-        let max_item = max_item(ctx);
-        let (batch_items, batch_bytes) = (ctx.send.batch_items, ctx.send.batch_bytes);
-        let statuses = &st.spec.statuses;
+        let mut fill = Fill::new(st, ctx);
         self.ranges.clear();
         self.file = None;
         let frame = &mut self.out;
         frame.clear();
         let start = begin_frame(FrameType::Items, frame);
         frame.extend_from_slice(&[0u8; BATCH_FIXED]);
-        let mut count = 0u32;
-        let mut bytes = 0usize;
         // The CRC of the items part of the payload, from each item's fixed part and the body
         // CRC its record check computed: the bodies are not gone over a second time.
         let mut items_crc = 0u32;
-        while (count as usize) < batch_items {
+        while fill.room() {
             let item_start = frame.len();
             frame.extend_from_slice(&[0u8; WIRE_ITEM_FIXED]);
-            let mut oversized = None;
             let got = self.cursor.next_raw(frame, |h| {
                 let len = Batch::wire_len(
                     h.doc_id_len as usize,
                     h.url_len as usize,
                     h.content_len as usize,
                 );
-                take(
-                    h,
-                    len,
-                    statuses,
-                    max_item,
-                    count,
-                    &mut bytes,
-                    batch_bytes,
-                    &mut oversized,
-                )
+                fill.take(h, len)
             });
-            skipped(st, &mut self.cursor, oversized);
+            skipped(st, &mut self.cursor, fill.oversized.take());
             match got {
                 Ok(Some(raw)) => {
                     let h = raw.header;
@@ -105,7 +91,7 @@ impl Batcher {
                     let item_crc = crc::combine(crc::crc32c(&fixed), raw.body_crc, body_len);
                     items_crc =
                         crc::combine(items_crc, item_crc, WIRE_ITEM_FIXED as u64 + body_len);
-                    count += 1;
+                    fill.count += 1;
                 }
                 Ok(None) => {
                     frame.truncate(item_start);
@@ -119,7 +105,7 @@ impl Batcher {
         }
         let upto = self.cursor.position();
         let fixed_at = start + FRAME_HEADER_LEN;
-        frame[fixed_at..fixed_at + BATCH_FIXED].copy_from_slice(&batch_fixed(upto, count));
+        frame[fixed_at..fixed_at + BATCH_FIXED].copy_from_slice(&batch_fixed(upto, fill.count));
         let items_len = (frame.len() - fixed_at - BATCH_FIXED) as u64;
         let head_crc = crc::crc32c(&frame[start + 8..fixed_at + BATCH_FIXED]);
         finish_frame_followed_by(
@@ -130,47 +116,33 @@ impl Batcher {
         );
         Ok(Built {
             upto,
-            count,
+            count: fill.count,
             bytes: frame.len() as u64,
         })
     }
 
     /// The next RECORDS frame: the records of one item file, by their headers only.
     pub fn records(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
-        let max_item = max_item(ctx);
-        let (batch_items, batch_bytes) = (ctx.send.batch_items, ctx.send.batch_bytes);
-        let statuses = &st.spec.statuses;
+        let mut fill = Fill::new(st, ctx);
         self.ranges.clear();
         self.file = None;
         let frame = &mut self.out;
         frame.clear();
         let start = begin_frame(FrameType::Records, frame);
         frame.extend_from_slice(&[0u8; RECORDS_FIXED]);
-        let mut count = 0u32;
-        let mut bytes = 0usize;
         let mut file_id = None;
         // The CRC and length of the records part of the payload.
         let (mut records_crc, mut records_len) = (0u32, 0u64);
-        while (count as usize) < batch_items {
-            let mut oversized = None;
+        while fill.room() {
             let got = self.cursor.next_located(|h| {
                 // One batch, one file: the cursor lets go of a file it has left.
                 if file_id.is_some_and(|f| f != h.file_id) {
                     return Take::Stop;
                 }
                 let len = h.len as usize;
-                take(
-                    h,
-                    len,
-                    statuses,
-                    max_item,
-                    count,
-                    &mut bytes,
-                    batch_bytes,
-                    &mut oversized,
-                )
+                fill.take(h, len)
             });
-            skipped(st, &mut self.cursor, oversized);
+            skipped(st, &mut self.cursor, fill.oversized.take());
             match got {
                 Ok(Some(at)) => {
                     let h = at.header;
@@ -194,7 +166,7 @@ impl Batcher {
                         Some((from, n)) if *from + *n == at.offset => *n += len,
                         _ => self.ranges.push((at.offset, len)),
                     }
-                    count += 1;
+                    fill.count += 1;
                 }
                 Ok(None) => break,
                 Err(e) => damaged(st, e)?,
@@ -202,13 +174,13 @@ impl Batcher {
         }
         let upto = self.cursor.position();
         let fixed_at = start + FRAME_HEADER_LEN;
-        frame[fixed_at..fixed_at + RECORDS_FIXED].copy_from_slice(&batch_fixed(upto, count));
+        frame[fixed_at..fixed_at + RECORDS_FIXED].copy_from_slice(&batch_fixed(upto, fill.count));
         let head_crc = crc::crc32c(&frame[start + 8..]);
         let frame_crc = crc::combine(head_crc, records_crc, records_len);
         finish_frame_followed_by(frame, start, frame_crc, records_len);
         Ok(Built {
             upto,
-            count,
+            count: fill.count,
             bytes: frame.len() as u64 + records_len,
         })
     }
@@ -238,32 +210,49 @@ impl Batcher {
     }
 }
 
-fn max_item(ctx: &SendCtx) -> usize {
-    ctx.max_frame.saturating_sub(FRAME_HEADER_LEN + BATCH_FIXED)
+/// What goes into one batch: the group's statuses, items that fit a frame, up to
+/// `Send.BatchItems` items and `Send.BatchBytes` bytes (at least one item).
+struct Fill<'a> {
+    statuses: &'a [Status],
+    max_item: usize,
+    max_items: usize,
+    max_bytes: usize,
+    count: u32,
+    bytes: usize,
+    /// An item passed over for being larger than a frame: (file_id, item_idx, bytes).
+    oversized: Option<(u64, u32, usize)>,
 }
 
-/// Whether the item with header `h` and `len` bytes on the wire goes into the batch.
-#[allow(clippy::too_many_arguments)]
-fn take(
-    h: &RecordHeader,
-    len: usize,
-    statuses: &[focuser_schema::segment::Status],
-    max_item: usize,
-    count: u32,
-    bytes: &mut usize,
-    batch_bytes: usize,
-    oversized: &mut Option<(u64, u32, usize)>,
-) -> Take {
-    if !statuses.contains(&h.status) {
-        Take::Skip
-    } else if len > max_item {
-        *oversized = Some((h.file_id, h.item_idx, len));
-        Take::Skip
-    } else if count > 0 && *bytes + len > batch_bytes {
-        Take::Stop
-    } else {
-        *bytes += len;
-        Take::Read
+impl<'a> Fill<'a> {
+    fn new(st: &'a SenderState, ctx: &SendCtx) -> Fill<'a> {
+        Fill {
+            statuses: &st.spec.statuses,
+            max_item: ctx.max_frame.saturating_sub(FRAME_HEADER_LEN + BATCH_FIXED),
+            max_items: ctx.send.batch_items,
+            max_bytes: ctx.send.batch_bytes,
+            count: 0,
+            bytes: 0,
+            oversized: None,
+        }
+    }
+
+    fn room(&self) -> bool {
+        (self.count as usize) < self.max_items
+    }
+
+    /// Whether the item with header `h`, `len` bytes in the frame, goes into the batch.
+    fn take(&mut self, h: &RecordHeader, len: usize) -> Take {
+        if !self.statuses.contains(&h.status) {
+            Take::Skip
+        } else if len > self.max_item {
+            self.oversized = Some((h.file_id, h.item_idx, len));
+            Take::Skip
+        } else if self.count > 0 && self.bytes + len > self.max_bytes {
+            Take::Stop
+        } else {
+            self.bytes += len;
+            Take::Read
+        }
     }
 }
 
