@@ -91,15 +91,7 @@ fn main() {
     let mut items = Vec::new();
     batch.encode_into(&mut items);
     // The same items as stored records (RECORDS frames carry them as they lie on disk).
-    let mut records = focuser_reader::wire::messages::batch_fixed(batch.upto, 3).to_vec();
-    for w in &batch.items {
-        focuser_schema::segment::record::encode_record(
-            &w.item.as_ref(),
-            w.at.file_id,
-            w.at.item_idx,
-            &mut records,
-        );
-    }
+    let records = focuser_reader::corpus::records_payload(&batch);
     let frames: Vec<(&str, FrameType, Vec<u8>)> = vec![
         (
             "hello",

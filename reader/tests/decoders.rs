@@ -129,16 +129,8 @@ fn damaged_frames_decode_without_panics() {
     };
     let mut items = Vec::new();
     batch.encode_into(&mut items);
-    // A RECORDS payload: the same items as stored records.
-    let mut records = focuser_reader::wire::messages::batch_fixed(batch.upto, 2).to_vec();
-    for w in &batch.items {
-        focuser_schema::segment::record::encode_record(
-            &w.item.as_ref(),
-            w.at.file_id,
-            w.at.item_idx,
-            &mut records,
-        );
-    }
+    // The same items as stored records (RECORDS frames carry them as they lie on disk).
+    let records = focuser_reader::corpus::records_payload(&batch);
     let payloads: Vec<(FrameType, Vec<u8>)> = vec![
         (
             FrameType::Hello,

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::feeds::{
-    ask, assert_consistent, items, live, resource, resource_row, rules, serve_feed, serve_text,
+    ask, assert_consistent, items, live, resource, resource_row, rules, serve_feed, serve_sitemap,
     site, store, It,
 };
 use common::{number, wait_for};
@@ -70,19 +70,10 @@ fn resources_kill_9_in_the_write_stage_loses_nothing_and_emits_nothing_twice() {
     let server = WebServer::start().unwrap();
     let c = &mut db.conn();
     rules(c);
-    serve_text(
-        &server,
-        "k.test",
-        "/sitemap.txt",
-        &server.url("k.test", "/feed.xml"),
-    );
+    let sitemap = serve_sitemap(&server, "k.test", &["/feed.xml"]);
     let mut feed: Vec<It> = items("k", 3000);
     serve_feed(&server, "k.test", "/feed.xml", &feed);
-    let id = resource(
-        c,
-        "crash",
-        &[("partner", server.url("k.test", "/sitemap.txt"))],
-    );
+    let id = resource(c, "crash", &[("partner", sitemap)]);
     // A host delay gives the test time to take its lock between the claim and the end.
     let site = site(&db, &server, "Fetch.HostDelay = 1\ndebuglevel = 40\n");
 

@@ -6,7 +6,7 @@ mod common;
 
 use common::feeds::{
     ask, assert_consistent, count, feed_xml, items, live, resource, resource_row, rules,
-    serve_feed, serve_text, site, store, It,
+    serve_feed, serve_sitemap, serve_text, site, store, It,
 };
 use common::number;
 use focuser_feed::doc_id::item_doc_id;
@@ -206,17 +206,8 @@ fn resources_safety_valve_shrunk_feed_and_failed_keys_delete_nothing() {
     let server = WebServer::start().unwrap();
     let c = &mut db.conn();
     rules(c);
-    serve_text(
-        &server,
-        "v.test",
-        "/sitemap.txt",
-        &server.url("v.test", "/feed.xml"),
-    );
-    let id = resource(
-        c,
-        "valve",
-        &[("partner", server.url("v.test", "/sitemap.txt"))],
-    );
+    let sitemap = serve_sitemap(&server, "v.test", &["/feed.xml"]);
+    let id = resource(c, "valve", &[("partner", sitemap)]);
     let full = items("k", 100);
     serve_feed(&server, "v.test", "/feed.xml", &full);
     let site = site(&db, &server, "");
@@ -338,19 +329,10 @@ fn resources_unchanged_sitemap_skipped_on_an_automatic_run_processed_on_a_manual
     let server = WebServer::start().unwrap();
     let c = &mut db.conn();
     rules(c);
-    serve_text(
-        &server,
-        "u.test",
-        "/sitemap.txt",
-        &server.url("u.test", "/feed.xml"),
-    );
+    let sitemap = serve_sitemap(&server, "u.test", &["/feed.xml"]);
     serve_feed(&server, "u.test", "/feed.xml", &items("k", 20));
     serve_feed(&server, "u.test", "/extra.xml", &items("x", 2));
-    let id = resource(
-        c,
-        "unchanged",
-        &[("partner", server.url("u.test", "/sitemap.txt"))],
-    );
+    let id = resource(c, "unchanged", &[("partner", sitemap)]);
     let site = site(&db, &server, "");
     site.once();
     assert_eq!(live(c, id).len(), 20);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::feeds::{ask, items, resource, rules, serve_feed, serve_text, site};
+use common::feeds::{ask, items, resource, rules, serve_feed, serve_sitemap, site};
 use common::{free_port, get, metric, wait_for};
 use focuser_schema::models::{VrResource, VrResourceChanges};
 use focuser_tests::web::{Behaviour, WebServer};
@@ -29,15 +29,10 @@ fn resources_runs_items_and_errors_show_in_metrics_and_on_the_status_page() {
     let server = WebServer::start().unwrap();
     let c = &mut db.conn();
     rules(c);
-    serve_text(
-        &server,
-        "a.test",
-        "/sitemap.txt",
-        &server.url("a.test", "/f.xml"),
-    );
+    let sitemap = serve_sitemap(&server, "a.test", &["/f.xml"]);
     let mut feed = items("a", 10);
     serve_feed(&server, "a.test", "/f.xml", &feed);
-    let shop = resource(c, "shop", &[("a", server.url("a.test", "/sitemap.txt"))]);
+    let shop = resource(c, "shop", &[("a", sitemap)]);
     hourly(c, shop);
     // Its sitemap is not there: the run fails.
     server.set("b.test", "/sitemap.txt", Behaviour::status(404));

@@ -49,15 +49,21 @@ impl Batcher {
         }
     }
 
+    /// Starts a frame of `kind` with `fixed` bytes to fill in later; returns where it starts.
+    fn begin(&mut self, kind: FrameType, fixed: usize) -> usize {
+        self.ranges.clear();
+        self.file = None;
+        self.out.clear();
+        let start = begin_frame(kind, &mut self.out);
+        self.out.resize(self.out.len() + fixed, 0);
+        start
+    }
+
     /// The next ITEMS frame: each item's body is read into the frame, where it is sent from.
     pub fn items(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
         let mut fill = Fill::new(st, ctx);
-        self.ranges.clear();
-        self.file = None;
+        let start = self.begin(FrameType::Items, BATCH_FIXED);
         let frame = &mut self.out;
-        frame.clear();
-        let start = begin_frame(FrameType::Items, frame);
-        frame.extend_from_slice(&[0u8; BATCH_FIXED]);
         // The CRC of the items part of the payload, from each item's fixed part and the body
         // CRC its record check computed: the bodies are not gone over a second time.
         let mut items_crc = 0u32;
@@ -124,12 +130,8 @@ impl Batcher {
     /// The next RECORDS frame: the records of one item file, by their headers only.
     pub fn records(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
         let mut fill = Fill::new(st, ctx);
-        self.ranges.clear();
-        self.file = None;
+        let start = self.begin(FrameType::Records, RECORDS_FIXED);
         let frame = &mut self.out;
-        frame.clear();
-        let start = begin_frame(FrameType::Records, frame);
-        frame.extend_from_slice(&[0u8; RECORDS_FIXED]);
         let mut file_id = None;
         // The CRC and length of the records part of the payload.
         let (mut records_crc, mut records_len) = (0u32, 0u64);

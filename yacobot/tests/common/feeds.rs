@@ -137,6 +137,13 @@ pub fn serve_text(server: &WebServer, host: &str, path: &str, body: &str) {
     server.set(host, path, Behaviour::text(body));
 }
 
+/// Serves `host`'s `/sitemap.txt` listing `feeds` (paths on `host`), one a line; returns its URL.
+pub fn serve_sitemap(server: &WebServer, host: &str, feeds: &[&str]) -> String {
+    let list: Vec<String> = feeds.iter().map(|f| server.url(host, f)).collect();
+    serve_text(server, host, "/sitemap.txt", &list.join("\n"));
+    server.url(host, "/sitemap.txt")
+}
+
 pub fn resource_row(c: &mut MysqlConnection, id: u32) -> VrResource {
     VrResource::find(c, id).unwrap()
 }
