@@ -10,7 +10,7 @@
 #
 # Environment: FOCUSER_DB_PORT (default 3407), FOCUSER_DB_NAME (default focuser),
 # FOCUSER_VAR (default <repo>/var), FOCUSER_DB_START_TIMEOUT (seconds, default 60),
-# FOCUSER_DB_POOL (InnoDB buffer pool, default 256M; read at start-up),
+# FOCUSER_DB_POOL (InnoDB buffer pool, default 1G; read at start-up),
 # DATABASE_URL (use that server instead), FOCUSER_ADMIN_DATABASE_URL (its admin account).
 set -euo pipefail
 
@@ -135,7 +135,7 @@ start_server() {
         --socket="$SOCK" --port="$PORT" --bind-address=127.0.0.1 --pid-file="$PIDFILE" \
         --log-error="$LOG" --user="$OS_USER" --skip-name-resolve \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_bin --default-time-zone=+00:00 \
-        --innodb-buffer-pool-size="${FOCUSER_DB_POOL:-256M}" --max-connections=500 \
+        --innodb-buffer-pool-size="${FOCUSER_DB_POOL:-1G}" --max-connections=500 \
         </dev/null >>"$DB_DIR/mariadbd.out" 2>&1 &
     local pid=$! waited=0
     while ! answers; do

@@ -1,6 +1,7 @@
 //! The write plan of a run: this run's items against the previous run's, by key and MD5,
 //! with the safety valve (SPEC §6 resources; docs/formats.md "Diff plan and safety valve").
 
+// std's SipHash with random keys: the keys come from partners' feeds.
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -9,6 +10,8 @@ use std::fmt;
 pub struct Previous<'a> {
     pub keyword: &'a str,
     pub md5: &'a str,
+    /// The digest of its canonical form, when the item digest file had it.
+    pub digest: Option<u128>,
     /// `vr_data.status_id`: the feed URL it came from.
     pub status_id: Option<u64>,
 }
@@ -17,7 +20,18 @@ pub struct Previous<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Current<'a> {
     pub keyword: &'a str,
+    /// Its MD5; may be left empty when the previous item of the same key has a digest.
     pub md5: &'a str,
+    pub digest: Option<u128>,
+}
+
+/// Whether an item is unchanged since the previous run: by digest when both sides have one,
+/// else by MD5. An item without either compares as changed (rewritten, never lost).
+pub fn same(p: &Previous<'_>, c: &Current<'_>) -> bool {
+    match (p.digest, c.digest) {
+        (Some(a), Some(b)) => a == b,
+        _ => !c.md5.is_empty() && p.md5 == c.md5,
+    }
 }
 
 /// The safety valve's thresholds, in whole percent.
@@ -108,7 +122,7 @@ pub fn plan(
     valve: Valve,
     protected: impl Fn(&Previous<'_>) -> bool,
 ) -> Plan {
-    let before: HashMap<&str, &str> = previous.iter().map(|p| (p.keyword, p.md5)).collect();
+    let before: HashMap<&str, &Previous<'_>> = previous.iter().map(|p| (p.keyword, p)).collect();
     let mut seen: HashSet<&str> = HashSet::with_capacity(current.len());
     let mut out = Plan::default();
     for (i, c) in current.iter().enumerate() {
@@ -118,7 +132,7 @@ pub fn plan(
         }
         match before.get(c.keyword) {
             None => out.inserts.push(i),
-            Some(&md5) if md5 == c.md5 => out.unchanged += 1,
+            Some(p) if same(p, c) => out.unchanged += 1,
             Some(_) => out.updates.push(i),
         }
     }

@@ -25,12 +25,14 @@ fn a_report_a_person_can_act_on() {
         .map(|k| Previous {
             keyword: k,
             md5: "1",
+            digest: None,
             status_id: None,
         })
         .collect();
     let current = [Current {
         keyword: "y",
         md5: "1",
+        digest: None,
     }];
     let p = plan(&previous, &current, 9, Valve::default(), |_| false);
     d.valve(p.valve.as_ref().unwrap());

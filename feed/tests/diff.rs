@@ -1,7 +1,7 @@
 //! The write plan and its safety valve, table-driven: the cases and the boundaries.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use focuser_feed::diff::{plan, Current, Plan, Previous, Valve, ValveReason};
+use focuser_feed::diff::{plan, same, Current, Plan, Previous, Valve, ValveReason};
 
 /// Items `k0..kn` with MD5 `m0`; `changed` of them with another MD5.
 fn prev_items(n: usize) -> Vec<(String, String)> {
@@ -30,6 +30,7 @@ fn run_case(c: &Case) -> Plan {
         .map(|(k, m)| Previous {
             keyword: k,
             md5: m,
+            digest: None,
             status_id: Some(1),
         })
         .collect();
@@ -44,7 +45,11 @@ fn run_case(c: &Case) -> Plan {
     cur.extend((0..c.added).map(|i| (format!("new{i}"), "m0".to_string())));
     let current: Vec<Current> = cur
         .iter()
-        .map(|(k, m)| Current { keyword: k, md5: m })
+        .map(|(k, m)| Current {
+            keyword: k,
+            md5: m,
+            digest: None,
+        })
         .collect();
     plan(&previous, &current, c.failed, Valve::default(), |_| false)
 }
@@ -208,21 +213,25 @@ fn which_items_are_planned() {
         Previous {
             keyword: "a",
             md5: "1",
+            digest: None,
             status_id: Some(10),
         },
         Previous {
             keyword: "b",
             md5: "1",
+            digest: None,
             status_id: Some(10),
         },
         Previous {
             keyword: "c",
             md5: "1",
+            digest: None,
             status_id: Some(11),
         },
         Previous {
             keyword: "d",
             md5: "1",
+            digest: None,
             status_id: None,
         },
     ];
@@ -230,18 +239,22 @@ fn which_items_are_planned() {
         Current {
             keyword: "b",
             md5: "2",
+            digest: None,
         },
         Current {
             keyword: "e",
             md5: "1",
+            digest: None,
         },
         Current {
             keyword: "a",
             md5: "1",
+            digest: None,
         },
         Current {
             keyword: "e",
             md5: "9",
+            digest: None,
         },
     ];
     // Feed URL 11 failed this run: its items are kept.
@@ -264,12 +277,14 @@ fn thresholds_are_parameters() {
         .map(|k| Previous {
             keyword: k,
             md5: "1",
+            digest: None,
             status_id: None,
         })
         .collect();
     let current = [Current {
         keyword: "a",
         md5: "1",
+        digest: None,
     }];
     let strict = Valve {
         min_kept_percent: 50,
@@ -321,4 +336,46 @@ fn valve_reasons_read_as_sentences() {
         .to_string(),
         "safety valve: 85 of 100 items failed validation, more than 80 %; nothing deleted"
     );
+}
+
+#[test]
+fn items_compare_by_digest_when_both_have_one_else_by_md5() {
+    let p = |md5, digest| Previous {
+        keyword: "k",
+        md5,
+        digest,
+        status_id: None,
+    };
+    let c = |md5, digest| Current {
+        keyword: "k",
+        md5,
+        digest,
+    };
+    // Both digests: they decide, whatever the MD5s say (the current one is not computed).
+    assert!(same(&p("m", Some(7)), &c("", Some(7))));
+    assert!(!same(&p("m", Some(7)), &c("m", Some(8))));
+    // A side without a digest: the MD5 decides.
+    assert!(same(&p("m", None), &c("m", Some(7))));
+    assert!(same(&p("m", Some(7)), &c("m", None)));
+    assert!(!same(&p("m", None), &c("n", Some(7))));
+    // Neither a digest nor a current MD5: changed, so rewritten rather than missed.
+    assert!(!same(&p("", None), &c("", None)));
+    assert!(!same(&p("m", None), &c("", Some(7))));
+
+    let previous = [
+        p("m", Some(1)),
+        Previous {
+            keyword: "j",
+            ..p("x", None)
+        },
+    ];
+    let current = [
+        c("", Some(1)),
+        Current {
+            keyword: "j",
+            ..c("y", Some(5))
+        },
+    ];
+    let got = plan(&previous, &current, 0, Valve::default(), |_| false);
+    assert_eq!((got.unchanged, got.updates.clone()), (1, vec![1]));
 }

@@ -718,6 +718,31 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         (runs.len(), runs[0].status, runs[0].items, runs[0].fetch_end),
         (1, 1, 2, Some(t(10, 1)))
     );
+    // The run before a run: none before the first, the latest lower id of the same resource
+    // (another resource's runs in between do not count).
+    assert_eq!(ProcessTimestamp::previous_run(c, r.id, p.id).unwrap(), None);
+    let run_of = |c: &mut _, res_id| {
+        NewProcessTimestamp {
+            res_id,
+            is_manual: false,
+            status: 1,
+            fetch_start: None,
+        }
+        .insert(c)
+        .unwrap()
+        .id
+    };
+    let other = run_of(c, r.id + 1000);
+    let second = run_of(c, r.id);
+    assert!(other > p.id && second > other);
+    assert_eq!(
+        ProcessTimestamp::previous_run(c, r.id, second).unwrap(),
+        Some(p.id)
+    );
+    assert_eq!(
+        ProcessTimestamp::previous_run(c, r.id, second + 1).unwrap(),
+        Some(second)
+    );
 
     let u = NewVrUpdateInfo {
         res_id: r.id,

@@ -178,7 +178,7 @@ fn extract_all(path: &Path) -> anyhow::Result<(u64, u128)> {
     let summary = extract(File::open(path)?, None, &rules, &Limits::default(), |o| {
         if let Outcome::Item(i) = o {
             items += 1;
-            digest ^= u128::from_str_radix(i.md5(), 16).unwrap_or(0);
+            digest ^= u128::from_str_radix(&i.md5(), 16).unwrap_or(0);
         }
         ControlFlow::Continue(())
     })?;

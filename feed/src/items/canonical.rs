@@ -98,14 +98,22 @@ pub(crate) fn write<'v>(
     out.push_str("]}");
 }
 
-/// Lower-case hex MD5 of the canonical form.
-pub(crate) fn md5_hex(canonical: &str, out: &mut [u8; 32]) {
+/// Lower-case hex MD5 of a canonical form (`vr_data.md5_sum`).
+pub fn md5_hex(canonical: &str) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Md5::digest(canonical.as_bytes());
-    for (i, b) in digest.iter().enumerate() {
-        out[2 * i] = HEX[usize::from(b >> 4)];
-        out[2 * i + 1] = HEX[usize::from(b & 15)];
+    let mut out = String::with_capacity(32);
+    for b in digest {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
     }
+    out
+}
+
+/// XXH3-128 of a canonical form: equal canonical forms, equal digests; the item digest file
+/// keeps it per key so that an unchanged item is known without its MD5.
+pub fn digest(canonical: &str) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(canonical.as_bytes())
 }
 
 #[cfg(test)]
@@ -137,6 +145,16 @@ mod tests {
             push_json_str(&mut out, &s);
             proptest::prop_assert_eq!(out, serde_json::to_string(&s).unwrap());
         }
+    }
+
+    #[test]
+    fn md5_and_digest_of_a_canonical_form() {
+        assert_eq!(md5_hex(""), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(md5_hex("abc"), "900150983cd24fb0d6963f7d28e17f72");
+        // XXH3-128's published value for the empty input.
+        assert_eq!(digest(""), 0x99aa06d3014798d86001c324468d497f);
+        assert_eq!(digest(r#"{"key":"a"}"#), digest(r#"{"key":"a"}"#));
+        assert_ne!(digest(r#"{"key":"a"}"#), digest(r#"{"key":"b"}"#));
     }
 
     #[test]

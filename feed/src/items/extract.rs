@@ -395,7 +395,7 @@ impl<'r> State<'r> {
             |i| &values[i],
             &item.arena,
         );
-        canonical::md5_hex(&item.canonical, &mut item.md5);
+        item.digest = canonical::digest(&item.canonical);
         self.summary.items += 1;
         sink(Outcome::Item(&self.item))
     }

@@ -9,6 +9,7 @@ mod stream;
 
 use std::fmt;
 
+pub use canonical::{digest, md5_hex};
 pub use extract::extract;
 pub use rules::{FieldRule, RuleError, Rules};
 
@@ -56,7 +57,7 @@ pub struct Item {
     pub(crate) values: Vec<Vec<(u32, u32)>>,
     pub(crate) key: (u32, u32),
     pub(crate) canonical: String,
-    pub(crate) md5: [u8; 32],
+    pub(crate) digest: u128,
 }
 
 impl Item {
@@ -80,10 +81,16 @@ impl Item {
         &self.canonical
     }
 
-    /// Lower-case hex MD5 of the canonical form (`vr_data.md5_sum`).
-    pub fn md5(&self) -> &str {
-        // Always ASCII hex digits.
-        std::str::from_utf8(&self.md5).unwrap_or_default()
+    /// Lower-case hex MD5 of the canonical form (`vr_data.md5_sum`), computed on each call:
+    /// a run needs it only for the items it writes (see [`Item::digest`]).
+    pub fn md5(&self) -> String {
+        md5_hex(&self.canonical)
+    }
+
+    /// XXH3-128 of the canonical form: what a run compares with the previous run's digest
+    /// of the same key, at a tenth of the MD5's cost (docs/formats.md "Item digest file").
+    pub fn digest(&self) -> u128 {
+        self.digest
     }
 
     /// The values of the `field`-th rule, in document order.

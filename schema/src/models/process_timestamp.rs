@@ -72,6 +72,19 @@ impl ProcessTimestamp {
             .load(conn)
     }
 
+    /// The id of the run of `res_id` before `run` (`ix_process_timestamp_res`), if any.
+    pub fn previous_run(
+        conn: &mut MysqlConnection,
+        res_id: u32,
+        run: u64,
+    ) -> QueryResult<Option<u64>> {
+        process_timestamp::table
+            .filter(process_timestamp::res_id.eq(res_id))
+            .filter(process_timestamp::id.lt(run))
+            .select(diesel::dsl::max(process_timestamp::id))
+            .first(conn)
+    }
+
     /// The runs of a resource that committed their `vr_data` changes and may not have
     /// emitted all of them (`emit_file` set, `write_end` not), oldest first.
     pub fn unfinished_emissions(conn: &mut MysqlConnection, res_id: u32) -> QueryResult<Vec<Self>> {

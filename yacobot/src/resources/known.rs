@@ -1,24 +1,44 @@
 //! A run's stored items (`vr_data`, live and deleted), read ahead of its write.
 //!
-//! The diff needs every stored item's key and MD5, and on a table larger than the server's
-//! buffer pool that read waits on the disk page by page. The write stage's read-ahead thread
-//! reads the items of the runs next in line while their feeds are fetched and parsed, so that
-//! those waits overlap the parse instead of following it; a writer that finds them not read
-//! yet reads them itself. Either way they are read after the run's recovery and before its
-//! write, and the claim keeps every other writer away from the resource in between: what is
-//! read is what the diff must see.
+//! The diff needs every stored item's key and MD5. An automatic run whose resource's item
+//! digest file describes its previous run takes them from the file ([`super::digests`]);
+//! otherwise they are read from `vr_data`, and on a table larger than the server's buffer pool
+//! that read waits on the disk page by page. The write stage's read-ahead thread reads the
+//! items of the runs next in line while their feeds are fetched and parsed, so that those
+//! waits overlap the parse instead of following it; a writer that finds them not read yet
+//! reads them itself. Either way they are read after the run's recovery and before its write,
+//! and the claim keeps every other writer away from the resource in between: what is read is
+//! what the diff must see.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use focuser_daemon::db::DbError;
-use focuser_schema::models::{KnownItem, VrData};
+use focuser_schema::models::{ProcessTimestamp, VrData};
 
+use super::digests::{DigestDir, Entry};
+use super::run::RunShared;
+use super::stats;
 use crate::worker::Ctx;
+
+/// A stored item as the diff sees it.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// `vr_data.id`; `None` when read from the digest file (looked up for the keys written).
+    pub id: Option<u64>,
+    pub entry: Entry,
+}
+
+/// The stored items of a resource, and where they were read.
+#[derive(Debug, Default)]
+pub struct KnownSet {
+    pub items: Vec<Stored>,
+    pub from_file: bool,
+}
 
 enum State {
     Unread,
     Reading,
-    Read(Vec<KnownItem>),
+    Read(KnownSet),
     Taken,
 }
 
@@ -36,9 +56,56 @@ impl Default for Known {
     }
 }
 
-fn read(ctx: &Ctx, res_id: u32) -> Result<Vec<KnownItem>, DbError> {
-    ctx.db_run("reading a resource's items", |c| {
+/// From the digest file when it describes the run before this one, else from `vr_data`.
+fn read(ctx: &Ctx, run: &RunShared, digests: &DigestDir) -> Result<KnownSet, DbError> {
+    let (res_id, run_id) = (run.res_id(), run.claimed.run.id);
+    if !run.claimed.manual {
+        match digests.load(res_id) {
+            Ok(Some(file)) => {
+                let previous = ctx.db_run("reading a resource's previous run", |c| {
+                    ProcessTimestamp::previous_run(c, res_id, run_id)
+                })?;
+                if previous == Some(file.run_id) {
+                    stats::add(&ctx.resources.digest_files_used, 1);
+                    return Ok(KnownSet {
+                        items: file
+                            .entries
+                            .into_iter()
+                            .map(|entry| Stored { id: None, entry })
+                            .collect(),
+                        from_file: true,
+                    });
+                }
+                log::debug!(
+                    "resource {res_id}: its item digest file is of run {}, the previous run is {previous:?}: reading vr_data",
+                    file.run_id
+                );
+            }
+            Ok(None) => {}
+            Err(e) => {
+                stats::add(&ctx.resources.digest_files_refused, 1);
+                log::warn!("resource {res_id}: {e}; reading vr_data instead");
+            }
+        }
+    }
+    let rows = ctx.db_run("reading a resource's items", |c| {
         VrData::known_items(c, res_id)
+    })?;
+    Ok(KnownSet {
+        items: rows
+            .into_iter()
+            .map(|k| Stored {
+                id: Some(k.id),
+                entry: Entry {
+                    keyword: k.keyword,
+                    md5: k.md5_sum,
+                    digest: None,
+                    status_id: k.status_id,
+                    data_status: k.data_status,
+                },
+            })
+            .collect(),
+        from_file: false,
     })
 }
 
@@ -48,7 +115,7 @@ impl Known {
     }
 
     /// By a read-ahead thread: reads the items unless a writer has begun.
-    pub fn read_ahead(&self, ctx: &Ctx, res_id: u32) {
+    pub fn read_ahead(&self, ctx: &Ctx, run: &RunShared, digests: &DigestDir) {
         {
             let mut s = self.lock();
             if !matches!(*s, State::Unread) {
@@ -56,13 +123,13 @@ impl Known {
             }
             *s = State::Reading;
         }
-        let result = read(ctx, res_id);
+        let result = read(ctx, run, digests);
         let mut s = self.lock();
         match result {
             Ok(items) => *s = State::Read(items),
             Err(e) => {
                 // The writer reads them again, and reports what goes wrong then.
-                log::debug!("resource {res_id}: reading its items ahead: {e}");
+                log::debug!("resource {}: reading its items ahead: {e}", run.res_id());
                 *s = State::Unread;
             }
         }
@@ -77,7 +144,12 @@ impl Known {
 
     /// By the writer: the items, read now if the read-ahead has not begun; waits while it
     /// reads.
-    pub fn take(&self, ctx: &Ctx, res_id: u32) -> Result<Vec<KnownItem>, DbError> {
+    pub fn take(
+        &self,
+        ctx: &Ctx,
+        run: &RunShared,
+        digests: &DigestDir,
+    ) -> Result<KnownSet, DbError> {
         let mut s = self.lock();
         loop {
             match std::mem::replace(&mut *s, State::Taken) {
@@ -89,7 +161,7 @@ impl Known {
                 // Taken twice cannot happen (one write per run); read again rather than fail.
                 State::Unread | State::Taken => {
                     drop(s);
-                    return read(ctx, res_id);
+                    return read(ctx, run, digests);
                 }
             }
         }

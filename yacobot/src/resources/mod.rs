@@ -9,6 +9,8 @@
 //! [`store`], and a thread that reads each run's stored items ahead, [`known`]); fetching waits
 //! while more than five times that many feeds are queued.
 
+mod changes;
+mod digests;
 mod known;
 mod run;
 mod sitemaps;

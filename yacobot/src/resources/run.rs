@@ -30,7 +30,9 @@ pub struct FeedJob {
 /// A good item of a run, kept until the run's diff.
 pub struct GoodItem {
     pub keyword: String,
+    /// Computed only when the diff needs it, or the item is written (empty until then).
     pub md5: String,
+    pub digest: u128,
     pub canonical: String,
     pub status_id: u64,
     pub ds_id: u32,

@@ -39,6 +39,9 @@ pub struct ResourceStats {
     pub feeds: AtomicU64,
     pub feed_errors: AtomicU64,
     pub sitemap_errors: AtomicU64,
+    /// Runs that diffed against their item digest file; digest files refused as damaged.
+    pub digest_files_used: AtomicU64,
+    pub digest_files_refused: AtomicU64,
     /// Gauges: runs claimed and not finished here; resources whose last run failed (all nodes,
     /// `None` until the first scan looked).
     pub running: AtomicU64,
@@ -143,6 +146,16 @@ impl StatusSource for ResourceStats {
                 "yacobot_resource_sitemap_errors_total",
                 "data sources whose sitemap failed",
                 &self.sitemap_errors,
+            ),
+            c(
+                "yacobot_resource_digest_files_used_total",
+                "runs that diffed against their item digest file instead of reading vr_data",
+                &self.digest_files_used,
+            ),
+            c(
+                "yacobot_resource_digest_files_refused_total",
+                "item digest files refused as damaged (vr_data read instead)",
+                &self.digest_files_refused,
             ),
             Figure::gauge(
                 "yacobot_resource_runs_running",

@@ -10,10 +10,11 @@ use std::sync::{Mutex, MutexGuard};
 use anyhow::Context;
 use focuser_schema::models::{ProcessTimestamp, ProcessTimestampChanges, VrData};
 use focuser_schema::segment::{
-    now_ms, Cursor, ItemRef, Origin, Position, SegmentError, Status, Writer, WriterOptions,
+    now_ms, Cursor, ItemRef, Origin, Position, Status, Writer, WriterOptions,
 };
 use md5::{Digest, Md5};
 
+use super::digests::DigestDir;
 use crate::worker::{self, Ctx};
 
 /// One item to emit.
@@ -28,11 +29,13 @@ pub struct Emit<'a> {
 pub struct Store {
     dir: PathBuf,
     writer: Mutex<Writer>,
+    /// `digests/` in the store's folder: what was emitted, per resource, for the next diff.
+    digests: DigestDir,
 }
 
 impl Store {
     /// Opens the store, cutting a torn tail a crash left.
-    pub fn open(dir: &Path, opts: WriterOptions) -> Result<Store, SegmentError> {
+    pub fn open(dir: &Path, opts: WriterOptions) -> anyhow::Result<Store> {
         let (writer, rec) = Writer::open(dir, opts)?;
         if rec.cut_bytes > 0 || rec.index_rebuilt {
             log::warn!(
@@ -43,10 +46,18 @@ impl Store {
                 rec.index_rebuilt
             );
         }
+        let digests = dir.join("digests");
+        let digests = DigestDir::open(digests.clone())
+            .with_context(|| format!("creating {}", digests.display()))?;
         Ok(Store {
             dir: dir.to_path_buf(),
             writer: Mutex::new(writer),
+            digests,
         })
+    }
+
+    pub fn digests(&self) -> &DigestDir {
+        &self.digests
     }
 
     fn writer(&self) -> anyhow::Result<MutexGuard<'_, Writer>> {

@@ -13,7 +13,7 @@
 //! A read-ahead thread reads the stored items of the runs whose feeds are queued
 //! ([`super::known`]), so that the diff's read overlaps the parse.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
@@ -21,22 +21,22 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use focuser_feed::detail::{Counts, FetchDetail, MAX_DETAIL_BYTES};
-use focuser_feed::diff::{self, Current, Previous, Valve};
-use focuser_feed::doc_id::item_doc_id;
+use focuser_feed::detail::MAX_DETAIL_BYTES;
+use focuser_feed::diff::Valve;
 use focuser_feed::encoding::charset_of_content_type;
 use focuser_feed::items::{self, FailedKey, Limits, Outcome as ItemOutcome};
 use focuser_fetch::{Completed, Outcome};
 use focuser_schema::models::{
-    FetchStatus, ItemWrite, NewVrUpdateInfo, ProcessTimestamp, ProcessTimestampChanges,
-    ResourceStatus, ResourceStatusChanges, RunWrite, VrData, VrResource,
+    FetchStatus, NewVrUpdateInfo, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus,
+    ResourceStatusChanges, VrData, VrResource,
 };
-use focuser_schema::segment::Status;
 
+use super::changes;
+use super::digests::DigestFile;
 use super::run::{Acc, FeedJob, FeedResult, GoodItem, RunShared};
 use super::sitemaps::why;
 use super::stats::{self, RunRow};
-use super::store::{Emit, Store};
+use super::store::Store;
 use crate::worker::{self, Ctx};
 
 pub enum WriteMsg {
@@ -92,11 +92,11 @@ impl WritePool {
         // One read-ahead thread: more made the reads contend with the writers' statements
         // (bench-resources, bench/README.md).
         {
-            let (ctx, shared) = (Arc::clone(ctx), Arc::clone(&shared));
+            let (ctx, store, shared) = (Arc::clone(ctx), Arc::clone(&store), Arc::clone(&shared));
             threads.push(
                 std::thread::Builder::new()
                     .name("vr-read-ahead".into())
-                    .spawn(move || read_ahead(&ctx, &shared, 2 * n.max(1)))?,
+                    .spawn(move || read_ahead(&ctx, &store, &shared, 2 * n.max(1)))?,
             );
         }
         for i in 0..n.max(1) {
@@ -178,7 +178,7 @@ impl WritePool {
 /// The read-ahead thread: reads the stored items of the runs next in line, while at most
 /// `limit` runs' worth are read or being read and not yet taken by their writers (a memory
 /// bound).
-fn read_ahead(ctx: &Ctx, shared: &Shared, limit: usize) {
+fn read_ahead(ctx: &Ctx, store: &Store, shared: &Shared, limit: usize) {
     loop {
         let run = {
             let mut a = lock(&shared.ahead);
@@ -201,7 +201,7 @@ fn read_ahead(ctx: &Ctx, shared: &Shared, limit: usize) {
                     .unwrap_or_else(|e| e.into_inner().0);
             }
         };
-        run.known.read_ahead(ctx, run.res_id());
+        run.known.read_ahead(ctx, &run, store.digests());
     }
 }
 
@@ -277,7 +277,8 @@ fn parse(job: &FeedJob, c: &Completed, rules: &items::Rules, limits: &Limits) ->
         match o {
             ItemOutcome::Item(it) => p.items.push(GoodItem {
                 keyword: it.key().to_string(),
-                md5: it.md5().to_string(),
+                md5: String::new(),
+                digest: it.digest(),
                 canonical: it.canonical().to_string(),
                 status_id: job.status_id,
                 ds_id: job.ds_id,
@@ -384,10 +385,12 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     };
     let mut live = (0u32, 0u32);
     let mut unchanged = 0;
+    let mut next = None;
     if !acc.aborted {
-        let (before, after, same) = write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
-        live = (before, after);
-        unchanged = same;
+        let w = changes::write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
+        live = (w.before, w.after);
+        unchanged = w.unchanged;
+        next = Some(w.next);
     }
     let status = if acc.detail.is_error() {
         FetchStatus::Error
@@ -436,6 +439,16 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     );
     if !kept {
         log::warn!("resource {res_id}: the claim was lost before the run ended");
+    } else if let Some(entries) = next {
+        // After the run is accounted: a file is trusted only for the run that wrote it.
+        let file = DigestFile {
+            res_id,
+            run_id,
+            entries,
+        };
+        if let Err(e) = store.digests().save(&file) {
+            log::warn!("resource {res_id}: {e}; its next run reads vr_data");
+        }
     }
     let started = run.claimed.run.fetch_start.unwrap_or(now);
     ctx.resources.run_done(
@@ -462,148 +475,6 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
         detail.replace('\n', " | ")
     );
     Ok(())
-}
-
-/// Steps 1 and 2 of the protocol. Returns the live items before and after, and the items
-/// found unchanged.
-fn write_items(
-    ctx: &Ctx,
-    store: &Store,
-    run: &RunShared,
-    acc: &mut Acc,
-    valve: Valve,
-    stamp: &mut ProcessTimestampChanges,
-) -> anyhow::Result<(u32, u32, u64)> {
-    let res_id = run.res_id();
-    let t0 = Instant::now();
-    let known = run.known.take(ctx, res_id)?;
-    let read_ms = t0.elapsed().as_millis();
-    let live: Vec<_> = known.iter().filter(|k| k.data_status == 1).collect();
-    let previous: Vec<Previous<'_>> = live
-        .iter()
-        .map(|k| Previous {
-            keyword: &k.keyword,
-            md5: &k.md5_sum,
-            status_id: k.status_id,
-        })
-        .collect();
-    let current: Vec<Current<'_>> = acc
-        .items
-        .iter()
-        .map(|i| Current {
-            keyword: &i.keyword,
-            md5: &i.md5,
-        })
-        .collect();
-    let protected = &acc.protected;
-    let plan = diff::plan(&previous, &current, acc.failed, valve, |p| {
-        p.status_id.is_some_and(|s| protected.contains(&s))
-    });
-    let mut detail = FetchDetail::new();
-    std::mem::swap(&mut detail, &mut acc.detail);
-    detail.counts(Counts::of(&plan, acc.failed));
-    if let Some(v) = &plan.valve {
-        detail.valve(v);
-    }
-    acc.detail = detail;
-    stamp.inserted = Some(plan.inserts.len() as u32);
-    stamp.updated = Some(plan.updates.len() as u32);
-    stamp.deleted = Some(plan.deletes.len() as u32);
-    let before = live.len() as u32;
-    let after = before + plan.inserts.len() as u32 - plan.deletes.len() as u32;
-    if plan.inserts.is_empty() && plan.updates.is_empty() && plan.deletes.is_empty() {
-        return Ok((before, after, plan.unchanged as u64));
-    }
-
-    let by_key: HashMap<&str, &focuser_schema::models::KnownItem> =
-        known.iter().map(|k| (k.keyword.as_str(), k)).collect();
-    let urls: HashMap<u64, String> = ctx
-        .db_run("reading feed URLs", |c| {
-            ResourceStatus::for_resource(c, res_id)
-        })?
-        .into_iter()
-        .map(|r| (r.id, r.url))
-        .collect();
-    let doc_of = |kw: &str| item_doc_id(res_id, kw);
-    let changed: Vec<(usize, String)> = plan
-        .inserts
-        .iter()
-        .chain(&plan.updates)
-        .map(|&i| (i, doc_of(&acc.items[i].keyword)))
-        .collect();
-    let deleted: Vec<(u64, String, Option<u64>)> = plan
-        .deletes
-        .iter()
-        .map(|&i| (live[i].id, doc_of(&live[i].keyword), live[i].status_id))
-        .collect();
-    let mut w = RunWrite::default();
-    let mut emits = Vec::with_capacity(changed.len() + deleted.len());
-    let n_inserts = plan.inserts.len();
-    for (n, (i, doc)) in changed.iter().enumerate() {
-        let it = &acc.items[*i];
-        let item = ItemWrite {
-            keyword: &it.keyword,
-            md5: &it.md5,
-            content: &it.canonical,
-            doc_id: doc,
-            status_id: Some(it.status_id),
-            data_source_id: Some(it.ds_id),
-        };
-        match by_key.get(it.keyword.as_str()) {
-            Some(k) if n < n_inserts => w.revivals.push((k.id, item)),
-            Some(k) => w.updates.push((k.id, item)),
-            None => w.inserts.push(item),
-        }
-        emits.push(Emit {
-            status: Status::Update,
-            doc_id: doc,
-            url: urls.get(&it.status_id).map_or("", String::as_str),
-            content: &it.canonical,
-        });
-    }
-    for (id, doc, status_id) in &deleted {
-        w.deletes.push(*id);
-        emits.push(Emit {
-            status: Status::Delete,
-            doc_id: doc,
-            url: status_id
-                .and_then(|s| urls.get(&s))
-                .map_or("", String::as_str),
-            content: "",
-        });
-    }
-    // 1: the changes, not yet emitted, and where their items will start.
-    let t1 = Instant::now();
-    let pos = store.position()?;
-    stamp.emit_file = Some(Some(pos.file_id));
-    stamp.emit_item = Some(Some(pos.item_idx));
-    let now = worker::now();
-    let run_id = run.claimed.run.id;
-    let first = ProcessTimestampChanges {
-        write_start: stamp.write_start,
-        fetch_end: stamp.fetch_end,
-        emit_file: stamp.emit_file,
-        emit_item: stamp.emit_item,
-        ..Default::default()
-    };
-    ctx.db_run("writing a resource's items", |c| {
-        diesel::Connection::transaction(c, |c| {
-            VrData::apply_run(c, res_id, &w, now)?;
-            ProcessTimestamp::update(c, run_id, &first)
-        })
-    })?;
-    // 2: the items, durable.
-    let t2 = Instant::now();
-    store.emit(&emits)?;
-    stats::add(&ctx.resources.emitted, emits.len() as u64);
-    log::debug!(
-        "resource {res_id}: {} items emitted; items read in {read_ms} ms, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
-        emits.len(),
-        (t1 - t0).as_millis() - read_ms,
-        (t2 - t1).as_millis(),
-        t2.elapsed().as_millis()
-    );
-    Ok((before, after, plan.unchanged as u64))
 }
 
 /// At most `max` bytes, on a character boundary.

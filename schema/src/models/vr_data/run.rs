@@ -10,7 +10,7 @@ use super::write::{self, Row};
 use super::VrData;
 use crate::schema::vr_data;
 
-/// Ids per `UPDATE … WHERE id IN (…)` of deleted items.
+/// Ids per `UPDATE … WHERE id IN (…)` of deleted items, keys per look-up of ids.
 const CHUNK: usize = 500;
 
 /// Every `data_status`, named so that a search for `status = 0` rows reads two ranges of
@@ -64,6 +64,26 @@ impl VrData {
                 vr_data::data_status,
             ))
             .load(conn)
+    }
+
+    /// The row ids of some of a resource's keys (read from `uq_vr_data_item` alone), for a run
+    /// that diffed against its item digest file. A key without a row is left out.
+    pub fn ids_of(
+        conn: &mut MysqlConnection,
+        res_id: u32,
+        keywords: &[&str],
+    ) -> QueryResult<Vec<(String, u64)>> {
+        let mut out = Vec::with_capacity(keywords.len());
+        for chunk in keywords.chunks(CHUNK) {
+            out.extend(
+                vr_data::table
+                    .filter(vr_data::res_id.eq(res_id))
+                    .filter(vr_data::keyword.eq_any(chunk))
+                    .select((vr_data::keyword, vr_data::id))
+                    .load::<(String, u64)>(conn)?,
+            );
+        }
+        Ok(out)
     }
 
     /// The rows of a resource whose last change is not yet emitted (`status = 0`), by id.

@@ -1,0 +1,310 @@
+//! Steps 1 and 2 of the resources write protocol for one run (docs/formats.md "Resources
+//! write protocol"): the diff against the stored items, the `vr_data` changes committed with
+//! `status = 0`, the items appended to the store and fsynced; and the resource's items as
+//! they stand after the run, for its next item digest file.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use focuser_feed::detail::{Counts, FetchDetail};
+use focuser_feed::diff::{self, Current, Plan, Previous, Valve};
+use focuser_feed::doc_id::item_doc_id;
+use focuser_feed::items::md5_hex;
+use focuser_schema::models::{
+    ItemWrite, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus, RunWrite, VrData,
+};
+use focuser_schema::segment::Status;
+
+use super::digests::Entry;
+use super::known::Stored;
+use super::run::{Acc, GoodItem, RunShared};
+use super::stats;
+use super::store::{Emit, Store};
+use crate::worker::{self, Ctx};
+
+/// What a run's write came to.
+pub struct Written {
+    /// Live items before and after.
+    pub before: u32,
+    pub after: u32,
+    pub unchanged: u64,
+    /// Every item of the resource after the run (its next digest file).
+    pub next: Vec<Entry>,
+}
+
+/// Diffs the run's items against the stored ones and writes the changes (steps 1 and 2).
+pub fn write_items(
+    ctx: &Ctx,
+    store: &Store,
+    run: &RunShared,
+    acc: &mut Acc,
+    valve: Valve,
+    stamp: &mut ProcessTimestampChanges,
+) -> anyhow::Result<Written> {
+    let t0 = Instant::now();
+    let known = run.known.take(ctx, run, store.digests())?;
+    let read_ms = t0.elapsed().as_millis();
+    let live: Vec<usize> = (0..known.items.len())
+        .filter(|&n| known.items[n].entry.data_status == 1)
+        .collect();
+    // The diff compares by digest where the stored item has one, else by MD5: compute the
+    // MD5s it needs, and only those.
+    let undigested: HashSet<&str> = live
+        .iter()
+        .map(|&n| &known.items[n].entry)
+        .filter(|e| e.digest.is_none())
+        .map(|e| e.keyword.as_str())
+        .collect();
+    if !undigested.is_empty() {
+        for it in acc.items.iter_mut() {
+            if undigested.contains(it.keyword.as_str()) {
+                it.md5 = md5_hex(&it.canonical);
+            }
+        }
+    }
+    drop(undigested);
+    let plan = {
+        let previous: Vec<Previous<'_>> = live
+            .iter()
+            .map(|&n| {
+                let e = &known.items[n].entry;
+                Previous {
+                    keyword: &e.keyword,
+                    md5: &e.md5,
+                    digest: e.digest,
+                    status_id: e.status_id,
+                }
+            })
+            .collect();
+        let current: Vec<Current<'_>> = acc
+            .items
+            .iter()
+            .map(|i| Current {
+                keyword: &i.keyword,
+                md5: &i.md5,
+                digest: Some(i.digest),
+            })
+            .collect();
+        let protected = &acc.protected;
+        diff::plan(&previous, &current, acc.failed, valve, |p| {
+            p.status_id.is_some_and(|s| protected.contains(&s))
+        })
+    };
+    for &i in plan.inserts.iter().chain(&plan.updates) {
+        let it = &mut acc.items[i];
+        if it.md5.is_empty() {
+            it.md5 = md5_hex(&it.canonical);
+        }
+    }
+    let mut detail = FetchDetail::new();
+    std::mem::swap(&mut detail, &mut acc.detail);
+    detail.counts(Counts::of(&plan, acc.failed));
+    if let Some(v) = &plan.valve {
+        detail.valve(v);
+    }
+    acc.detail = detail;
+    stamp.inserted = Some(plan.inserts.len() as u32);
+    stamp.updated = Some(plan.updates.len() as u32);
+    stamp.deleted = Some(plan.deletes.len() as u32);
+    let before = live.len() as u32;
+    let after = before + plan.inserts.len() as u32 - plan.deletes.len() as u32;
+    let unchanged = plan.unchanged as u64;
+    if !(plan.inserts.is_empty() && plan.updates.is_empty() && plan.deletes.is_empty()) {
+        let deleted: Vec<usize> = plan.deletes.iter().map(|&d| live[d]).collect();
+        let first = ProcessTimestampChanges {
+            write_start: stamp.write_start,
+            fetch_end: stamp.fetch_end,
+            ..Default::default()
+        };
+        let stored = Known {
+            items: &known.items,
+            from_file: known.from_file,
+            deleted: &deleted,
+            timer: (read_ms, t0),
+        };
+        write_changes(ctx, store, run, acc, &stored, &plan, first)?;
+    }
+    let next = next_entries(known.items, &acc.items, &plan, &live);
+    Ok(Written {
+        before,
+        after,
+        unchanged,
+        next,
+    })
+}
+
+/// The stored items as `write_changes` needs them.
+struct Known<'a> {
+    items: &'a [Stored],
+    from_file: bool,
+    /// Indices into `items` of the live items gone from this run.
+    deleted: &'a [usize],
+    /// Milliseconds the read took, and when it began.
+    timer: (u128, Instant),
+}
+
+fn write_changes(
+    ctx: &Ctx,
+    store: &Store,
+    run: &RunShared,
+    acc: &Acc,
+    stored: &Known<'_>,
+    plan: &Plan,
+    mut first: ProcessTimestampChanges,
+) -> anyhow::Result<()> {
+    let (read_ms, t0) = stored.timer;
+    let res_id = run.res_id();
+    let (known, from_file, deleted) = (stored.items, stored.from_file, stored.deleted);
+    let by_key: HashMap<&str, &Stored> = known
+        .iter()
+        .map(|k| (k.entry.keyword.as_str(), k))
+        .collect();
+    // A digest file has no row ids: those of the rows written are looked up (index only).
+    let ids: HashMap<String, u64> = if from_file {
+        let keys: Vec<&str> = plan
+            .inserts
+            .iter()
+            .chain(&plan.updates)
+            .map(|&i| acc.items[i].keyword.as_str())
+            .filter(|k| by_key.contains_key(k))
+            .chain(deleted.iter().map(|&n| known[n].entry.keyword.as_str()))
+            .collect();
+        ctx.db_run("reading the ids of changed items", |c| {
+            VrData::ids_of(c, res_id, &keys)
+        })?
+        .into_iter()
+        .collect()
+    } else {
+        HashMap::new()
+    };
+    let id_of = |k: &Stored| k.id.or_else(|| ids.get(&k.entry.keyword).copied());
+    let urls: HashMap<u64, String> = ctx
+        .db_run("reading feed URLs", |c| {
+            ResourceStatus::for_resource(c, res_id)
+        })?
+        .into_iter()
+        .map(|r| (r.id, r.url))
+        .collect();
+    let doc_of = |kw: &str| item_doc_id(res_id, kw);
+    let changed: Vec<(usize, String)> = plan
+        .inserts
+        .iter()
+        .chain(&plan.updates)
+        .map(|&i| (i, doc_of(&acc.items[i].keyword)))
+        .collect();
+    let gone: Vec<(Option<u64>, String, Option<u64>)> = deleted
+        .iter()
+        .map(|&n| {
+            let k = &known[n];
+            (id_of(k), doc_of(&k.entry.keyword), k.entry.status_id)
+        })
+        .collect();
+    let mut w = RunWrite::default();
+    let mut emits = Vec::with_capacity(changed.len() + gone.len());
+    let n_inserts = plan.inserts.len();
+    for (n, (i, doc)) in changed.iter().enumerate() {
+        let it: &GoodItem = &acc.items[*i];
+        let item = ItemWrite {
+            keyword: &it.keyword,
+            md5: &it.md5,
+            content: &it.canonical,
+            doc_id: doc,
+            status_id: Some(it.status_id),
+            data_source_id: Some(it.ds_id),
+        };
+        // A row an operator removed by hand since the digest file: inserted again.
+        match by_key.get(it.keyword.as_str()).and_then(|k| id_of(k)) {
+            Some(id) if n < n_inserts => w.revivals.push((id, item)),
+            Some(id) => w.updates.push((id, item)),
+            None => w.inserts.push(item),
+        }
+        emits.push(Emit {
+            status: Status::Update,
+            doc_id: doc,
+            url: urls.get(&it.status_id).map_or("", String::as_str),
+            content: &it.canonical,
+        });
+    }
+    for (id, doc, status_id) in &gone {
+        w.deletes.extend(*id);
+        emits.push(Emit {
+            status: Status::Delete,
+            doc_id: doc,
+            url: status_id
+                .and_then(|s| urls.get(&s))
+                .map_or("", String::as_str),
+            content: "",
+        });
+    }
+    // 1: the changes, not yet emitted, and where their items will start.
+    let t1 = Instant::now();
+    let pos = store.position()?;
+    let now = worker::now();
+    let run_id = run.claimed.run.id;
+    first.emit_file = Some(Some(pos.file_id));
+    first.emit_item = Some(Some(pos.item_idx));
+    ctx.db_run("writing a resource's items", |c| {
+        diesel::Connection::transaction(c, |c| {
+            VrData::apply_run(c, res_id, &w, now)?;
+            ProcessTimestamp::update(c, run_id, &first)
+        })
+    })?;
+    // 2: the items, durable.
+    let t2 = Instant::now();
+    store.emit(&emits)?;
+    stats::add(&ctx.resources.emitted, emits.len() as u64);
+    log::debug!(
+        "resource {res_id}: {} items emitted; items read in {read_ms} ms{}, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
+        emits.len(),
+        if from_file { " (digest file)" } else { "" },
+        (t1 - t0).as_millis() - read_ms,
+        (t2 - t1).as_millis(),
+        t2.elapsed().as_millis()
+    );
+    Ok(())
+}
+
+/// The stored items after the run: written items take their new MD5, digest and feed URL,
+/// unchanged ones gain their digest, deleted ones are marked so, new keys are added.
+fn next_entries(known: Vec<Stored>, items: &[GoodItem], plan: &Plan, live: &[usize]) -> Vec<Entry> {
+    let written: HashSet<usize> = plan.inserts.iter().chain(&plan.updates).copied().collect();
+    let dropped: HashSet<usize> = plan.duplicates.iter().copied().collect();
+    let mut current: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        if !dropped.contains(&i) {
+            current.entry(it.keyword.as_str()).or_insert(i);
+        }
+    }
+    let mut entries: Vec<Entry> = known.into_iter().map(|s| s.entry).collect();
+    for &d in &plan.deletes {
+        entries[live[d]].data_status = 0;
+    }
+    for e in &mut entries {
+        let Some(i) = current.remove(e.keyword.as_str()) else {
+            continue;
+        };
+        let it = &items[i];
+        if written.contains(&i) {
+            e.md5.clone_from(&it.md5);
+            e.status_id = Some(it.status_id);
+            e.data_status = 1;
+            e.digest = Some(it.digest);
+        } else if e.data_status == 1 {
+            // Unchanged: same canonical form, so its digest is this one.
+            e.digest = Some(it.digest);
+        }
+    }
+    let mut new: Vec<usize> = current.into_values().collect();
+    new.sort_unstable();
+    entries.extend(new.into_iter().map(|i| {
+        let it = &items[i];
+        Entry {
+            keyword: it.keyword.clone(),
+            md5: it.md5.clone(),
+            digest: Some(it.digest),
+            status_id: Some(it.status_id),
+            data_status: 1,
+        }
+    }));
+    entries
+}
