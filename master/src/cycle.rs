@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -24,8 +23,8 @@ use crate::current_log;
 use crate::filter::{self, Incoming, Reason};
 use crate::ingest::{self, IngestStats};
 use crate::journal::Journal;
+use crate::logsaver::{self, Forwarded, ForwardedList};
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
-use crate::scratch;
 
 /// Where the domain map lives: the database, behind retries in the daemon.
 pub trait DomainStore {
@@ -364,32 +363,20 @@ impl Master<'_> {
             started.elapsed().as_secs_f64()
         );
         // logsaver: one queue file per node, records in id order.
-        let mut writers: BTreeMap<u32, (PathBuf, QueueWriter<BackgroundWriter>)> = BTreeMap::new();
-        forwarded.for_each(|f| {
-            let domain = &domains.names[f.domain as usize];
-            let node =
-                node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
-            let w = match writers.entry(node) {
-                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    let dir = cfg.queue_dir.join(node.to_string());
-                    std::fs::create_dir_all(&dir)?;
-                    let tmp = fsutil::temp_path(&dir.join(self.queue_name(journal.seq)));
-                    let header = QueueHeader {
-                        master: cfg.name.clone(),
-                        cycle: journal.seq,
-                        node,
-                        time: journal.now,
-                    };
-                    v.insert((
-                        tmp.clone(),
-                        QueueWriter::new(BackgroundWriter::new(File::create(&tmp)?)?, &header)?,
-                    ))
-                }
+        let open = |node: u32| -> anyhow::Result<logsaver::Queue> {
+            let dir = cfg.queue_dir.join(node.to_string());
+            std::fs::create_dir_all(&dir)?;
+            let tmp = fsutil::temp_path(&dir.join(self.queue_name(journal.seq)));
+            let header = QueueHeader {
+                master: cfg.name.clone(),
+                cycle: journal.seq,
+                node,
+                time: journal.now,
             };
-            w.1.write_fields(f.id, f.url, domain, f.ts, f.hits, f.tag, f.new)?;
-            Ok(())
-        })?;
+            let w = QueueWriter::new(BackgroundWriter::new(File::create(&tmp)?)?, &header)?;
+            Ok((tmp, w))
+        };
+        let writers = logsaver::write_queues(forwarded, &node_of, &domains.names, open)?;
         remove_if_there(&forwarded_path)?;
         let mut queues = Vec::new();
         for (node, (_, w)) in writers {
@@ -520,122 +507,5 @@ fn remove_if_there(p: &Path) -> std::io::Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
-    }
-}
-
-/// A forwarded URL on its way from the merge to the queue files.
-struct Forwarded<'a> {
-    id: u64,
-    ts: i64,
-    hits: u64,
-    domain: u32,
-    new: bool,
-    tag: &'a str,
-    url: &'a str,
-}
-
-/// A forwarded URL kept in memory: its fields, and where its tag and URL are in the text.
-struct Kept {
-    id: u64,
-    ts: i64,
-    hits: u64,
-    domain: u32,
-    new: bool,
-    at: usize,
-    tag_len: u32,
-    url_len: u32,
-}
-
-/// The forwarded URLs between the merge and the queue files: in memory when the input fitted
-/// in memory (they are fewer than the aggregates it held), their text in one string; else in
-/// a scratch file (id, latest time, hits, domain, new; the tag and the URL).
-enum ForwardedList {
-    Memory(Vec<Kept>, String),
-    File(PathBuf, BufWriter<File>),
-}
-
-impl ForwardedList {
-    fn new(in_memory: bool, path: &Path) -> std::io::Result<Self> {
-        Ok(if in_memory {
-            ForwardedList::Memory(Vec::new(), String::new())
-        } else {
-            ForwardedList::File(
-                path.to_path_buf(),
-                BufWriter::with_capacity(1 << 20, File::create(path)?),
-            )
-        })
-    }
-
-    fn push(&mut self, f: &Forwarded<'_>) -> std::io::Result<()> {
-        match self {
-            ForwardedList::Memory(list, text) => {
-                list.push(Kept {
-                    id: f.id,
-                    ts: f.ts,
-                    hits: f.hits,
-                    domain: f.domain,
-                    new: f.new,
-                    at: text.len(),
-                    tag_len: f.tag.len() as u32,
-                    url_len: f.url.len() as u32,
-                });
-                text.push_str(f.tag);
-                text.push_str(f.url);
-                Ok(())
-            }
-            ForwardedList::File(_, w) => scratch::write(
-                w,
-                [
-                    f.id,
-                    f.ts as u64,
-                    f.hits,
-                    u64::from(f.domain),
-                    u64::from(f.new),
-                ],
-                &[f.tag.as_bytes(), f.url.as_bytes()],
-            ),
-        }
-    }
-
-    /// Calls `f` with each record, in the order they were pushed.
-    fn for_each(
-        self,
-        mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
-        match self {
-            ForwardedList::Memory(list, text) => {
-                for k in &list {
-                    let tag_end = k.at + k.tag_len as usize;
-                    f(Forwarded {
-                        id: k.id,
-                        ts: k.ts,
-                        hits: k.hits,
-                        domain: k.domain,
-                        new: k.new,
-                        tag: &text[k.at..tag_end],
-                        url: &text[tag_end..tag_end + k.url_len as usize],
-                    })?;
-                }
-            }
-            ForwardedList::File(path, mut w) => {
-                w.flush()?;
-                drop(w);
-                let mut input = BufReader::with_capacity(1 << 20, File::open(&path)?);
-                while let Some(([id, ts, hits, domain, new], [tag, url])) =
-                    scratch::read(&mut input)?
-                {
-                    f(Forwarded {
-                        id,
-                        ts: ts as i64,
-                        hits,
-                        domain: domain as u32,
-                        new: new == 1,
-                        tag: &tag,
-                        url: &url,
-                    })?;
-                }
-            }
-        }
-        Ok(())
     }
 }

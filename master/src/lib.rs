@@ -14,6 +14,7 @@ pub mod daemon;
 pub mod filter;
 pub mod ingest;
 pub mod journal;
+mod logsaver;
 pub mod route;
 mod scratch;
 pub mod status;

@@ -737,11 +737,11 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
     assert!(other > p.id && second > other);
     assert_eq!(
         ProcessTimestamp::previous_run(c, r.id, second).unwrap(),
-        Some(p.id)
+        Some((p.id, Some(t(10, 0))))
     );
     assert_eq!(
         ProcessTimestamp::previous_run(c, r.id, second + 1).unwrap(),
-        Some(second)
+        Some((second, None))
     );
 
     let u = NewVrUpdateInfo {

@@ -151,6 +151,9 @@ fn resources_scan_takes_due_automatic_and_asked_for_manual_ones_only() {
         .iter()
         .find(|r| r.resource.res_name == "manual-asked")
         .unwrap();
+    // A run writes only under its claim (checked with the row locked).
+    assert!(VrResource::lock_claim(c, manual.resource.id, "yb1/7").unwrap());
+    assert!(!VrResource::lock_claim(c, manual.resource.id, "yb2/8").unwrap());
     assert!(!VrResource::finish_run(
         c,
         manual.resource.id,

@@ -18,14 +18,12 @@ use focuser_schema::models::ProcessTimestamp;
 use focuser_tests::web::WebServer;
 use focuser_tests::TestDb;
 
-/// Holds resource `id`'s row locked, so that the run's last transaction (which ends the run
-/// on that row) waits, after the items are in the store.
-fn hold_resource_row(db: &TestDb, id: u32) -> MysqlConnection {
+/// Holds `vr_update_info` locked, so that the run's last transaction (the only statement that
+/// writes it, when the number of live items changed) waits, after the items are in the store.
+/// (Not the resource's row: the run's first transaction checks its claim on that row.)
+fn hold_the_last_transaction(db: &TestDb) -> MysqlConnection {
     let mut c = db.conn();
-    c.batch_execute(&format!(
-        "BEGIN; SELECT id FROM vr_resource WHERE id = {id} FOR UPDATE;"
-    ))
-    .unwrap();
+    c.batch_execute("LOCK TABLES vr_update_info WRITE").unwrap();
     c
 }
 
@@ -48,7 +46,7 @@ fn kill_before_the_end(
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let lock = hold_resource_row(db, id);
+    let lock = hold_the_last_transaction(db);
     let pending = format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id} AND status = 0");
     wait_for("the items in the store", 60, || {
         store(site).len() >= items_after

@@ -1,6 +1,7 @@
 //! Item digest files (docs/formats.md "Item digest file"): an automatic run diffs against the
 //! file its resource's previous run left, a manual run reads `vr_data`, and a damaged or
-//! stale file is refused and `vr_data` read instead — through `yacobot --once`, real MariaDB.
+//! stale file is refused and `vr_data` read instead; a run that lost its claim writes nothing —
+//! through `yacobot --once`, real MariaDB.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -8,12 +9,12 @@ mod common;
 use std::path::PathBuf;
 
 use common::feeds::{
-    ask, assert_consistent, count, items, resource, resource_row, rules, serve_feed, serve_sitemap,
-    site, store, It,
+    ask, assert_consistent, count, feed_xml, items, resource, resource_row, rules, serve_feed,
+    serve_sitemap, site, store, It,
 };
-use common::{sql, Site};
+use common::{number, sql, wait_for, Site};
 use focuser_schema::segment::Status;
-use focuser_tests::web::WebServer;
+use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 
 fn digest_file(site: &Site, id: u32) -> PathBuf {
@@ -81,12 +82,12 @@ fn resources_automatic_runs_diff_against_the_digest_file_manual_runs_read_vr_dat
         "{new:#?}"
     );
     assert_eq!(
-        common::number(
+        number(
             &db,
             &format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id} AND md5_sum = REPEAT('0', 32)")
         ),
         1,
-        "the automatic run read vr_data"
+        "the automatic run read vr_data instead of its digest file"
     );
 
     // A manual run reads vr_data: the altered MD5 no longer matches, so the item is
@@ -102,7 +103,7 @@ fn resources_automatic_runs_diff_against_the_digest_file_manual_runs_read_vr_dat
     );
     assert_eq!(store(&site).len(), before + 1);
     assert_eq!(
-        common::number(
+        number(
             &db,
             &format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id} AND md5_sum = CONVERT(MD5(content) USING ascii) COLLATE ascii_bin")
         ),
@@ -165,4 +166,69 @@ fn resources_a_damaged_or_stale_digest_file_is_refused_and_vr_data_read() {
     site.once();
     assert!(detail(&db, id).ends_with("0 new, 0 changed, 0 deleted, 20 unchanged, 0 failed keys"));
     assert!(site.log().contains("shorter than a header"));
+
+    // A database restored from a backup reuses run ids: the previous run has the file's id
+    // but not its start, so the file is not trusted (the MD5 altered by hand is seen).
+    sql(
+        &db,
+        &format!(
+            "UPDATE vr_data SET md5_sum = REPEAT('0', 32) WHERE res_id = {id} AND keyword = 'k7'"
+        ),
+    );
+    sql(
+        &db,
+        &format!("UPDATE process_timestamp SET fetch_start = fetch_start - INTERVAL 1 DAY WHERE res_id = {id} ORDER BY id DESC LIMIT 1"),
+    );
+    site.once();
+    assert!(
+        detail(&db, id).ends_with("0 new, 1 changed, 0 deleted, 19 unchanged, 0 failed keys"),
+        "{}",
+        detail(&db, id)
+    );
+}
+
+/// A run whose claim lapsed and was taken while its feeds were fetched writes nothing: the
+/// claim is checked, with the resource's row locked, in the transaction of its changes.
+#[test]
+fn resources_a_run_that_lost_its_claim_before_its_write_writes_nothing() {
+    let db = TestDb::new();
+    let server = WebServer::start().unwrap();
+    let (id, feed) = shop(&db, &server);
+    server.set(
+        "d.test",
+        "/feed.xml",
+        Behaviour::delay(
+            std::time::Duration::from_secs(2),
+            Behaviour::fixed(200, "application/xml", feed_xml(&feed)),
+        ),
+    );
+    let site = site(&db, &server, "");
+    let child = site.command().arg("--once").spawn().unwrap();
+    let claimed =
+        format!("SELECT COUNT(*) AS n FROM vr_resource WHERE id = {id} AND claimed_by IS NOT NULL");
+    wait_for("the run's claim", 10, || number(&db, &claimed) == 1);
+    // While its feed is on the way, another worker takes the resource.
+    sql(
+        &db,
+        &format!("UPDATE vr_resource SET claimed_by = 'other/1' WHERE id = {id}"),
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", site.log());
+    assert_eq!(
+        number(
+            &db,
+            &format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id}")
+        ),
+        0,
+        "{}",
+        site.log()
+    );
+    assert!(store(&site).is_empty());
+    assert!(
+        site.log()
+            .contains("lost its claim before its write: nothing written"),
+        "{}",
+        site.log()
+    );
+    assert!(!digest_file(&site, id).exists());
 }

@@ -72,17 +72,20 @@ impl ProcessTimestamp {
             .load(conn)
     }
 
-    /// The id of the run of `res_id` before `run` (`ix_process_timestamp_res`), if any.
+    /// The id and `fetch_start` of the run of `res_id` before `run`
+    /// (`ix_process_timestamp_res`), if any.
     pub fn previous_run(
         conn: &mut MysqlConnection,
         res_id: u32,
         run: u64,
-    ) -> QueryResult<Option<u64>> {
+    ) -> QueryResult<Option<(u64, Option<NaiveDateTime>)>> {
         process_timestamp::table
             .filter(process_timestamp::res_id.eq(res_id))
             .filter(process_timestamp::id.lt(run))
-            .select(diesel::dsl::max(process_timestamp::id))
+            .order(process_timestamp::id.desc())
+            .select((process_timestamp::id, process_timestamp::fetch_start))
             .first(conn)
+            .optional()
     }
 
     /// The runs of a resource that committed their `vr_data` changes and may not have

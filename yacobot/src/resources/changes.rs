@@ -12,6 +12,7 @@ use focuser_feed::doc_id::item_doc_id;
 use focuser_feed::items::md5_hex;
 use focuser_schema::models::{
     ItemWrite, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus, RunWrite, VrData,
+    VrResource,
 };
 use focuser_schema::segment::Status;
 
@@ -28,8 +29,9 @@ pub struct Written {
     pub before: u32,
     pub after: u32,
     pub unchanged: u64,
-    /// Every item of the resource after the run (its next digest file).
-    pub next: Vec<Entry>,
+    /// Every item of the resource after the run (its next digest file); `None` when the
+    /// claim was lost before the write, which then wrote nothing.
+    pub next: Option<Vec<Entry>>,
 }
 
 /// Diffs the run's items against the stored ones and writes the changes (steps 1 and 2).
@@ -40,6 +42,7 @@ pub fn write_items(
     acc: &mut Acc,
     valve: Valve,
     stamp: &mut ProcessTimestampChanges,
+    owner: &str,
 ) -> anyhow::Result<Written> {
     let t0 = Instant::now();
     let known = run.known.take(ctx, run, store.digests())?;
@@ -121,10 +124,23 @@ pub fn write_items(
             from_file: known.from_file,
             deleted: &deleted,
             timer: (read_ms, t0),
+            owner,
         };
-        write_changes(ctx, store, run, acc, &stored, &plan, first)?;
+        if !write_changes(ctx, store, run, acc, &stored, &plan, first)? {
+            acc.detail
+                .failure("the run's claim was lost before its write: nothing written".into());
+            stamp.inserted = Some(0);
+            stamp.updated = Some(0);
+            stamp.deleted = Some(0);
+            return Ok(Written {
+                before,
+                after: before,
+                unchanged,
+                next: None,
+            });
+        }
     }
-    let next = next_entries(known.items, &acc.items, &plan, &live);
+    let next = Some(next_entries(known.items, &acc.items, &plan, &live));
     Ok(Written {
         before,
         after,
@@ -141,8 +157,12 @@ struct Known<'a> {
     deleted: &'a [usize],
     /// Milliseconds the read took, and when it began.
     timer: (u128, Instant),
+    /// The claim the write must still hold.
+    owner: &'a str,
 }
 
+/// Writes the plan (steps 1 and 2); `false` when the run no longer holds its claim: another
+/// worker may have taken the resource and read `vr_data` already, so nothing is written.
 fn write_changes(
     ctx: &Ctx,
     store: &Store,
@@ -151,7 +171,7 @@ fn write_changes(
     stored: &Known<'_>,
     plan: &Plan,
     mut first: ProcessTimestampChanges,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let (read_ms, t0) = stored.timer;
     let res_id = run.res_id();
     let (known, from_file, deleted) = (stored.items, stored.from_file, stored.deleted);
@@ -243,12 +263,22 @@ fn write_changes(
     let run_id = run.claimed.run.id;
     first.emit_file = Some(Some(pos.file_id));
     first.emit_item = Some(Some(pos.item_idx));
-    ctx.db_run("writing a resource's items", |c| {
+    let held = ctx.db_run("writing a resource's items", |c| {
         diesel::Connection::transaction(c, |c| {
+            if !VrResource::lock_claim(c, res_id, stored.owner)? {
+                return Ok(false);
+            }
             VrData::apply_run(c, res_id, &w, now)?;
-            ProcessTimestamp::update(c, run_id, &first)
+            ProcessTimestamp::update(c, run_id, &first)?;
+            Ok(true)
         })
     })?;
+    if !held {
+        log::warn!(
+            "resource {res_id}: run {run_id} lost its claim before its write: nothing written"
+        );
+        return Ok(false);
+    }
     // 2: the items, durable.
     let t2 = Instant::now();
     store.emit(&emits)?;
@@ -261,7 +291,7 @@ fn write_changes(
         (t2 - t1).as_millis(),
         t2.elapsed().as_millis()
     );
-    Ok(())
+    Ok(true)
 }
 
 /// The stored items after the run: written items take their new MD5, digest and feed URL,

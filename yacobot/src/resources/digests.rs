@@ -13,11 +13,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use chrono::{DateTime, NaiveDateTime};
 use focuser_schema::fsutil;
 use focuser_schema::segment::crc;
 
 const MAGIC: &[u8; 8] = b"FOCDIG01";
-const HEADER: usize = 8 + 4 + 8 + 4;
+const HEADER: usize = 8 + 4 + 8 + 8 + 4;
+/// `run_start` of a run without a `fetch_start`.
+const NO_START: i64 = i64::MIN;
 /// A file larger than this is refused: a resource's items are capped well below it.
 const MAX_FILE: u64 = 1 << 30;
 
@@ -42,6 +45,9 @@ pub struct Entry {
 pub struct DigestFile {
     pub res_id: u32,
     pub run_id: u64,
+    /// That run's `process_timestamp.fetch_start`: with the id, it tells the run from another
+    /// that reuses its id (a database restored from a backup).
+    pub run_start: Option<NaiveDateTime>,
     pub entries: Vec<Entry>,
 }
 
@@ -120,6 +126,8 @@ pub fn encode(file: &DigestFile) -> Result<Vec<u8>, String> {
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&file.res_id.to_le_bytes());
     out.extend_from_slice(&file.run_id.to_le_bytes());
+    let start = file.run_start.map_or(NO_START, |t| t.and_utc().timestamp());
+    out.extend_from_slice(&start.to_le_bytes());
     let count = u32::try_from(file.entries.len()).map_err(|_| "too many items".to_string())?;
     out.extend_from_slice(&count.to_le_bytes());
     for e in &file.entries {
@@ -184,13 +192,22 @@ pub fn decode(bytes: &[u8]) -> Result<DigestFile, String> {
     }
     let res_id = u32::from_le_bytes(arr(&mut rest, "the header")?);
     let run_id = u64::from_le_bytes(arr(&mut rest, "the header")?);
+    let run_start = match i64::from_le_bytes(arr(&mut rest, "the header")?) {
+        NO_START => None,
+        s => Some(
+            DateTime::from_timestamp(s, 0)
+                .ok_or_else(|| format!("run start {s} out of range"))?
+                .naive_utc(),
+        ),
+    };
     let count = u32::from_le_bytes(arr(&mut rest, "the header")?) as usize;
     // Every entry takes at least 19 bytes: a count the file cannot hold is refused before
     // anything is allocated for it.
     if count > rest.len() / 19 {
         return Err(format!("{count} items announced in {} bytes", rest.len()));
     }
-    let mut entries = Vec::with_capacity(count);
+    // Reserved for at most 64 Ki entries ahead: the rest grows with what is really read.
+    let mut entries = Vec::with_capacity(count.min(1 << 16));
     for n in 1..=count {
         let what = format!("item {n}");
         let len = u16::from_le_bytes(arr(&mut rest, &what)?) as usize;
@@ -222,6 +239,7 @@ pub fn decode(bytes: &[u8]) -> Result<DigestFile, String> {
     Ok(DigestFile {
         res_id,
         run_id,
+        run_start,
         entries,
     })
 }
@@ -258,6 +276,7 @@ mod tests {
         DigestFile {
             res_id: 7,
             run_id: 42,
+            run_start: DateTime::from_timestamp(1_764_000_000, 0).map(|t| t.naive_utc()),
             entries: vec![
                 Entry {
                     keyword: "商品-1".into(),
@@ -283,6 +302,7 @@ mod tests {
         assert_eq!(decode(&encode(&f).unwrap()).unwrap(), f);
         let empty = DigestFile {
             entries: vec![],
+            run_start: None,
             ..sample()
         };
         assert_eq!(decode(&encode(&empty).unwrap()).unwrap(), empty);
@@ -313,6 +333,7 @@ mod tests {
             let mut h = MAGIC.to_vec();
             h.extend_from_slice(&7u32.to_le_bytes());
             h.extend_from_slice(&1u64.to_le_bytes());
+            h.extend_from_slice(&NO_START.to_le_bytes());
             h.extend_from_slice(&count.to_le_bytes());
             h
         };

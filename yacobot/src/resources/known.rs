@@ -65,7 +65,7 @@ fn read(ctx: &Ctx, run: &RunShared, digests: &DigestDir) -> Result<KnownSet, DbE
                 let previous = ctx.db_run("reading a resource's previous run", |c| {
                     ProcessTimestamp::previous_run(c, res_id, run_id)
                 })?;
-                if previous == Some(file.run_id) {
+                if previous == Some((file.run_id, file.run_start)) {
                     stats::add(&ctx.resources.digest_files_used, 1);
                     return Ok(KnownSet {
                         items: file
@@ -77,8 +77,9 @@ fn read(ctx: &Ctx, run: &RunShared, digests: &DigestDir) -> Result<KnownSet, DbE
                     });
                 }
                 log::debug!(
-                    "resource {res_id}: its item digest file is of run {}, the previous run is {previous:?}: reading vr_data",
-                    file.run_id
+                    "resource {res_id}: its item digest file is of run {} (started {:?}), the previous run is {previous:?}: reading vr_data",
+                    file.run_id,
+                    file.run_start
                 );
             }
             Ok(None) => {}

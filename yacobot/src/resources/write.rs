@@ -387,10 +387,10 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     let mut unchanged = 0;
     let mut next = None;
     if !acc.aborted {
-        let w = changes::write_items(ctx, store, run, &mut acc, valve, &mut stamp)?;
+        let w = changes::write_items(ctx, store, run, &mut acc, valve, &mut stamp, owner)?;
         live = (w.before, w.after);
         unchanged = w.unchanged;
-        next = Some(w.next);
+        next = w.next;
     }
     let status = if acc.detail.is_error() {
         FetchStatus::Error
@@ -444,10 +444,11 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
         let file = DigestFile {
             res_id,
             run_id,
+            run_start: run.claimed.run.fetch_start,
             entries,
         };
         if let Err(e) = store.digests().save(&file) {
-            log::warn!("resource {res_id}: {e}; its next run reads vr_data");
+            log::warn!("resource {res_id}: its item digest file could not be saved: {e}");
         }
     }
     let started = run.claimed.run.fetch_start.unwrap_or(now);

@@ -95,6 +95,18 @@ impl VrResource {
         Ok(n == 1)
     }
 
+    /// Whether `owner` holds the claim on resource `id`, the row locked until the end of the
+    /// caller's transaction: a run that writes under this check cannot interleave with a
+    /// claim by another worker (that claim waits for the lock).
+    pub fn lock_claim(conn: &mut MysqlConnection, id: u32, owner: &str) -> QueryResult<bool> {
+        let holder: Option<String> = vr_resource::table
+            .find(id)
+            .select(vr_resource::claimed_by)
+            .for_update()
+            .first(conn)?;
+        Ok(holder.as_deref() == Some(owner))
+    }
+
     /// Ends `owner`'s run of resource `id`: its result (`fetch_status` 1 or 4, `fetch_detail`,
     /// `last_fetch_time = now`), `manual_update` cleared after a manual run, the claim
     /// released. Only while `owner` holds the claim; `false` otherwise.

@@ -1,0 +1,191 @@
+//! logsaver (SPEC §5): the forwarded URLs, kept between the merge and the queue files, written
+//! into one queue file per node, records in id order.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use focuser_schema::formats::queue::QueueWriter;
+
+use crate::bgwrite::BackgroundWriter;
+use crate::scratch;
+
+/// A node's queue file being written: its temporary name and its writer.
+pub type Queue = (PathBuf, QueueWriter<BackgroundWriter>);
+
+/// Writes every forwarded URL into its node's queue file (`open` starts one), and returns the
+/// files by node. In memory, the nodes are split between two threads by the parity of their
+/// number, each reading the whole list and writing its own nodes' records: the records of a
+/// node keep their order, and formatting them (most of the work) runs on both cores.
+pub fn write_queues(
+    list: ForwardedList,
+    node_of: &[Option<u32>],
+    domains: &[String],
+    open: impl Fn(u32) -> anyhow::Result<Queue> + Sync,
+) -> anyhow::Result<BTreeMap<u32, Queue>> {
+    let write = |keep: &dyn Fn(u32) -> bool,
+                 writers: &mut BTreeMap<u32, Queue>,
+                 f: Forwarded<'_>|
+     -> anyhow::Result<()> {
+        let domain = &domains[f.domain as usize];
+        let node =
+            node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
+        if !keep(node) {
+            return Ok(());
+        }
+        let w = match writers.entry(node) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(open(node)?),
+        };
+        w.1.write_fields(f.id, f.url, domain, f.ts, f.hits, f.tag, f.new)?;
+        Ok(())
+    };
+    match &list {
+        ForwardedList::Memory(kept, text) => std::thread::scope(|scope| {
+            let odd = scope.spawn(|| {
+                let mut writers = BTreeMap::new();
+                ForwardedList::each_kept(kept, text, |f| write(&|n| n % 2 == 1, &mut writers, f))
+                    .map(|()| writers)
+            });
+            let mut writers = BTreeMap::new();
+            ForwardedList::each_kept(kept, text, |f| write(&|n| n % 2 == 0, &mut writers, f))?;
+            let odd = odd
+                .join()
+                .unwrap_or_else(|_| Err(anyhow!("queue writing thread panicked")))?;
+            writers.extend(odd);
+            Ok(writers)
+        }),
+        ForwardedList::File(..) => {
+            let mut writers = BTreeMap::new();
+            list.for_each(|f| write(&|_| true, &mut writers, f))?;
+            Ok(writers)
+        }
+    }
+}
+
+/// A forwarded URL on its way from the merge to the queue files.
+pub struct Forwarded<'a> {
+    pub id: u64,
+    pub ts: i64,
+    pub hits: u64,
+    pub domain: u32,
+    pub new: bool,
+    pub tag: &'a str,
+    pub url: &'a str,
+}
+
+/// A forwarded URL kept in memory: its fields, and where its tag and URL are in the text.
+pub struct Kept {
+    id: u64,
+    ts: i64,
+    hits: u64,
+    domain: u32,
+    new: bool,
+    at: usize,
+    tag_len: u32,
+    url_len: u32,
+}
+
+/// The forwarded URLs between the merge and the queue files: in memory when the input fitted
+/// in memory (they are fewer than the aggregates it held), their text in one string; else in
+/// a scratch file (id, latest time, hits, domain, new; the tag and the URL).
+pub enum ForwardedList {
+    Memory(Vec<Kept>, String),
+    File(PathBuf, BufWriter<File>),
+}
+
+impl ForwardedList {
+    pub fn new(in_memory: bool, path: &Path) -> std::io::Result<Self> {
+        Ok(if in_memory {
+            ForwardedList::Memory(Vec::new(), String::new())
+        } else {
+            ForwardedList::File(
+                path.to_path_buf(),
+                BufWriter::with_capacity(1 << 20, File::create(path)?),
+            )
+        })
+    }
+
+    pub fn push(&mut self, f: &Forwarded<'_>) -> std::io::Result<()> {
+        match self {
+            ForwardedList::Memory(list, text) => {
+                list.push(Kept {
+                    id: f.id,
+                    ts: f.ts,
+                    hits: f.hits,
+                    domain: f.domain,
+                    new: f.new,
+                    at: text.len(),
+                    tag_len: f.tag.len() as u32,
+                    url_len: f.url.len() as u32,
+                });
+                text.push_str(f.tag);
+                text.push_str(f.url);
+                Ok(())
+            }
+            ForwardedList::File(_, w) => scratch::write(
+                w,
+                [
+                    f.id,
+                    f.ts as u64,
+                    f.hits,
+                    u64::from(f.domain),
+                    u64::from(f.new),
+                ],
+                &[f.tag.as_bytes(), f.url.as_bytes()],
+            ),
+        }
+    }
+
+    /// Calls `f` with each record kept in memory, in the order they were pushed.
+    fn each_kept(
+        list: &[Kept],
+        text: &str,
+        mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        for k in list {
+            let tag_end = k.at + k.tag_len as usize;
+            f(Forwarded {
+                id: k.id,
+                ts: k.ts,
+                hits: k.hits,
+                domain: k.domain,
+                new: k.new,
+                tag: &text[k.at..tag_end],
+                url: &text[tag_end..tag_end + k.url_len as usize],
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with each record, in the order they were pushed.
+    fn for_each(
+        self,
+        mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            ForwardedList::Memory(list, text) => Self::each_kept(&list, &text, f)?,
+            ForwardedList::File(path, mut w) => {
+                w.flush()?;
+                drop(w);
+                let mut input = BufReader::with_capacity(1 << 20, File::open(&path)?);
+                while let Some(([id, ts, hits, domain, new], [tag, url])) =
+                    scratch::read(&mut input)?
+                {
+                    f(Forwarded {
+                        id,
+                        ts: ts as i64,
+                        hits,
+                        domain: domain as u32,
+                        new: new == 1,
+                        tag: &tag,
+                        url: &url,
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
