@@ -86,6 +86,11 @@ fn queue_to_archive_with_figures_and_signals() {
         metric(port, "yacobot_pages_total") == Some(4.0)
     });
     assert_eq!(site.files("done"), ["m1-0000000001.q", "m1-0000000002.q"]);
+    // The page counter moves when a page is fetched; its item is readable once the archive's
+    // batch is synced, a moment later.
+    wait_for("the third page in the archive", 10, || {
+        common::archive_items(&segments).len() >= 5
+    });
     let items = common::archive_items(&segments);
     assert_eq!(items.len(), 5);
     assert_eq!(items[4].content, "page 3");

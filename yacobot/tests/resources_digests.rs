@@ -207,21 +207,40 @@ fn resources_a_run_that_lost_its_claim_before_its_write_writes_nothing() {
     let claimed =
         format!("SELECT COUNT(*) AS n FROM vr_resource WHERE id = {id} AND claimed_by IS NOT NULL");
     wait_for("the run's claim", 10, || number(&db, &claimed) == 1);
-    // While its feed is on the way, another worker takes the resource.
+    // While its feed is on the way, another worker takes the resource, and has a change
+    // written and not yet emitted (its step 1 done).
     sql(
         &db,
         &format!("UPDATE vr_resource SET claimed_by = 'other/1' WHERE id = {id}"),
     );
+    sql(
+        &db,
+        &format!("INSERT INTO vr_data (res_id, keyword, md5_sum, doc_id, status) VALUES ({id}, 'theirs', REPEAT('a', 32), 'x', 0)"),
+    );
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", site.log());
+    // Nothing of its own written, and the other worker's change not marked emitted.
+    assert_eq!(
+        number(
+            &db,
+            &format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id} AND keyword = 'theirs' AND status = 0")
+        ),
+        1,
+        "{}",
+        site.log()
+    );
     assert_eq!(
         number(
             &db,
             &format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id}")
         ),
-        0,
+        1,
         "{}",
         site.log()
+    );
+    assert_eq!(
+        resource_row(&mut db.conn(), id).claimed_by.as_deref(),
+        Some("other/1")
     );
     assert!(store(&site).is_empty());
     assert!(

@@ -5,7 +5,8 @@
 //! 1. one transaction: the `vr_data` changes, each `status = 0`, and the store position where
 //!    the run's items will start (`process_timestamp.emit_file`/`emit_item`);
 //! 2. the items appended to the resources store and fsynced;
-//! 3. one transaction: `status = 1`, the run's accounting, the claim released.
+//! 3. one transaction: `status = 1`, the run's accounting, the claim released (all but its
+//!    own `process_timestamp` row only while the run holds its claim).
 //!
 //! A crash after 1 leaves `status = 0` rows, which [`super::store::Store::recover`] emits (those
 //! not already in the store) before the resource's next run.
@@ -405,6 +406,12 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
     let t3 = Instant::now();
     let kept = ctx.db_run("finishing a resource run", |c| {
         diesel::Connection::transaction(c, |c| {
+            // The run's own row always; the resource's rows only under its claim: another
+            // worker that took the resource may be between its own steps 1 and 3.
+            ProcessTimestamp::update(c, run_id, &stamp)?;
+            if !VrResource::lock_claim(c, res_id, owner)? {
+                return Ok(false);
+            }
             VrData::mark_emitted(c, res_id)?;
             for r in results {
                 ResourceStatus::update(
@@ -419,7 +426,6 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
                     },
                 )?;
             }
-            ProcessTimestamp::update(c, run_id, &stamp)?;
             if live.0 != live.1 {
                 NewVrUpdateInfo {
                     res_id,
