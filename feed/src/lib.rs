@@ -5,10 +5,11 @@
 //! - [`sitemap`]: a data source's sitemap → its feed URLs, and its MD5;
 //! - [`encoding`]: any declared encoding → UTF-8, streaming;
 //! - [`items`]: items cut out of a feed with a class's `open_xml_format` rules, streaming,
-//!   each with its canonical form, MD5 and key, or as a failed key;
+//!   each with its canonical form, its digest and key (the MD5 on demand), or as a failed key;
 //! - [`doc_id`]: the stable doc id of an item;
 //! - [`diff`]: the write plan of a run (inserts, updates, deletes) and its safety valve;
 //! - [`detail`]: the `fetch_detail` report of a run;
+//! - [`hex`]: MD5s as they are stored;
 //! - [`corpus`]: the parsers' invariants, for the fuzz targets and the corpus tests.
 //!
 //! Formats and rules are specified in docs/formats.md ("Partner feeds").
@@ -18,6 +19,7 @@ pub mod detail;
 pub mod diff;
 pub mod doc_id;
 pub mod encoding;
+pub mod hex;
 pub mod items;
 pub mod sitemap;
 mod xml_text;

@@ -115,17 +115,7 @@ fn bad_lines(bad: &[BadLine], count: usize) -> String {
 /// Hex MD5 of a sitemap body as received: the unchanged-sitemap check compares it with
 /// `vr_open_datasource.sitemap_md5`.
 pub fn sitemap_md5(body: &[u8]) -> String {
-    hex(&Md5::digest(body))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    crate::hex::encode(&Md5::digest(body))
 }
 
 /// Parses a sitemap body. `http_charset` is the charset of the response's `Content-Type`.

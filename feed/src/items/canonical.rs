@@ -100,14 +100,7 @@ pub(crate) fn write<'v>(
 
 /// Lower-case hex MD5 of a canonical form (`vr_data.md5_sum`).
 pub fn md5_hex(canonical: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Md5::digest(canonical.as_bytes());
-    let mut out = String::with_capacity(32);
-    for b in digest {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 15)]));
-    }
-    out
+    crate::hex::encode(&Md5::digest(canonical.as_bytes()))
 }
 
 /// XXH3-128 of a canonical form: equal canonical forms, equal digests; the item digest file

@@ -68,10 +68,7 @@ fn indexed(env: &Env<'_>, steady: f64) -> UrlChanges<'static> {
 }
 
 pub fn md5_hex(body: &[u8]) -> String {
-    Md5::digest(body)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    focuser_feed::hex::encode(&Md5::digest(body))
 }
 
 /// Downloaded and archived at `pos` (`None`: the archive is off).

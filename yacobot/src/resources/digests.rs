@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDateTime};
+use focuser_feed::hex;
 use focuser_schema::fsutil;
 use focuser_schema::segment::crc;
 
@@ -135,7 +136,9 @@ pub fn encode(file: &DigestFile) -> Result<Vec<u8>, String> {
             .map_err(|_| format!("a key of {} bytes", e.keyword.len()))?;
         out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(e.keyword.as_bytes());
-        out.extend_from_slice(&md5_bytes(&e.md5).ok_or_else(|| format!("bad MD5 {:?}", e.md5))?);
+        out.extend_from_slice(
+            &hex::decode_md5(&e.md5).ok_or_else(|| format!("bad MD5 {:?}", e.md5))?,
+        );
         let mut flags = 0;
         if e.digest.is_some() {
             flags |= HAS_DIGEST;
@@ -214,7 +217,7 @@ pub fn decode(bytes: &[u8]) -> Result<DigestFile, String> {
         let keyword = std::str::from_utf8(take(&mut rest, len, &what)?)
             .map_err(|_| format!("{what}: the key is not UTF-8"))?
             .to_string();
-        let md5 = hex(&arr::<16>(&mut rest, &what)?);
+        let md5 = hex::encode(&arr::<16>(&mut rest, &what)?);
         let flags = arr::<1>(&mut rest, &what)?[0];
         if flags & !(HAS_DIGEST | HAS_STATUS_ID | LIVE) != 0 {
             return Err(format!("{what}: unknown flags {flags:#04x}"));
@@ -242,29 +245,6 @@ pub fn decode(bytes: &[u8]) -> Result<DigestFile, String> {
         run_start,
         entries,
     })
-}
-
-fn md5_bytes(hex: &str) -> Option<[u8; 16]> {
-    let b = hex.as_bytes();
-    if b.len() != 32 {
-        return None;
-    }
-    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let mut out = [0; 16];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = nibble(b[2 * i])? << 4 | nibble(b[2 * i + 1])?;
-    }
-    Some(out)
-}
-
-fn hex(b: &[u8; 16]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(32);
-    for &x in b {
-        s.push(char::from(HEX[usize::from(x >> 4)]));
-        s.push(char::from(HEX[usize::from(x & 15)]));
-    }
-    s
 }
 
 #[cfg(test)]

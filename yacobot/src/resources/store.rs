@@ -224,5 +224,5 @@ impl Store {
 const EMPTY_MD5: &str = "d41d8cd98f00b204e9800998ecf8427e";
 
 fn hex_md5(b: &[u8]) -> String {
-    Md5::digest(b).iter().map(|x| format!("{x:02x}")).collect()
+    focuser_feed::hex::encode(&Md5::digest(b))
 }
