@@ -7,7 +7,7 @@
 //! little left to do, as RocksDB's `bytes_per_sync` does.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -16,9 +16,16 @@ const CHUNK: usize = 1 << 20;
 const IN_FLIGHT: usize = 4;
 const START_WRITEBACK_EVERY: u64 = 16 << 20;
 
+/// What the thread is given to write.
+enum Work {
+    Chunk(Vec<u8>),
+    /// A whole file's contents, copied in by the kernel (`copy_file_range`).
+    File(File),
+}
+
 pub struct BackgroundWriter {
     buf: Vec<u8>,
-    to_thread: Option<SyncSender<Vec<u8>>>,
+    to_thread: Option<SyncSender<Work>>,
     /// Written chunks come back to be filled again.
     spare: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<std::io::Result<File>>>,
@@ -26,7 +33,7 @@ pub struct BackgroundWriter {
 
 impl BackgroundWriter {
     pub fn new(file: File) -> std::io::Result<BackgroundWriter> {
-        let (to_thread, chunks) = sync_channel::<Vec<u8>>(IN_FLIGHT);
+        let (to_thread, chunks) = sync_channel::<Work>(IN_FLIGHT);
         let (give_back, spare) = sync_channel::<Vec<u8>>(IN_FLIGHT + 1);
         let thread = std::thread::Builder::new()
             .name("bgwrite".into())
@@ -48,7 +55,11 @@ impl BackgroundWriter {
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
         let full = std::mem::replace(&mut self.buf, next);
-        let sent = self.to_thread.as_ref().map(|t| t.send(full));
+        self.hand_over(Work::Chunk(full))
+    }
+
+    fn hand_over(&mut self, work: Work) -> std::io::Result<()> {
+        let sent = self.to_thread.as_ref().map(|t| t.send(work));
         match sent {
             Some(Ok(())) => Ok(()),
             // The thread stopped on an error: that error.
@@ -67,6 +78,12 @@ impl BackgroundWriter {
                 .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked"))),
             None => Err(std::io::Error::other("file already finished")),
         }
+    }
+
+    /// Appends the whole of `src` (from its start) after what was written so far.
+    pub fn append_file(&mut self, src: File) -> std::io::Result<()> {
+        self.send()?;
+        self.hand_over(Work::File(src))
     }
 
     /// Writes what is left, syncs the file (data and size) and gives it back.
@@ -103,19 +120,27 @@ impl Drop for BackgroundWriter {
 
 fn write_chunks(
     mut file: File,
-    chunks: &Receiver<Vec<u8>>,
+    chunks: &Receiver<Work>,
     give_back: &SyncSender<Vec<u8>>,
 ) -> std::io::Result<File> {
     let (mut written, mut started) = (0u64, 0u64);
-    for mut chunk in chunks.iter() {
-        file.write_all(&chunk)?;
-        written += chunk.len() as u64;
+    for work in chunks.iter() {
+        match work {
+            Work::Chunk(mut chunk) => {
+                file.write_all(&chunk)?;
+                written += chunk.len() as u64;
+                chunk.clear();
+                let _ = give_back.try_send(chunk);
+            }
+            Work::File(mut src) => {
+                src.seek(SeekFrom::Start(0))?;
+                written += std::io::copy(&mut src, &mut file)?;
+            }
+        }
         if written - started >= START_WRITEBACK_EVERY {
             start_writeback(&file);
             started = written;
         }
-        chunk.clear();
-        let _ = give_back.try_send(chunk);
     }
     file.sync_all()?;
     Ok(file)
@@ -146,6 +171,16 @@ mod tests {
         let big = vec![b'y'; 3 * CHUNK + 17];
         w.write_all(&big).unwrap();
         expected.extend_from_slice(&big);
+        // A file appended whole, then more writes.
+        let other = dir.path().join("other");
+        let appended: Vec<u8> = (0..CHUNK + 5).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&other, &appended).unwrap();
+        let mut src = File::options().read(true).write(true).open(&other).unwrap();
+        src.seek(SeekFrom::End(0)).unwrap();
+        w.append_file(src).unwrap();
+        expected.extend_from_slice(&appended);
+        w.write_all(b"tail\n").unwrap();
+        expected.extend_from_slice(b"tail\n");
         let file = w.finish().unwrap();
         assert_eq!(file.metadata().unwrap().len(), expected.len() as u64);
         assert_eq!(std::fs::read(&path).unwrap(), expected);

@@ -10,7 +10,7 @@
 //! file of one cycle or the next; the trailer still guards against a damaged disk.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use focuser_schema::formats::num;
@@ -32,23 +32,60 @@ pub struct LogEntry<'a> {
 pub enum LogError {
     #[error("{path}: {error}")]
     Io { path: String, error: std::io::Error },
-    #[error("{path}:{line}: {message}")]
+    #[error("{path}:{place}: {message}")]
     Bad {
         path: String,
-        line: u64,
+        place: Place,
         message: String,
     },
+}
+
+/// Where in a current_log a fault is: its line, or, for the upper half of a split read (whose
+/// line numbers are not known), the byte its line starts at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Line(u64),
+    Byte(u64),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Line(n) => write!(f, "{n}"),
+            Place::Byte(b) => write!(f, "byte {b}"),
+        }
+    }
+}
+
+/// Which entries a reader reads, and who checks the trailer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Span {
+    /// Every entry; the reader checks the trailer.
+    Whole,
+    /// The entries before byte `end`, every id below `below` (the lower half of a split).
+    Lower { end: u64, below: u64 },
+    /// The entries from the reader's start, every id at least `from`, and the trailer, kept
+    /// for [`check_split`] (the upper half).
+    Upper { from: u64 },
 }
 
 /// Streams a current_log in id order, checking order, count and checksum as it goes.
 pub struct Reader {
     path: String,
     input: BufReader<File>,
+    span: Span,
+    /// Lines read, header included (line numbers are known from the start of the file only).
     line: u64,
+    /// The byte the next line starts at.
+    pos: u64,
     count: u64,
     crc: u32,
+    /// The bytes of the entry lines read, for [`crc::combine`].
+    bytes: u64,
     last_id: Option<u64>,
     done: bool,
+    /// The upper half's trailer, checked by [`check_split`].
+    trailer: Option<String>,
     pub cycle: u64,
     buf: Vec<u8>,
     /// The entry in `buf`: its numbers, and where its tag, domain and URL are.
@@ -56,54 +93,111 @@ pub struct Reader {
     fields: [(usize, usize); 3],
 }
 
+/// The header's cycle, and the byte the first entry starts at.
+fn read_header(path: &str, input: &mut BufReader<File>) -> Result<(u64, u64), LogError> {
+    let mut first = String::new();
+    let n = input.read_line(&mut first).map_err(|error| LogError::Io {
+        path: path.to_string(),
+        error,
+    })?;
+    let bad = |message: &str| LogError::Bad {
+        path: path.to_string(),
+        place: Place::Line(1),
+        message: message.into(),
+    };
+    let rest = first
+        .trim_end()
+        .strip_prefix(MAGIC)
+        .ok_or_else(|| bad("not a current_log"))?;
+    let cycle = rest
+        .trim()
+        .strip_prefix("cycle=")
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| bad("header lacks cycle="))?;
+    Ok((cycle, n as u64))
+}
+
+fn open_file(path: &Path) -> Result<Option<(String, File)>, LogError> {
+    let name = path.display().to_string();
+    match File::open(path) {
+        Ok(f) => Ok(Some((name, f))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(LogError::Io { path: name, error }),
+    }
+}
+
 impl Reader {
-    /// Opens `path`; a missing file is an empty log at cycle 0.
-    pub fn open(path: &Path) -> Result<Option<Reader>, LogError> {
-        let name = path.display().to_string();
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(LogError::Io { path: name, error }),
-        };
-        let mut input = BufReader::with_capacity(1 << 20, file);
-        let mut first = String::new();
-        input.read_line(&mut first).map_err(|error| LogError::Io {
-            path: name.clone(),
-            error,
-        })?;
-        let bad = |message: &str| LogError::Bad {
-            path: name.clone(),
-            line: 1,
-            message: message.into(),
-        };
-        let rest = first
-            .trim_end()
-            .strip_prefix(MAGIC)
-            .ok_or_else(|| bad("not a current_log"))?;
-        let cycle = rest
-            .trim()
-            .strip_prefix("cycle=")
-            .and_then(|c| c.parse().ok())
-            .ok_or_else(|| bad("header lacks cycle="))?;
-        Ok(Some(Reader {
-            path: name,
+    fn new(path: String, input: BufReader<File>, cycle: u64, pos: u64, span: Span) -> Reader {
+        Reader {
+            path,
             input,
+            span,
             line: 1,
+            pos,
             count: 0,
             crc: 0,
+            bytes: 0,
             last_id: None,
             done: false,
+            trailer: None,
             cycle,
             buf: Vec::with_capacity(256),
             numbers: None,
             fields: [(0, 0); 3],
-        }))
+        }
+    }
+
+    /// Opens `path`; a missing file is an empty log at cycle 0.
+    pub fn open(path: &Path) -> Result<Option<Reader>, LogError> {
+        let Some((name, file)) = open_file(path)? else {
+            return Ok(None);
+        };
+        let mut input = BufReader::with_capacity(1 << 20, file);
+        let (cycle, start) = read_header(&name, &mut input)?;
+        Ok(Some(Reader::new(name, input, cycle, start, Span::Whole)))
+    }
+
+    /// Opens `path` as two readers to be read at the same time: the entries with ids below
+    /// `at`, and the rest. The boundary is found by a binary search over the file; each half
+    /// checks that its ids are on its side of `at` and in order, and [`check_split`] checks the
+    /// trailer against both once they are read. A missing file is `None`, as for `open`.
+    pub fn open_split(path: &Path, at: u64) -> Result<Option<(Reader, Reader)>, LogError> {
+        let Some((name, file)) = open_file(path)? else {
+            return Ok(None);
+        };
+        let io = |error| LogError::Io {
+            path: name.clone(),
+            error,
+        };
+        // Opened again: a clone would share the file offset.
+        let upper_file = File::open(path).map_err(io)?;
+        let mut input = BufReader::with_capacity(1 << 20, file);
+        let (cycle, start) = read_header(&name, &mut input)?;
+        let boundary = boundary(&upper_file, start, at).map_err(io)?;
+        let mut upper_input = BufReader::with_capacity(1 << 20, upper_file);
+        upper_input.seek(SeekFrom::Start(boundary)).map_err(io)?;
+        let lower = Reader::new(
+            name.clone(),
+            input,
+            cycle,
+            start,
+            Span::Lower {
+                end: boundary,
+                below: at,
+            },
+        );
+        let upper = Reader::new(name, upper_input, cycle, boundary, Span::Upper { from: at });
+        Ok(Some((lower, upper)))
     }
 
     fn bad(&self, message: impl Into<String>) -> LogError {
+        let place = match self.span {
+            Span::Upper { .. } => Place::Byte(self.pos),
+            _ => Place::Line(self.line),
+        };
         LogError::Bad {
             path: self.path.clone(),
-            line: self.line,
+            place,
             message: message.into(),
         }
     }
@@ -134,11 +228,18 @@ impl Reader {
         })
     }
 
-    /// Reads the next entry (see [`Reader::current`]); false after a trailer that checks out.
+    /// Reads the next entry (see [`Reader::current`]); false at the end: after a trailer that
+    /// checks out, or at the end of a split reader's half.
     pub fn advance(&mut self) -> Result<bool, LogError> {
         self.numbers = None;
         if self.done {
             return Ok(false);
+        }
+        if let Span::Lower { end, .. } = self.span {
+            if self.pos >= end {
+                self.done = true;
+                return Ok(false);
+            }
         }
         self.buf.clear();
         self.line += 1;
@@ -156,18 +257,19 @@ impl Reader {
             return Err(self.bad("not valid UTF-8"));
         };
         if let Some(trailer) = line.strip_prefix("#end ") {
-            let expected = format!("entries={} crc32c={:08x}", self.count, self.crc);
-            if trailer.trim_end() != expected {
-                return Err(self.bad(format!(
-                    "trailer `{}` does not match the entries ({expected})",
-                    trailer.trim_end()
-                )));
+            let trailer = trailer.trim_end().to_string();
+            match self.span {
+                Span::Whole => check_trailer(&trailer, self.count, self.crc)
+                    .map_err(|message| self.bad(message))?,
+                Span::Lower { .. } => return Err(self.bad("trailer before the end of its half")),
+                Span::Upper { .. } => self.trailer = Some(trailer),
             }
             self.done = true;
             return Ok(false);
         }
         self.crc = crc::append(self.crc, line.as_bytes());
         self.count += 1;
+        self.bytes += n as u64;
         // id, fwd_ts, last_seen, pending, tag, domain; the URL is the rest of the line.
         let mut f = [(0usize, 0usize); 7];
         let mut from = 0;
@@ -193,9 +295,15 @@ impl Reader {
         ) else {
             return Err(self.bad("bad number"));
         };
-        if self.last_id.is_some_and(|last| last >= id) {
+        let outside = match self.span {
+            Span::Whole => false,
+            Span::Lower { below, .. } => id >= below,
+            Span::Upper { from } => id < from,
+        };
+        if outside || self.last_id.is_some_and(|last| last >= id) {
             return Err(self.bad("entries out of id order"));
         }
+        self.pos += n as u64;
         self.last_id = Some(id);
         self.numbers = Some((id, fwd_ts, last_seen, pending));
         self.fields = [f[4], f[5], f[6]];
@@ -203,23 +311,102 @@ impl Reader {
     }
 }
 
+/// Checks the trailer of a split read against the entries of both halves, once both are at
+/// their end.
+pub fn check_split(lower: &Reader, upper: &Reader) -> Result<(), LogError> {
+    let (Span::Lower { .. }, Span::Upper { .. }, true, true) =
+        (lower.span, upper.span, lower.done, upper.done)
+    else {
+        return Err(upper.bad("the halves of a split read are not both at their end"));
+    };
+    let trailer = upper.trailer.as_deref().unwrap_or_default();
+    let crc = crc::combine(lower.crc, upper.crc, upper.bytes);
+    check_trailer(trailer, lower.count + upper.count, crc).map_err(|message| upper.bad(message))
+}
+
+fn check_trailer(trailer: &str, count: u64, crc: u32) -> Result<(), String> {
+    let expected = format!("entries={count} crc32c={crc:08x}");
+    if trailer != expected {
+        return Err(format!(
+            "trailer `{trailer}` does not match the entries ({expected})"
+        ));
+    }
+    Ok(())
+}
+
+/// The byte where the first entry with an id of at least `at` starts (or the trailer, if no
+/// entry has one), in a file whose entries start at `start`: a binary search over byte
+/// offsets, each probe reading the id of the first line that starts at or after it.
+fn boundary(file: &File, start: u64, at: u64) -> std::io::Result<u64> {
+    let mut input = BufReader::with_capacity(8 << 10, file);
+    let len = file.metadata()?.len();
+    // The first line starting at or after `off`, and whether its id is at least `at`
+    // (the trailer, and any line that is not an entry, count as "at least").
+    let mut probe = |off: u64| -> std::io::Result<(u64, bool)> {
+        let mut line = Vec::new();
+        let line_start = if off <= start {
+            input.seek(SeekFrom::Start(start))?;
+            start
+        } else {
+            input.seek(SeekFrom::Start(off - 1))?;
+            let skipped = input.read_until(b'\n', &mut line)?;
+            line.clear();
+            off - 1 + skipped as u64
+        };
+        let mut id = Vec::with_capacity(16);
+        (&mut input).take(16).read_to_end(&mut id)?;
+        let id = std::str::from_utf8(&id)
+            .ok()
+            .filter(|h| h.len() == 16)
+            .and_then(|h| u64::from_str_radix(h, 16).ok());
+        Ok((line_start, id.is_none_or(|id| id >= at)))
+    };
+    let (mut lo, mut hi) = (start, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if probe(mid)?.1 {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(probe(lo)?.0.min(len))
+}
+
 /// Writes a current_log; entries must come in increasing id order.
 pub struct Writer<W: Write> {
     out: W,
     count: u64,
     crc: u32,
+    /// The bytes of the entry lines written.
+    bytes: u64,
     line: Vec<u8>,
+}
+
+/// The entries a [`Writer::continuation`] wrote, to be accounted by [`Writer::append`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entries {
+    pub count: u64,
+    pub crc: u32,
+    pub bytes: u64,
 }
 
 impl<W: Write> Writer<W> {
     pub fn new(mut out: W, cycle: u64) -> std::io::Result<Self> {
         writeln!(out, "{MAGIC} cycle={cycle}")?;
-        Ok(Writer {
+        Ok(Self::continuation(out))
+    }
+
+    /// A writer of entries only, no header: those of a later id range, written at the same
+    /// time as the earlier ones and then appended to their file ([`Writer::append`]).
+    pub fn continuation(out: W) -> Self {
+        Writer {
             out,
             count: 0,
             crc: 0,
+            bytes: 0,
             line: Vec::with_capacity(256),
-        })
+        }
     }
 
     pub fn write(&mut self, e: &Entry, domain: &str, url: &str) -> std::io::Result<()> {
@@ -239,7 +426,32 @@ impl<W: Write> Writer<W> {
         l.push(b'\n');
         self.crc = crc::append(self.crc, l);
         self.count += 1;
+        self.bytes += l.len() as u64;
         self.out.write_all(l)
+    }
+
+    /// A continuation's output and what it holds (no trailer).
+    pub fn into_entries(self) -> (W, Entries) {
+        let entries = Entries {
+            count: self.count,
+            crc: self.crc,
+            bytes: self.bytes,
+        };
+        (self.out, entries)
+    }
+
+    /// Appends a continuation's entries: `copy` puts its bytes into the output, and they are
+    /// accounted in the trailer.
+    pub fn append(
+        &mut self,
+        entries: Entries,
+        copy: impl FnOnce(&mut W) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        copy(&mut self.out)?;
+        self.crc = crc::combine(self.crc, entries.crc, entries.bytes);
+        self.count += entries.count;
+        self.bytes += entries.bytes;
+        Ok(())
     }
 
     pub fn finish(mut self) -> std::io::Result<(W, u64)> {
@@ -322,6 +534,132 @@ mod tests {
             std::fs::write(&p, damaged).unwrap();
             let e = read_all(&p).unwrap_err().to_string();
             assert!(e.contains(message), "{e}");
+        }
+    }
+
+    /// Reads a split file whole: both halves to their end, then the trailer.
+    fn read_split(path: &Path, at: u64) -> Result<Vec<(u64, String)>, LogError> {
+        let (mut lower, mut upper) = Reader::open_split(path, at)?.unwrap();
+        let mut out = Vec::new();
+        for r in [&mut lower, &mut upper] {
+            while let Some(e) = r.next_entry()? {
+                out.push((e.entry.id, format!("{e:?}")));
+            }
+        }
+        check_split(&lower, &upper)?;
+        Ok(out)
+    }
+
+    fn entry(id: u64, tag: &str) -> Entry<'_> {
+        Entry {
+            id,
+            fwd_ts: id as i64 % 1000,
+            tag,
+            pending: id % 7,
+            last_seen: 5,
+        }
+    }
+
+    #[test]
+    fn a_split_read_sees_every_entry_once_at_any_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("current_log");
+        assert!(Reader::open_split(&p, 1 << 63).unwrap().is_none());
+        // Ids spread over the whole range, lines of varied length (one longer than a probe's
+        // buffer), and the ends of the id space.
+        let mut ids: Vec<u64> = (1..400u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        ids.extend([0, u64::MAX]);
+        ids.sort_unstable();
+        ids.dedup();
+        let long = "x".repeat(20_000);
+        let mut w = Writer::new(BufWriter::new(File::create(&p).unwrap()), 9).unwrap();
+        for &id in &ids {
+            let url = if id % 5 == 0 {
+                long.as_str()
+            } else {
+                "http://a.ru/"
+            };
+            w.write(&entry(id, if id % 3 == 0 { "t" } else { "" }), "a.ru", url)
+                .unwrap();
+        }
+        w.finish().unwrap().0.flush().unwrap();
+        let whole = read_all(&p).unwrap();
+        assert_eq!(whole.len(), ids.len());
+        for at in [0, 1, 1 << 63, u64::MAX, ids[17], ids[17] + 1, ids[200] - 1] {
+            assert_eq!(read_split(&p, at).unwrap(), whole, "split at {at:x}");
+            let (lower, _) = Reader::open_split(&p, at).unwrap().unwrap();
+            assert_eq!(lower.cycle, 9);
+        }
+
+        // An empty log splits into two empty halves.
+        let empty = dir.path().join("empty");
+        let w = Writer::new(BufWriter::new(File::create(&empty).unwrap()), 2).unwrap();
+        w.finish().unwrap().0.flush().unwrap();
+        assert!(read_split(&empty, 1 << 63).unwrap().is_empty());
+
+        // Damage is found by the half that reads it, or by the trailer check.
+        let good = std::fs::read_to_string(&p).unwrap();
+        let mut lines: Vec<&str> = good.lines().collect();
+        let swapped = {
+            let mut l = lines.clone();
+            l.swap(100, 300);
+            l.join("\n") + "\n"
+        };
+        let changed = good.replacen("\ta.ru\thttp://a.ru/\n", "\ta.ru\thttp://b.ru/\n", 1);
+        let last_entry = lines.len() - 2;
+        lines.remove(last_entry);
+        let dropped = lines.join("\n") + "\n";
+        for (damaged, message) in [
+            (swapped, "out of id order"),
+            (changed, "does not match"),
+            (dropped, "does not match"),
+            (good[..good.len() - 30].to_string(), "without its trailer"),
+        ] {
+            std::fs::write(&p, &damaged).unwrap();
+            for at in [1 << 63, ids[150], ids[350]] {
+                let e = read_split(&p, at).unwrap_err().to_string();
+                assert!(e.contains(message), "split at {at:x}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_continuation_appended_gives_the_bytes_of_one_writer() {
+        let ids: Vec<u64> = (0..50u64).map(|i| i * 1_000_003).collect();
+        let mut one = Writer::new(Vec::new(), 3).unwrap();
+        for &id in &ids {
+            one.write(&entry(id, "v"), "a.ru", "http://a.ru/x").unwrap();
+        }
+        let (one, n) = one.finish().unwrap();
+        assert_eq!(n, 50);
+        for cut in [0, 1, 25, 50] {
+            let mut lower = Writer::new(Vec::new(), 3).unwrap();
+            let mut upper = Writer::continuation(Vec::new());
+            for &id in &ids[..cut] {
+                lower
+                    .write(&entry(id, "v"), "a.ru", "http://a.ru/x")
+                    .unwrap();
+            }
+            for &id in &ids[cut..] {
+                upper
+                    .write(&entry(id, "v"), "a.ru", "http://a.ru/x")
+                    .unwrap();
+            }
+            let (bytes, entries) = upper.into_entries();
+            lower
+                .append(entries, |out| {
+                    out.extend_from_slice(&bytes);
+                    Ok(())
+                })
+                .unwrap();
+            let (two, n) = lower.finish().unwrap();
+            assert_eq!(
+                (String::from_utf8(two).unwrap(), n),
+                (String::from_utf8(one.clone()).unwrap(), 50),
+                "cut {cut}"
+            );
         }
     }
 }

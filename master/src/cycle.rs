@@ -20,10 +20,10 @@ use focuser_schema::fsutil;
 use crate::bgwrite::BackgroundWriter;
 use crate::config::MasterConfig;
 use crate::current_log;
-use crate::filter::{self, Incoming, Reason};
 use crate::ingest::{self, IngestStats};
+use crate::join;
 use crate::journal::Journal;
-use crate::logsaver::{self, Forwarded, ForwardedList};
+use crate::logsaver;
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
 
 /// Where the domain map lives: the database, behind retries in the daemon.
@@ -224,104 +224,38 @@ impl Master<'_> {
             ..Default::default()
         };
 
-        // join + filter_url, part by part, in id order: the new current_log and the forwarded URLs.
+        // join + filter_url, in id order, on two threads: the new current_log and the
+        // forwarded URLs.
         let next_log = cfg.state_dir.join("current_log.next");
-        let forwarded_path = cfg.tmp_dir.join("forwarded.spill");
-        let mut writer = current_log::Writer::new(
-            BackgroundWriter::new(File::create(&next_log)?)?,
-            journal.seq,
-        )?;
-        let mut forwarded = ForwardedList::new(parts == 1, &forwarded_path)?;
-        let mut reader = current_log::Reader::open(&self.current_log())?;
-        if let Some(r) = reader.as_mut() {
-            r.advance()?;
-        }
-        let mut counts: Vec<DomainCounts> = Vec::new();
-        let count = |counts: &mut Vec<DomainCounts>, d: u32| -> usize {
-            let i = d as usize;
-            if counts.len() <= i {
-                counts.resize(i + 1, DomainCounts::default());
-            }
-            i
+        let rules = join::Rules {
+            now: journal.now,
+            window: cfg.filter.window,
+            retention: cfg.filter.retention,
         };
-        let (window, retention) = (cfg.filter.window, cfg.filter.retention);
-        for p in 0..parts {
-            let mut aggs = ingested.part(p)?;
-            loop {
-                let log_id = reader
-                    .as_ref()
-                    .and_then(|r| r.current())
-                    .map(|e| e.entry.id)
-                    .filter(|&id| ingest::part_of(id, parts) <= p);
-                let (id, from_log, from_input) = match (log_id, aggs.peek_id()) {
-                    (None, None) => break,
-                    (Some(l), Some(a)) if l == a => (l, true, true),
-                    (Some(l), Some(a)) if l < a => (l, true, false),
-                    (Some(l), None) => (l, true, false),
-                    (_, Some(a)) => (a, false, true),
-                };
-                let log_entry = reader
-                    .as_ref()
-                    .and_then(|r| r.current())
-                    .filter(|_| from_log);
-                let agg = if from_input { aggs.next_agg() } else { None };
-                stats.unique_urls += u64::from(agg.is_some());
-                let incoming = agg.map(|a| Incoming {
-                    ts: a.ts,
-                    hits: a.hits,
-                    tag: a.tag,
-                });
-                let d = filter::decide(
-                    id,
-                    log_entry.as_ref().map(|e| &e.entry),
-                    incoming.as_ref(),
-                    journal.now,
-                    window,
-                    retention,
-                );
-                let (url, domain) = match (&agg, &log_entry) {
-                    (Some(a), _) => (a.url, a.domain),
-                    (None, Some(e)) => (e.url, domains.intern(e.domain)),
-                    (None, None) => continue,
-                };
-                let di = count(&mut counts, domain);
-                if let Some(next) = &d.next {
-                    writer.write(next, &domains.names[domain as usize], url)?;
-                    counts[di].in_log += 1;
-                }
-                match (&d.forward, &agg, &d.next) {
-                    (Some((hits, reason)), Some(a), Some(next)) => {
-                        match reason {
-                            Reason::New => stats.forwarded_new += 1,
-                            Reason::Window => stats.forwarded_window += 1,
-                            Reason::Updatetag => stats.forwarded_updatetag += 1,
-                        }
-                        counts[di].forwarded += 1;
-                        forwarded.push(&Forwarded {
-                            id,
-                            ts: a.ts,
-                            hits: *hits,
-                            domain,
-                            new: *reason == Reason::New,
-                            tag: next.tag,
-                            url,
-                        })?;
-                    }
-                    _ if d.expired => stats.expired += 1,
-                    _ if agg.is_some() => stats.kept += 1,
-                    _ => stats.retained += 1,
-                }
-                if from_log {
-                    if let Some(r) = reader.as_mut() {
-                        r.advance()?;
-                    }
-                }
-            }
-        }
-        let (out, entries) = writer.finish()?;
+        let joined = join::join(
+            &ingested,
+            &mut domains,
+            &self.current_log(),
+            &next_log,
+            journal.seq,
+            &cfg.tmp_dir,
+            rules,
+        )?;
+        drop(ingested.take_runs());
+        let counts = joined.counts;
+        let forwarded = joined.forwarded;
+        let out = joined.log;
         // Synced while the cycle goes on; waited for before the commit point.
         let log_synced = std::thread::spawn(move || out.finish().map(drop));
-        stats.current_log_entries = entries;
+        let t = joined.tally;
+        stats.current_log_entries = joined.log_entries;
+        stats.unique_urls = t.unique_urls;
+        stats.forwarded_new = t.forwarded_new;
+        stats.forwarded_window = t.forwarded_window;
+        stats.forwarded_updatetag = t.forwarded_updatetag;
+        stats.kept = t.kept;
+        stats.retained = t.retained;
+        stats.expired = t.expired;
 
         log::debug!(
             "cycle {}: joined and filtered in {:.2} s",
@@ -377,7 +311,9 @@ impl Master<'_> {
             Ok((tmp, w))
         };
         let writers = logsaver::write_queues(forwarded, &node_of, &domains.names, open)?;
-        remove_if_there(&forwarded_path)?;
+        for h in 0..2 {
+            remove_if_there(&join::forwarded_path(&cfg.tmp_dir, h))?;
+        }
         let mut queues = Vec::new();
         for (node, (_, w)) in writers {
             let (out, n) = w.finish()?;
@@ -470,7 +406,9 @@ impl Master<'_> {
                 remove_if_there(&fsutil::temp_path(&node.path().join(&name)))?;
             }
         }
-        remove_if_there(&cfg.state_dir.join("current_log.next"))?;
+        let next_log = cfg.state_dir.join("current_log.next");
+        remove_if_there(&next_log)?;
+        remove_if_there(&join::upper_path(&next_log))?;
         if let Ok(entries) = std::fs::read_dir(&cfg.tmp_dir) {
             for e in entries.filter_map(|e| e.ok()) {
                 remove_if_there(&e.path())?;

@@ -88,8 +88,13 @@ pub fn main_loop(rt: &mut Runtime<MasterConfig>, fixed_now: Option<i64>) -> anyh
             }
             Ok(None) => log::debug!("no reflog files ready"),
             Err(e) => {
+                let e = e.context("cycle failed, nothing committed; it is redone next time");
+                // `--once` (cron, scripts, tests) reports the failure in its exit status.
+                if rt.once() {
+                    return Err(e);
+                }
                 figures.failed(&format!("{e:#}"));
-                log::error!("cycle failed, nothing committed; it is redone next time: {e:#}");
+                log::error!("{e:#}");
             }
         }
         next_cycle = Instant::now() + Duration::from_secs(cfg.cycle.interval);

@@ -13,6 +13,7 @@ pub mod cycle;
 pub mod daemon;
 pub mod filter;
 pub mod ingest;
+mod join;
 pub mod journal;
 mod logsaver;
 pub mod route;

@@ -15,12 +15,12 @@ use crate::scratch;
 /// A node's queue file being written: its temporary name and its writer.
 pub type Queue = (PathBuf, QueueWriter<BackgroundWriter>);
 
-/// Writes every forwarded URL into its node's queue file (`open` starts one), and returns the
-/// files by node. In memory, the nodes are split between two threads by the parity of their
+/// Writes every forwarded URL (`lists` in id order) into its node's queue file (`open` starts
+/// one), and returns the files by node. In memory, the nodes are split between two threads by the parity of their
 /// number, each reading the whole list and writing its own nodes' records: the records of a
 /// node keep their order, and formatting them (most of the work) runs on both cores.
 pub fn write_queues(
-    list: ForwardedList,
+    lists: Vec<ForwardedList>,
     node_of: &[Option<u32>],
     domains: &[String],
     open: impl Fn(u32) -> anyhow::Result<Queue> + Sync,
@@ -42,27 +42,36 @@ pub fn write_queues(
         w.1.write_fields(f.id, f.url, domain, f.ts, f.hits, f.tag, f.new)?;
         Ok(())
     };
-    match &list {
-        ForwardedList::Memory(kept, text) => std::thread::scope(|scope| {
-            let odd = scope.spawn(|| {
-                let mut writers = BTreeMap::new();
-                ForwardedList::each_kept(kept, text, |f| write(&|n| n % 2 == 1, &mut writers, f))
-                    .map(|()| writers)
-            });
-            let mut writers = BTreeMap::new();
-            ForwardedList::each_kept(kept, text, |f| write(&|n| n % 2 == 0, &mut writers, f))?;
-            let odd = odd
-                .join()
-                .unwrap_or_else(|_| Err(anyhow!("queue writing thread panicked")))?;
-            writers.extend(odd);
-            Ok(writers)
-        }),
-        ForwardedList::File(..) => {
-            let mut writers = BTreeMap::new();
+    let in_memory: Vec<(&[Kept], &str)> = lists
+        .iter()
+        .filter_map(|l| match l {
+            ForwardedList::Memory(kept, text) => Some((kept.as_slice(), text.as_str())),
+            ForwardedList::File(..) => None,
+        })
+        .collect();
+    if in_memory.len() < lists.len() {
+        let mut writers = BTreeMap::new();
+        for list in lists {
             list.for_each(|f| write(&|_| true, &mut writers, f))?;
-            Ok(writers)
         }
+        return Ok(writers);
     }
+    let each = |odd: u32| -> anyhow::Result<BTreeMap<u32, Queue>> {
+        let mut writers = BTreeMap::new();
+        for (kept, text) in &in_memory {
+            ForwardedList::each_kept(kept, text, |f| write(&|n| n % 2 == odd, &mut writers, f))?;
+        }
+        Ok(writers)
+    };
+    std::thread::scope(|scope| {
+        let odd = scope.spawn(|| each(1));
+        let mut writers = each(0)?;
+        let odd = odd
+            .join()
+            .unwrap_or_else(|_| Err(anyhow!("queue writing thread panicked")))?;
+        writers.extend(odd);
+        Ok(writers)
+    })
 }
 
 /// A forwarded URL on its way from the merge to the queue files.

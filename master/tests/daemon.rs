@@ -138,3 +138,73 @@ fn assign_and_domains_for_the_operator() {
     let row = focuser_schema::models::PartnerDomain::find(&mut db.conn(), "example.org").unwrap();
     assert!(row.assigned_by.starts_with("admin:"));
 }
+
+#[test]
+fn a_damaged_current_log_fails_the_cycle_with_its_place_and_loses_nothing() {
+    let db = TestDb::new();
+    nodes(&db, &[("yb1", true), ("yb2", true)]);
+    let site = Site::new(db.url(), "");
+    let urls: Vec<String> = (0..60)
+        .map(|i| line(T0 + i, &format!("http://d{}.ru/p/{i}", i % 7), 1, ""))
+        .collect();
+    site.reflog("r1.log", &urls);
+    let once = |now: i64| site.master(&["--once", "--now", &common::stamp(now)]);
+    let out = once(T0 + 100);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log_path = site.root().join("state/current_log");
+    let good = std::fs::read_to_string(&log_path).unwrap();
+    // Entries on both sides of the split (ids are spread evenly).
+    let ids: Vec<u64> = good
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| u64::from_str_radix(&l[..16], 16).unwrap())
+        .collect();
+    assert!(ids.iter().any(|&id| id < 1 << 63) && ids.iter().any(|&id| id >= 1 << 63));
+
+    site.reflog("r2.log", &[line(T0 + 150, "http://d1.ru/new", 1, "")]);
+    let queues = site.queue_files();
+    // A changed URL in the upper half fails the trailer; two entries of the lower half
+    // swapped are out of order.
+    let lines: Vec<&str> = good.lines().collect();
+    let last = lines[lines.len() - 2];
+    let mut swapped = lines.clone();
+    swapped.swap(1, 2);
+    for (damaged, message) in [
+        (
+            good.replace(last, &last.replace("http://", "https://")),
+            "does not match",
+        ),
+        (
+            swapped.join("\n") + "\n",
+            "current_log:3: entries out of id order",
+        ),
+    ] {
+        std::fs::write(&log_path, &damaged).unwrap();
+        let out = once(T0 + 200);
+        assert!(!out.status.success(), "a cycle over a damaged current_log");
+        let logged = std::fs::read_to_string(site.root().join("master.log")).unwrap();
+        assert!(
+            logged.contains(message) && logged.contains("cycle failed"),
+            "{message}: {logged}"
+        );
+        // Nothing moved: the input waits, no queue file, the damaged file as it was.
+        assert!(site.root().join("incoming/r2.log").exists());
+        assert_eq!(site.queue_files(), queues);
+        assert_eq!(std::fs::read_to_string(&log_path).unwrap(), damaged);
+    }
+
+    // Put back, the cycle goes through.
+    std::fs::write(&log_path, &good).unwrap();
+    let out = once(T0 + 200);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(site.root().join("done/r2.log").exists());
+    assert!(site.queue_files().len() > queues.len());
+}

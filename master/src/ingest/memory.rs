@@ -6,6 +6,7 @@
 //! when it is new or its line has an updatetag.
 
 use std::hash::BuildHasher;
+use std::ops::RangeInclusive;
 
 use focuser_schema::segment::crc;
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -307,59 +308,66 @@ pub struct AggView<'a> {
     pub domain: u32,
 }
 
-/// Runs merged in id order.
-pub struct Merged {
-    runs: Vec<Run>,
+/// Runs merged in id order, over a range of ids.
+pub struct Merged<'a> {
+    runs: &'a [Run],
     pos: Vec<usize>,
+    end: Vec<usize>,
 }
 
-impl Merged {
-    pub fn new(runs: Vec<Run>) -> Merged {
+impl<'a> Merged<'a> {
+    /// The aggregates of `runs` with ids in `ids`.
+    pub fn new(runs: &'a [Run], ids: RangeInclusive<u64>) -> Merged<'a> {
+        let (lo, hi) = (*ids.start(), *ids.end());
         Merged {
-            pos: vec![0; runs.len()],
+            pos: runs
+                .iter()
+                .map(|r| r.aggs.partition_point(|a| a.id < lo))
+                .collect(),
+            end: runs
+                .iter()
+                .map(|r| r.aggs.partition_point(|a| a.id <= hi))
+                .collect(),
             runs,
         }
     }
 
+    fn at(&self, r: usize) -> Option<&'a Agg> {
+        let runs: &'a [Run] = self.runs;
+        runs[r].aggs[..self.end[r]].get(self.pos[r])
+    }
+
     pub fn peek_id(&self) -> Option<u64> {
-        self.runs
-            .iter()
-            .zip(&self.pos)
-            .filter_map(|(r, &p)| r.aggs.get(p).map(|a| a.id))
+        (0..self.runs.len())
+            .filter_map(|r| self.at(r).map(|a| a.id))
             .min()
     }
 
     /// The next URL, every run's lines of it added up.
-    pub fn next_agg(&mut self) -> Option<AggView<'_>> {
+    pub fn next_agg(&mut self) -> Option<AggView<'a>> {
         let id = self.peek_id()?;
         let (mut ts, mut hits) = (i64::MIN, 0u64);
-        let mut first: Option<(usize, usize)> = None;
-        let mut tag: Option<(usize, usize)> = None;
-        for (r, run) in self.runs.iter().enumerate() {
-            while let Some(a) = run.aggs.get(self.pos[r]).filter(|a| a.id == id) {
+        let mut first: Option<(usize, &'a Agg)> = None;
+        let mut tag: Option<(usize, &'a Agg)> = None;
+        for r in 0..self.runs.len() {
+            while let Some(a) = self.at(r).filter(|a| a.id == id) {
                 ts = ts.max(a.ts);
                 hits = hits.saturating_add(a.hits);
-                first.get_or_insert((r, self.pos[r]));
-                if a.tag != 0
-                    && tag
-                        .is_none_or(|(tr, ti)| self.runs[tr].aggs[ti].tag_wins(a.tag_ts, a.tag_seq))
-                {
-                    tag = Some((r, self.pos[r]));
+                first.get_or_insert((r, a));
+                if a.tag != 0 && tag.is_none_or(|(_, t)| t.tag_wins(a.tag_ts, a.tag_seq)) {
+                    tag = Some((r, a));
                 }
                 self.pos[r] += 1;
             }
         }
-        let (r, i) = first?;
-        let run = &self.runs[r];
-        let a = &run.aggs[i];
+        let runs: &'a [Run] = self.runs;
+        let (r, a) = first?;
+        let run = &runs[r];
         Some(AggView {
             id,
             ts,
             hits,
-            tag: tag.map_or("", |(tr, ti)| {
-                let run = &self.runs[tr];
-                run.tag(&run.aggs[ti])
-            }),
+            tag: tag.map_or("", |(tr, t)| runs[tr].tag(t)),
             url: run.url(a),
             domain: run.domain(a),
         })

@@ -11,7 +11,8 @@
 //! share of `Cycle.MemoryLimit`. If it would not, the id space (URL ids are spread evenly over
 //! 64 bits) is cut into equal ranges, one spill file each per thread in `tmp_dir`; every
 //! further line and, at the end, everything in memory goes to its range's file, and the ranges
-//! are then aggregated one at a time, in id order.
+//! are then aggregated in id order, two at a time: one for each half of the id space, which the
+//! join ([`crate::join`]) works on at the same time.
 
 mod line;
 mod memory;
@@ -26,7 +27,8 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use memory::{Agg, Run, Tags};
+pub use memory::Run;
+use memory::{Agg, Tags};
 pub use memory::{AggView, Merged};
 use worker::{Shared, Worker};
 
@@ -45,6 +47,11 @@ pub struct Domains {
 }
 
 impl Domains {
+    /// The number of `name`, if it is one of the cycle's.
+    pub fn get(&self, name: &str) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
     pub fn intern(&mut self, name: &str) -> u32 {
         if let Some(&i) = self.index.get(name) {
             return i;
@@ -85,10 +92,12 @@ pub fn part_of(id: u64, parts: usize) -> usize {
 }
 
 /// How many parts an input of `bytes` needs within `budget` bytes of memory, if every line
-/// were a URL of its own: an aggregate costs about three times its line.
+/// were a URL of its own: an aggregate costs about three times its line, and the join holds
+/// two parts at once (one per half of the id space, so the count is even).
 pub fn parts_for(bytes: u64, budget: u64) -> usize {
-    let need = bytes.saturating_mul(3);
-    (need.div_ceil(budget.max(1))).clamp(2, 4096) as usize
+    let need = bytes.saturating_mul(3).saturating_mul(2);
+    let parts = need.div_ceil(budget.max(1)).clamp(2, 4096);
+    (parts + parts % 2) as usize
 }
 
 /// The result of reading the inputs: the threads' runs in memory, or spilled by part.
@@ -217,25 +226,46 @@ pub fn ingest(
     })
 }
 
+/// The runs of one part: borrowed when nothing was spilled, else read back from the spills.
+pub enum PartRuns<'a> {
+    Memory(&'a [Run]),
+    Loaded(Vec<Run>),
+}
+
+impl PartRuns<'_> {
+    pub fn runs(&self) -> &[Run] {
+        match self {
+            PartRuns::Memory(runs) => runs,
+            PartRuns::Loaded(runs) => runs,
+        }
+    }
+}
+
 impl Ingested {
-    /// The aggregates of part `p`, in id order.
-    pub fn part(&mut self, p: usize) -> std::io::Result<Merged> {
+    /// The runs held in memory, given back once merged.
+    pub fn take_runs(&mut self) -> Vec<Run> {
+        std::mem::take(&mut self.runs)
+    }
+
+    /// The runs of part `p`, to be merged in id order ([`Merged::new`]). Parts may be loaded
+    /// by different threads at once; a spilled part's files are removed once read.
+    pub fn part(&self, p: usize) -> std::io::Result<PartRuns<'_>> {
         if self.spills.is_empty() {
-            return Ok(Merged::new(std::mem::take(&mut self.runs)));
+            return Ok(PartRuns::Memory(&self.runs));
         }
         let mut at: FxHashMap<u64, usize> = FxHashMap::default();
         let mut aggs: Vec<Agg> = Vec::new();
         let mut text = String::new();
         let mut tags = Tags::new();
-        for (t, path) in std::mem::take(&mut self.spills[p]) {
-            let mut r = BufReader::with_capacity(256 << 10, File::open(&path)?);
+        for (t, path) in &self.spills[p] {
+            let mut r = BufReader::with_capacity(256 << 10, File::open(path)?);
             while let Some(([id, ts, hits, tag_ts, tag_seq, domain], [tag, url])) =
                 scratch::read(&mut r)?
             {
                 let i = *at.entry(id).or_insert_with(|| {
                     let start = text.len() as u64;
                     text.push_str(&url);
-                    let domain = self.domain_maps[t][domain as usize];
+                    let domain = self.domain_maps[*t][domain as usize];
                     aggs.push(Agg::new(id, (start, url.len() as u32), domain));
                     aggs.len() - 1
                 });
@@ -248,10 +278,10 @@ impl Ingested {
                     a.tag = tags.intern(&tag);
                 }
             }
-            std::fs::remove_file(&path)?;
+            std::fs::remove_file(path)?;
         }
         aggs.sort_unstable_by_key(|a| a.id);
-        Ok(Merged::new(vec![Run {
+        Ok(PartRuns::Loaded(vec![Run {
             aggs,
             text,
             tags: tags.names,
@@ -271,7 +301,11 @@ mod tests {
         assert_eq!(part_of(1 << 62, 4), 1);
         assert_eq!(part_of(u64::MAX, 1), 0);
         assert_eq!(parts_for(100, 1000), 2);
-        assert_eq!(parts_for(1000, 1000), 3);
+        assert_eq!(parts_for(1000, 1000), 6);
+        assert_eq!(parts_for(1500, 1000), 10);
+        // Even parts: the lower half of the id space is the first half of the parts.
+        assert_eq!(part_of((1 << 63) - 1, 10), 4);
+        assert_eq!(part_of(1 << 63, 10), 5);
     }
 
     /// Every aggregate: id, latest time, hits, tag, URL, domain.
@@ -285,10 +319,11 @@ mod tests {
     ) -> (Seen, IngestStats, Vec<String>, usize) {
         let tmp = dir.join(format!("tmp-{threads}-{budget}"));
         let rej = dir.join(format!("rej-{threads}-{budget}"));
-        let mut ing = ingest(inputs, threads, budget, &tmp, &rej, 0, 2048).unwrap();
+        let ing = ingest(inputs, threads, budget, &tmp, &rej, 0, 2048).unwrap();
         let mut seen = Vec::new();
         for p in 0..ing.parts {
-            let mut m = ing.part(p).unwrap();
+            let part = ing.part(p).unwrap();
+            let mut m = Merged::new(part.runs(), 0..=u64::MAX);
             while let Some(a) = m.next_agg() {
                 let domain = ing.domains.names[a.domain as usize].clone();
                 seen.push((
