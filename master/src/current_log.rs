@@ -87,8 +87,9 @@ pub struct Reader {
     /// The upper half's trailer, checked by [`check_split`].
     trailer: Option<String>,
     pub cycle: u64,
-    buf: Vec<u8>,
-    /// The entry in `buf`: its numbers, and where its tag, domain and URL are.
+    /// The line read last, checked to be UTF-8 once.
+    text: String,
+    /// The entry in `text`: its numbers, and where its tag, domain and URL are.
     numbers: Option<(u64, i64, i64, u64)>,
     fields: [(usize, usize); 3],
 }
@@ -141,7 +142,7 @@ impl Reader {
             done: false,
             trailer: None,
             cycle,
-            buf: Vec::with_capacity(256),
+            text: String::with_capacity(256),
             numbers: None,
             fields: [(0, 0); 3],
         }
@@ -211,10 +212,7 @@ impl Reader {
     /// The entry [`Reader::advance`] read last (`None` after the trailer).
     pub fn current(&self) -> Option<LogEntry<'_>> {
         let (id, fwd_ts, last_seen, pending) = self.numbers?;
-        // `advance` checked the line is UTF-8.
-        let text = |(from, to): (usize, usize)| {
-            std::str::from_utf8(&self.buf[from..to]).unwrap_or_default()
-        };
+        let text = |(from, to): (usize, usize)| &self.text[from..to];
         Some(LogEntry {
             entry: Entry {
                 id,
@@ -241,21 +239,25 @@ impl Reader {
                 return Ok(false);
             }
         }
-        self.buf.clear();
+        // The line's buffer goes back and forth between `text` and bytes without a copy.
+        let mut buf = std::mem::take(&mut self.text).into_bytes();
+        buf.clear();
         self.line += 1;
         let n = self
             .input
-            .read_until(b'\n', &mut self.buf)
+            .read_until(b'\n', &mut buf)
             .map_err(|error| LogError::Io {
                 path: self.path.clone(),
                 error,
             })?;
-        if n == 0 || !self.buf.ends_with(b"\n") {
+        if n == 0 || !buf.ends_with(b"\n") {
             return Err(self.bad("ends without its trailer"));
         }
-        let Ok(line) = std::str::from_utf8(&self.buf) else {
+        let Ok(text) = String::from_utf8(buf) else {
             return Err(self.bad("not valid UTF-8"));
         };
+        self.text = text;
+        let line = self.text.as_str();
         if let Some(trailer) = line.strip_prefix("#end ") {
             let trailer = trailer.trim_end().to_string();
             match self.span {
@@ -622,6 +624,20 @@ mod tests {
                 let e = read_split(&p, at).unwrap_err().to_string();
                 assert!(e.contains(message), "split at {at:x}: {e}");
             }
+        }
+        // A byte that is not UTF-8, in either half.
+        for nth in [5, 390] {
+            let mut bytes = good.clone().into_bytes();
+            let line_start = good.match_indices('\n').nth(nth).unwrap().0 + 1;
+            let url = line_start + good[line_start..].find("http").unwrap();
+            bytes[url] = 0xff;
+            std::fs::write(&p, &bytes).unwrap();
+            assert!(read_all(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("not valid UTF-8"));
+            let e = read_split(&p, 1 << 63).unwrap_err().to_string();
+            assert!(e.contains("not valid UTF-8"), "{e}");
         }
     }
 
