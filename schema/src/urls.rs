@@ -39,10 +39,12 @@ pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
         if raw.len() > max_len {
             return Err(UrlError::TooLong(max_len));
         }
+        // The host is lower-case already: domain_of without its copies.
+        let domain = host.strip_prefix("www.").filter(|d| !d.is_empty());
         return Ok(NormalUrl {
             id: url_id(raw),
             url: raw.to_string(),
-            domain: domain_of(host),
+            domain: domain.unwrap_or(host).to_string(),
         });
     }
     let mut parsed = url::Url::parse(raw.trim()).map_err(|_| UrlError::Unparsable)?;
@@ -78,86 +80,88 @@ pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
 /// characters that neither parser stage would encode, decode or drop.
 fn already_normal(raw: &str) -> Option<&str> {
     let b = raw.as_bytes();
-    let rest = raw
-        .strip_prefix("http://")
-        .or_else(|| raw.strip_prefix("https://"))?;
-    let host_end = rest.find('/')?;
-    let host = &rest[..host_end];
-    let mut labels = 0;
-    let mut last = "";
-    for label in host.split('.') {
-        let lb = label.as_bytes();
-        if lb.is_empty()
-            || label.starts_with("xn--")
-            || !lb
-                .iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        {
-            return None;
-        }
-        labels += 1;
-        last = label;
-    }
-    if labels == 0 || !last.as_bytes()[0].is_ascii_lowercase() {
+    let scheme = if b.starts_with(b"http://") {
+        7
+    } else if b.starts_with(b"https://") {
+        8
+    } else {
         return None;
-    }
-    let path_start = b.len() - rest.len() + host_end;
-    let (path, query) = split_query(&raw[path_start..]);
-    let mut i = 0;
-    let pb = path.as_bytes();
-    while i < pb.len() {
-        let c = pb[i];
-        match c {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => {}
-            b'-' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b','
-            | b';' | b'=' | b':' | b'@' | b'/' | b'.' => {}
-            // Kept as it is, unless it spells a dot.
-            b'%' => {
-                let hex = pb.get(i + 1..i + 3)?;
-                if !hex.iter().all(u8::is_ascii_hexdigit) || hex.eq_ignore_ascii_case(b"2e") {
+    };
+    // The host: labels up to the first `/` (none: not this shape).
+    let (mut i, mut label) = (scheme, scheme);
+    let mut last_label;
+    loop {
+        match *b.get(i)? {
+            b'a'..=b'z' | b'0'..=b'9' | b'-' => {}
+            c @ (b'.' | b'/') => {
+                if i == label || b[label..i].starts_with(b"xn--") {
                     return None;
+                }
+                last_label = label;
+                label = i + 1;
+                if c == b'/' {
+                    break;
                 }
             }
             _ => return None,
         }
         i += 1;
     }
-    if path
-        .split('/')
-        .any(|segment| segment == "." || segment == "..")
-    {
+    if !b[last_label].is_ascii_lowercase() {
         return None;
     }
-    if let Some(q) = query {
-        let ok = q.bytes().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(
-                    c,
-                    b'-' | b'_'
-                        | b'~'
-                        | b'!'
-                        | b'$'
-                        | b'&'
-                        | b'('
-                        | b')'
-                        | b'*'
-                        | b'+'
-                        | b','
-                        | b';'
-                        | b'='
-                        | b':'
-                        | b'@'
-                        | b'/'
-                        | b'.'
-                        | b'?'
-                        | b'%'
-                )
-        });
-        if !ok {
-            return None;
+    let host = &raw[scheme..i];
+    // The path, up to the first `?`: characters kept as they are, no `.` or `..` segment.
+    let mut segment = i + 1;
+    i += 1;
+    loop {
+        let c = b.get(i).copied();
+        if matches!(c, None | Some(b'/' | b'?')) {
+            if matches!(&b[segment..i], b"." | b"..") {
+                return None;
+            }
+            segment = i + 1;
         }
+        match c {
+            None => return Some(host),
+            Some(b'?') => break,
+            // Kept as it is, unless it spells a dot.
+            Some(b'%') => {
+                let hex = b.get(i + 1..i + 3)?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) || hex.eq_ignore_ascii_case(b"2e") {
+                    return None;
+                }
+            }
+            Some(c) if PATH_KEPT[c as usize] => {}
+            Some(_) => return None,
+        }
+        i += 1;
     }
-    Some(host)
+    b[i + 1..]
+        .iter()
+        .all(|&c| QUERY_KEPT[c as usize])
+        .then_some(host)
+}
+
+/// Bytes the parser keeps as they are in a path (`%` is checked apart).
+const PATH_KEPT: [bool; 256] = kept(b"-_~!$&'()*+,;=:@/.");
+/// Bytes the parser keeps as they are in a query.
+const QUERY_KEPT: [bool; 256] = kept(b"-_~!$&()*+,;=:@/.?%");
+
+/// ASCII letters and digits, and `extra`.
+const fn kept(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_alphanumeric();
+        c += 1;
+    }
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    t
 }
 
 /// The 64-bit URL id: the first 8 bytes of the MD5 of the normalised URL, big-endian.
@@ -249,6 +253,22 @@ mod tests {
         assert_eq!(doc_id(0xab), "00000000000000ab");
     }
 
+    /// Pieces of hosts, mostly of the shape the fast path takes, so that its path checks are
+    /// reached.
+    fn host_piece() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => Just("a".to_string()),
+            4 => Just("b0".to_string()),
+            4 => Just(".".to_string()),
+            1 => Just("-".to_string()),
+            1 => Just("9".to_string()),
+            1 => Just("xn--".to_string()),
+            1 => Just("A".to_string()),
+            1 => Just(":80".to_string()),
+        ]
+    }
+
     /// Pieces URLs are made of: the shapes the fast path takes, and every way to leave them.
     fn piece() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
@@ -283,6 +303,108 @@ mod tests {
             Just("com".to_string()),
             proptest::char::range('!', '~').prop_map(|c| c.to_string()),
         ]
+    }
+
+    /// The fast path as first written, with `str` methods: what the byte loops are checked
+    /// against.
+    fn reference(raw: &str) -> Option<&str> {
+        let b = raw.as_bytes();
+        let rest = raw
+            .strip_prefix("http://")
+            .or_else(|| raw.strip_prefix("https://"))?;
+        let host_end = rest.find('/')?;
+        let host = &rest[..host_end];
+        let mut labels = 0;
+        let mut last = "";
+        for label in host.split('.') {
+            let lb = label.as_bytes();
+            if lb.is_empty()
+                || label.starts_with("xn--")
+                || !lb
+                    .iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+            {
+                return None;
+            }
+            labels += 1;
+            last = label;
+        }
+        if labels == 0 || !last.as_bytes()[0].is_ascii_lowercase() {
+            return None;
+        }
+        let path_start = b.len() - rest.len() + host_end;
+        let (path, query) = split_query(&raw[path_start..]);
+        let mut i = 0;
+        let pb = path.as_bytes();
+        while i < pb.len() {
+            let c = pb[i];
+            match c {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => {}
+                b'-' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+'
+                | b',' | b';' | b'=' | b':' | b'@' | b'/' | b'.' => {}
+                // Kept as it is, unless it spells a dot.
+                b'%' => {
+                    let hex = pb.get(i + 1..i + 3)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) || hex.eq_ignore_ascii_case(b"2e") {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+            i += 1;
+        }
+        if path
+            .split('/')
+            .any(|segment| segment == "." || segment == "..")
+        {
+            return None;
+        }
+        if let Some(q) = query {
+            let ok = q.bytes().all(|c| {
+                c.is_ascii_alphanumeric()
+                    || matches!(
+                        c,
+                        b'-' | b'_'
+                            | b'~'
+                            | b'!'
+                            | b'$'
+                            | b'&'
+                            | b'('
+                            | b')'
+                            | b'*'
+                            | b'+'
+                            | b','
+                            | b';'
+                            | b'='
+                            | b':'
+                            | b'@'
+                            | b'/'
+                            | b'.'
+                            | b'?'
+                            | b'%'
+                    )
+            });
+            if !ok {
+                return None;
+            }
+        }
+        Some(host)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5000))]
+        /// The byte loops answer what the first version answered.
+        #[test]
+        fn the_fast_path_agrees_with_its_first_version(
+            scheme in proptest::prop_oneof![proptest::strategy::Just("http://"), proptest::strategy::Just("https://"), proptest::strategy::Just("HTTP://")],
+            host in proptest::collection::vec(host_piece(), 0..6),
+            path in proptest::collection::vec(piece(), 0..10),
+        ) {
+            let raw = format!("{scheme}{}{}", host.concat(), path.concat());
+            proptest::prop_assert_eq!(already_normal(&raw), reference(&raw), "{}", raw);
+            let raw = format!("{scheme}{}/{}", host.concat(), path.concat());
+            proptest::prop_assert_eq!(already_normal(&raw), reference(&raw), "{}", raw);
+        }
     }
 
     proptest::proptest! {
@@ -323,6 +445,10 @@ mod tests {
             "http://a.123/",
             "http://xn--e1afmkfd.xn--p1ai/",
             "http://a.ru/./b",
+            "http://a.ru/../b",
+            "http://a.ru/a/..",
+            "http://a.ru/a/..?x",
+            "http://a.ru/.",
             "http://a.ru/%2e%2E/b",
             "http://a.ru/b#f",
             "http://a.ru/b c",
