@@ -27,7 +27,7 @@ use crate::logsaver;
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
 
 /// Where the domain map lives: the database, behind retries in the daemon.
-pub trait DomainStore {
+pub trait DomainStore: Send {
     /// The map at the start of a cycle (domains_from_db).
     fn load(&mut self) -> anyhow::Result<DomainMap>;
     /// Writes `plan` (idempotently) and returns the node each planned domain has in the
@@ -270,47 +270,85 @@ impl Master<'_> {
             .collect();
         let plan = match journal.plan.clone() {
             Some(plan) => plan,
-            None => {
-                let plan = route::plan(&map, &domain_counts)?;
-                journal.plan = Some(plan.clone());
-                journal.save(&cfg.state_dir)?;
-                plan
-            }
-        };
-        let assigned = if plan.is_empty() {
-            HashMap::new()
-        } else {
-            store
-                .apply(&plan, &cfg.name, journal.now)
-                .context("writing partner_domain")?
+            None => route::plan(&map, &domain_counts)?,
         };
         stats.new_domains = plan.len() as u64;
-        let node_of: Vec<Option<u32>> = domains
-            .names
-            .iter()
-            .map(|d| assigned.get(d).copied().or_else(|| map.routed(d)))
-            .collect();
+        let node_of = |assigned: &HashMap<String, u32>| -> Vec<Option<u32>> {
+            domains
+                .names
+                .iter()
+                .map(|d| assigned.get(d).copied().or_else(|| map.routed(d)))
+                .collect()
+        };
+        let planned: HashMap<String, u32> =
+            plan.iter().map(|a| (a.domain.clone(), a.node)).collect();
 
-        log::debug!(
-            "cycle {}: routed in {:.2} s",
-            journal.seq,
-            started.elapsed().as_secs_f64()
-        );
         // logsaver: one queue file per node, records in id order.
+        let (seq, now) = (journal.seq, journal.now);
         let open = |node: u32| -> anyhow::Result<logsaver::Queue> {
             let dir = cfg.queue_dir.join(node.to_string());
             std::fs::create_dir_all(&dir)?;
-            let tmp = fsutil::temp_path(&dir.join(self.queue_name(journal.seq)));
+            let tmp = fsutil::temp_path(&dir.join(self.queue_name(seq)));
             let header = QueueHeader {
                 master: cfg.name.clone(),
-                cycle: journal.seq,
+                cycle: seq,
                 node,
-                time: journal.now,
+                time: now,
             };
             let w = QueueWriter::new(BackgroundWriter::new(File::create(&tmp)?)?, &header)?;
             Ok((tmp, w))
         };
-        let writers = logsaver::write_queues(forwarded, &node_of, &domains.names, open)?;
+        // route and logsaver at once: the plan is journaled (before it reaches the database,
+        // so a redo reuses it) and written to partner_domain on a thread of its own, while the
+        // queue files are written as planned. Another master may have given a planned domain
+        // first: then the queue files are written again, by the nodes the database holds.
+        let mut forwarded = forwarded;
+        let (assigned, writers) = std::thread::scope(|scope| {
+            let journal = &mut journal;
+            let plan = &plan;
+            let routing = scope.spawn(move || -> anyhow::Result<HashMap<String, u32>> {
+                if journal.plan.is_none() {
+                    journal.plan = Some(plan.clone());
+                    journal.save(&cfg.state_dir)?;
+                }
+                if plan.is_empty() {
+                    return Ok(HashMap::new());
+                }
+                store
+                    .apply(plan, &cfg.name, journal.now)
+                    .context("writing partner_domain")
+            });
+            let writers =
+                logsaver::write_queues(&mut forwarded, &node_of(&planned), &domains.names, &open);
+            let assigned = routing
+                .join()
+                .unwrap_or_else(|_| Err(anyhow!("routing thread panicked")));
+            (assigned, writers)
+        });
+        let assigned = assigned?;
+        let mut writers = writers?;
+        let taken: Vec<&String> = planned
+            .iter()
+            .filter(|(d, n)| assigned.get(*d) != Some(*n))
+            .map(|(d, _)| d)
+            .collect();
+        if !taken.is_empty() {
+            log::warn!(
+                "cycle {seq}: {} planned domain(s) went to another master's node first \
+                 (e.g. {}); writing the queue files again",
+                taken.len(),
+                taken[0]
+            );
+            drop(writers);
+            self.discard_queue_temporaries(seq)?;
+            writers =
+                logsaver::write_queues(&mut forwarded, &node_of(&assigned), &domains.names, &open)?;
+        }
+        log::debug!(
+            "cycle {seq}: routed and queue files written in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+        drop(forwarded);
         for h in 0..2 {
             remove_if_there(&join::forwarded_path(&cfg.tmp_dir, h))?;
         }
@@ -342,7 +380,7 @@ impl Master<'_> {
             .context("syncing the new current_log")?;
 
         log::debug!(
-            "cycle {}: queue files written in {:.2} s",
+            "cycle {}: files synced in {:.2} s",
             journal.seq,
             started.elapsed().as_secs_f64()
         );
@@ -397,15 +435,21 @@ impl Master<'_> {
         Ok(())
     }
 
-    /// Leftovers of an attempt at cycle `seq` that did not reach its commit point.
-    fn discard_temporaries(&self, seq: u64) -> anyhow::Result<()> {
-        let cfg = self.cfg;
+    /// The queue files of cycle `seq` not yet published.
+    fn discard_queue_temporaries(&self, seq: u64) -> anyhow::Result<()> {
         let name = self.queue_name(seq);
-        if let Ok(nodes) = std::fs::read_dir(&cfg.queue_dir) {
+        if let Ok(nodes) = std::fs::read_dir(&self.cfg.queue_dir) {
             for node in nodes.filter_map(|e| e.ok()) {
                 remove_if_there(&fsutil::temp_path(&node.path().join(&name)))?;
             }
         }
+        Ok(())
+    }
+
+    /// Leftovers of an attempt at cycle `seq` that did not reach its commit point.
+    fn discard_temporaries(&self, seq: u64) -> anyhow::Result<()> {
+        let cfg = self.cfg;
+        self.discard_queue_temporaries(seq)?;
         let next_log = cfg.state_dir.join("current_log.next");
         remove_if_there(&next_log)?;
         remove_if_there(&join::upper_path(&next_log))?;

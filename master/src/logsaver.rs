@@ -20,10 +20,10 @@ pub type Queue = (PathBuf, QueueWriter<BackgroundWriter>);
 /// number, each reading the whole list and writing its own nodes' records: the records of a
 /// node keep their order, and formatting them (most of the work) runs on both cores.
 pub fn write_queues(
-    lists: Vec<ForwardedList>,
+    lists: &mut [ForwardedList],
     node_of: &[Option<u32>],
     domains: &[String],
-    open: impl Fn(u32) -> anyhow::Result<Queue> + Sync,
+    open: &(impl Fn(u32) -> anyhow::Result<Queue> + Sync),
 ) -> anyhow::Result<BTreeMap<u32, Queue>> {
     let write = |keep: &dyn Fn(u32) -> bool,
                  writers: &mut BTreeMap<u32, Queue>,
@@ -42,6 +42,13 @@ pub fn write_queues(
         w.1.write_fields(f.id, f.url, domain, f.ts, f.hits, f.tag, f.new)?;
         Ok(())
     };
+    if lists.iter().any(|l| matches!(l, ForwardedList::File(..))) {
+        let mut writers = BTreeMap::new();
+        for list in lists.iter_mut() {
+            list.for_each(|f| write(&|_| true, &mut writers, f))?;
+        }
+        return Ok(writers);
+    }
     let in_memory: Vec<(&[Kept], &str)> = lists
         .iter()
         .filter_map(|l| match l {
@@ -49,13 +56,6 @@ pub fn write_queues(
             ForwardedList::File(..) => None,
         })
         .collect();
-    if in_memory.len() < lists.len() {
-        let mut writers = BTreeMap::new();
-        for list in lists {
-            list.for_each(|f| write(&|_| true, &mut writers, f))?;
-        }
-        return Ok(writers);
-    }
     let each = |odd: u32| -> anyhow::Result<BTreeMap<u32, Queue>> {
         let mut writers = BTreeMap::new();
         for (kept, text) in &in_memory {
@@ -169,17 +169,16 @@ impl ForwardedList {
         Ok(())
     }
 
-    /// Calls `f` with each record, in the order they were pushed.
+    /// Calls `f` with each record, in the order they were pushed (as often as asked).
     fn for_each(
-        self,
+        &mut self,
         mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         match self {
-            ForwardedList::Memory(list, text) => Self::each_kept(&list, &text, f)?,
-            ForwardedList::File(path, mut w) => {
+            ForwardedList::Memory(list, text) => Self::each_kept(list, text, f)?,
+            ForwardedList::File(path, w) => {
                 w.flush()?;
-                drop(w);
-                let mut input = BufReader::with_capacity(1 << 20, File::open(&path)?);
+                let mut input = BufReader::with_capacity(1 << 20, File::open(&*path)?);
                 while let Some(([id, ts, hits, domain, new], [tag, url])) =
                     scratch::read(&mut input)?
                 {

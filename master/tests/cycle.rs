@@ -4,7 +4,13 @@
 
 mod common;
 
+use std::collections::HashMap;
+
 use common::{line, map_domain, nodes, partner_domains, Site, T0};
+use focuser_master::cycle::{DomainStore, Master};
+use focuser_master::route::{Assignment, DomainMap};
+use focuser_master::store::ConnStore;
+use focuser_schema::models::NewPartnerDomain;
 use focuser_tests::TestDb;
 
 #[test]
@@ -355,4 +361,93 @@ mod properties {
             }
         }
     }
+}
+
+/// Another master that gives every domain this one planned to `node`, just before this one
+/// writes its plan.
+struct Rival {
+    store: ConnStore,
+    node: u32,
+}
+
+impl DomainStore for Rival {
+    fn load(&mut self) -> anyhow::Result<DomainMap> {
+        self.store.load()
+    }
+
+    fn apply(
+        &mut self,
+        plan: &[Assignment],
+        by: &str,
+        now: i64,
+    ) -> anyhow::Result<HashMap<String, u32>> {
+        let rows: Vec<NewPartnerDomain<'_>> = plan
+            .iter()
+            .map(|a| NewPartnerDomain {
+                domain: &a.domain,
+                yacobot_id: self.node,
+                assigned_by: "rival",
+            })
+            .collect();
+        NewPartnerDomain::insert_many_if_absent(&mut self.store.0, &rows)?;
+        self.store.apply(plan, by, now)
+    }
+}
+
+#[test]
+fn queue_files_follow_the_database_when_another_master_assigned_a_planned_domain_first() {
+    let lines: Vec<String> = (0..40)
+        .map(|i| line(T0 + i, &format!("http://d{}.ru/p/{i}", i % 6), 1, ""))
+        .collect();
+
+    // The domains are new: the plan spreads them over both nodes, the rival takes them all
+    // for yb2 first.
+    let db = TestDb::new();
+    let ids = nodes(&db, &[("yb1", true), ("yb2", true)]);
+    let site = Site::new(db.url(), "");
+    site.reflog("r1.log", &lines);
+    let cfg = site.cfg();
+    let mut rival = Rival {
+        store: ConnStore(db.conn()),
+        node: ids[1],
+    };
+    let s = Master { cfg: &cfg }
+        .run(&mut rival, T0 + 100, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!((s.new_domains, s.forwarded()), (6, 40));
+    assert_eq!(s.per_node.keys().collect::<Vec<_>>(), [&ids[1]]);
+    assert!(partner_domains(&db).values().all(|&n| n == ids[1]));
+
+    // The same cycle where the rows were there from the start: the same files, and no
+    // temporary left behind.
+    let db2 = TestDb::new();
+    let ids2 = nodes(&db2, &[("yb1", true), ("yb2", true)]);
+    assert_eq!(ids, ids2);
+    for d in 0..6 {
+        map_domain(&db2, &format!("d{d}.ru"), ids[1]);
+    }
+    let site2 = Site::new(db2.url(), "");
+    site2.reflog("r1.log", &lines);
+    let s2 = site2.cycle(&db2, T0 + 100).unwrap();
+    assert_eq!(s2.new_domains, 0);
+    assert_eq!(site.queue_files(), site2.queue_files());
+    assert_eq!(site.queue_files().len(), 1);
+    let leftovers: Vec<_> = walkdir(site.root().join("queue"))
+        .into_iter()
+        .filter(|p| p.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn walkdir(dir: std::path::PathBuf) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walkdir(e.path()));
+        } else {
+            out.push(e.path().display().to_string());
+        }
+    }
+    out
 }
