@@ -52,6 +52,7 @@ fn bench_master_at_a_smoke_size() {
         "(b) single-pass read",
         "(c) master cycle",
         "master peak RSS",
+        "master CPU (user + sys)",
     ] {
         assert!(stdout.contains(expected), "{stdout}");
     }

@@ -260,6 +260,16 @@ fn single_pass(path: &Path) -> anyhow::Result<(u64, u64)> {
     Ok((lines.saturating_sub(1), hits))
 }
 
+/// CPU seconds (user + system) of the children waited for so far.
+fn children_cpu_s() -> f64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .map(|u| {
+            let t = |v: nix::sys::time::TimeVal| v.tv_sec() as f64 + v.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or(0.0)
+}
+
 fn peak_children_rss_mb() -> f64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
         .map(|u| u.max_rss() as f64 / 1024.0)
@@ -346,6 +356,8 @@ fn main() -> anyhow::Result<()> {
         ));
     }
     let rss = peak_children_rss_mb();
+    // Steadier than wall time on a machine whose speed moves: what the cycle cost.
+    let cpu = children_cpu_s();
     let mut master_forwarded = 0u64;
     let mut master_urls = HashSet::new();
     for node in std::fs::read_dir(work.join("master/queue"))? {
@@ -372,7 +384,7 @@ fn main() -> anyhow::Result<()> {
         );
     }
     if a.skip_classic {
-        println!("(c) master cycle: {cycle:.2} s, {:.0} lines/s; single pass {pass:.2} s; ratio {:.3}; peak RSS {rss:.0} MB", a.lines as f64 / cycle, pass / cycle);
+        println!("(c) master cycle: {cycle:.2} s ({cpu:.2} CPU s), {:.0} lines/s; single pass {pass:.2} s; ratio {:.3}; peak RSS {rss:.0} MB", a.lines as f64 / cycle, pass / cycle);
         return Ok(());
     }
 
@@ -434,6 +446,7 @@ fn main() -> anyhow::Result<()> {
         "master peak RSS:           {:>6.0} MB (target < 2048 MB)",
         rss
     );
+    println!("master CPU (user + sys):   {cpu:>6.2} s");
     println!("hits in the reflog:        {hits}");
     println!(
         "forwarded: master {master_forwarded} = classic {classic_forwarded}: {}",
