@@ -327,11 +327,12 @@ impl Master<'_> {
         });
         let assigned = assigned?;
         let mut writers = writers?;
-        let taken: Vec<&String> = planned
+        let mut taken: Vec<&String> = planned
             .iter()
             .filter(|(d, n)| assigned.get(*d) != Some(*n))
             .map(|(d, _)| d)
             .collect();
+        taken.sort();
         if !taken.is_empty() {
             log::warn!(
                 "cycle {seq}: {} planned domain(s) went to another master's node first \
