@@ -23,7 +23,7 @@ use crate::current_log;
 use crate::ingest::{self, IngestStats};
 use crate::join;
 use crate::journal::Journal;
-use crate::logsaver;
+use crate::logsaver::{self, ForwardedList};
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
 
 /// Where the domain map lives: the database, behind retries in the daemon.
@@ -242,8 +242,6 @@ impl Master<'_> {
             rules,
         )?;
         drop(ingested.take_runs());
-        let counts = joined.counts;
-        let forwarded = joined.forwarded;
         let out = joined.log;
         // Synced while the cycle goes on; waited for before the commit point.
         let log_synced = std::thread::spawn(move || out.finish().map(drop));
@@ -262,91 +260,19 @@ impl Master<'_> {
             journal.seq,
             started.elapsed().as_secs_f64()
         );
-        // route: the plan is journaled before it reaches the database, so a redo reuses it.
-        let domain_counts: HashMap<&str, DomainCounts> = counts
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (domains.names[i].as_str(), *c))
-            .collect();
-        let plan = match journal.plan.clone() {
-            Some(plan) => plan,
-            None => route::plan(&map, &domain_counts)?,
-        };
-        stats.new_domains = plan.len() as u64;
-        let node_of = |assigned: &HashMap<String, u32>| -> Vec<Option<u32>> {
-            domains
-                .names
-                .iter()
-                .map(|d| assigned.get(d).copied().or_else(|| map.routed(d)))
-                .collect()
-        };
-        let planned: HashMap<String, u32> =
-            plan.iter().map(|a| (a.domain.clone(), a.node)).collect();
-
-        // logsaver: one queue file per node, records in id order.
-        let (seq, now) = (journal.seq, journal.now);
-        let open = |node: u32| -> anyhow::Result<logsaver::Queue> {
-            let dir = cfg.queue_dir.join(node.to_string());
-            std::fs::create_dir_all(&dir)?;
-            let tmp = fsutil::temp_path(&dir.join(self.queue_name(seq)));
-            let header = QueueHeader {
-                master: cfg.name.clone(),
-                cycle: seq,
-                node,
-                time: now,
-            };
-            let w = QueueWriter::new(BackgroundWriter::new(File::create(&tmp)?)?, &header)?;
-            Ok((tmp, w))
-        };
-        // route and logsaver at once: the plan is journaled (before it reaches the database,
-        // so a redo reuses it) and written to partner_domain on a thread of its own, while the
-        // queue files are written as planned. Another master may have given a planned domain
-        // first: then the queue files are written again, by the nodes the database holds.
-        let mut forwarded = forwarded;
-        let (assigned, writers) = std::thread::scope(|scope| {
-            let journal = &mut journal;
-            let plan = &plan;
-            let routing = scope.spawn(move || -> anyhow::Result<HashMap<String, u32>> {
-                if journal.plan.is_none() {
-                    journal.plan = Some(plan.clone());
-                    journal.save(&cfg.state_dir)?;
-                }
-                if plan.is_empty() {
-                    return Ok(HashMap::new());
-                }
-                store
-                    .apply(plan, &cfg.name, journal.now)
-                    .context("writing partner_domain")
-            });
-            let writers =
-                logsaver::write_queues(&mut forwarded, &node_of(&planned), &domains.names, &open);
-            let assigned = routing
-                .join()
-                .unwrap_or_else(|_| Err(anyhow!("routing thread panicked")));
-            (assigned, writers)
-        });
-        let assigned = assigned?;
-        let mut writers = writers?;
-        let mut taken: Vec<&String> = planned
-            .iter()
-            .filter(|(d, n)| assigned.get(*d) != Some(*n))
-            .map(|(d, _)| d)
-            .collect();
-        taken.sort();
-        if !taken.is_empty() {
-            log::warn!(
-                "cycle {seq}: {} planned domain(s) went to another master's node first \
-                 (e.g. {}); writing the queue files again",
-                taken.len(),
-                taken[0]
-            );
-            drop(writers);
-            self.discard_queue_temporaries(seq)?;
-            writers =
-                logsaver::write_queues(&mut forwarded, &node_of(&assigned), &domains.names, &open)?;
-        }
+        let mut forwarded = joined.forwarded;
+        let (new_domains, writers) = self.route_and_save(
+            &mut journal,
+            store,
+            &map,
+            &domains.names,
+            &joined.counts,
+            &mut forwarded,
+        )?;
+        stats.new_domains = new_domains;
         log::debug!(
-            "cycle {seq}: routed and queue files written in {:.2} s",
+            "cycle {}: routed and queue files written in {:.2} s",
+            journal.seq,
             started.elapsed().as_secs_f64()
         );
         drop(forwarded);
@@ -390,6 +316,95 @@ impl Master<'_> {
         self.publish(&journal)?;
         stats.seconds = started.elapsed().as_secs_f64();
         Ok(stats)
+    }
+
+    /// route and logsaver (SPEC §5 steps 5–7) at once: the plan is journaled (before it reaches
+    /// the database, so a redo reuses it) and written to partner_domain on a thread of its own
+    /// while the queue files are written as planned. Another master may have given a planned
+    /// domain first: then the queue files are written again, by the nodes the database holds.
+    /// Returns the number of new domains and the queue files, by node.
+    fn route_and_save(
+        &self,
+        journal: &mut Journal,
+        store: &mut dyn DomainStore,
+        map: &DomainMap,
+        names: &[String],
+        counts: &[DomainCounts],
+        forwarded: &mut [ForwardedList],
+    ) -> anyhow::Result<(u64, BTreeMap<u32, logsaver::Queue>)> {
+        let domain_counts: HashMap<&str, DomainCounts> = counts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (names[i].as_str(), *c))
+            .collect();
+        let plan = match journal.plan.clone() {
+            Some(plan) => plan,
+            None => route::plan(map, &domain_counts)?,
+        };
+        let node_of = |assigned: &HashMap<String, u32>| -> Vec<Option<u32>> {
+            names
+                .iter()
+                .map(|d| assigned.get(d).copied().or_else(|| map.routed(d)))
+                .collect()
+        };
+        let planned: HashMap<String, u32> =
+            plan.iter().map(|a| (a.domain.clone(), a.node)).collect();
+
+        // logsaver: one queue file per node, records in id order.
+        let (seq, now, cfg) = (journal.seq, journal.now, self.cfg);
+        let open = |node: u32| -> anyhow::Result<logsaver::Queue> {
+            let dir = cfg.queue_dir.join(node.to_string());
+            std::fs::create_dir_all(&dir)?;
+            let tmp = fsutil::temp_path(&dir.join(self.queue_name(seq)));
+            let header = QueueHeader {
+                master: cfg.name.clone(),
+                cycle: seq,
+                node,
+                time: now,
+            };
+            let w = QueueWriter::new(BackgroundWriter::new(File::create(&tmp)?)?, &header)?;
+            Ok((tmp, w))
+        };
+        let (assigned, writers) = std::thread::scope(|scope| {
+            let plan = &plan;
+            let routing = scope.spawn(move || -> anyhow::Result<HashMap<String, u32>> {
+                if journal.plan.is_none() {
+                    journal.plan = Some(plan.clone());
+                    journal.save(&cfg.state_dir)?;
+                }
+                if plan.is_empty() {
+                    return Ok(HashMap::new());
+                }
+                store
+                    .apply(plan, &cfg.name, journal.now)
+                    .context("writing partner_domain")
+            });
+            let writers = logsaver::write_queues(forwarded, &node_of(&planned), names, &open);
+            let assigned = routing
+                .join()
+                .unwrap_or_else(|_| Err(anyhow!("routing thread panicked")));
+            (assigned, writers)
+        });
+        let assigned = assigned?;
+        let mut writers = writers?;
+        let mut taken: Vec<&String> = planned
+            .iter()
+            .filter(|(d, n)| assigned.get(*d) != Some(*n))
+            .map(|(d, _)| d)
+            .collect();
+        taken.sort();
+        if !taken.is_empty() {
+            log::warn!(
+                "cycle {seq}: {} planned domain(s) went to another master's node first \
+                 (e.g. {}); writing the queue files again",
+                taken.len(),
+                taken[0]
+            );
+            drop(writers);
+            self.discard_queue_temporaries(seq)?;
+            writers = logsaver::write_queues(forwarded, &node_of(&assigned), names, &open)?;
+        }
+        Ok((plan.len() as u64, writers))
     }
 
     /// Puts a prepared cycle's outputs in place; safe to repeat after a crash.
