@@ -115,12 +115,7 @@ pub fn table(cycles: &[CycleStats]) -> String {
         for (k, v) in &s.ingest.rejected {
             *totals.ingest.rejected.entry(k).or_insert(0) += v;
         }
-        totals.unique_urls += s.unique_urls;
-        totals.forwarded_new += s.forwarded_new;
-        totals.forwarded_window += s.forwarded_window;
-        totals.forwarded_updatetag += s.forwarded_updatetag;
-        totals.kept += s.kept;
-        totals.expired += s.expired;
+        totals.join.add(&s.join);
         totals.new_domains += s.new_domains;
         totals.seconds += s.seconds;
     }
@@ -135,13 +130,13 @@ fn row(label: &str, s: &CycleStats) -> String {
         s.ingest.files,
         s.ingest.lines,
         s.ingest.rejected_total(),
-        s.unique_urls,
+        s.join.unique_urls,
         s.forwarded(),
-        s.forwarded_new,
-        s.forwarded_window,
-        s.forwarded_updatetag,
-        s.kept,
-        s.expired,
+        s.join.forwarded_new,
+        s.join.forwarded_window,
+        s.join.forwarded_updatetag,
+        s.join.kept,
+        s.join.expired,
         s.new_domains,
         s.seconds
     )

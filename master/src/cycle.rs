@@ -22,6 +22,7 @@ use crate::config::MasterConfig;
 use crate::current_log;
 use crate::ingest::{self, IngestStats};
 use crate::join;
+pub use crate::join::Tally;
 use crate::journal::Journal;
 use crate::logsaver::{self, ForwardedList};
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
@@ -46,15 +47,8 @@ pub struct CycleStats {
     pub seq: u64,
     pub ingest: IngestStats,
     pub parts: usize,
-    pub unique_urls: u64,
-    pub forwarded_new: u64,
-    pub forwarded_window: u64,
-    pub forwarded_updatetag: u64,
-    /// In current_log and in this cycle, held back (hits added to pending).
-    pub kept: u64,
-    /// In current_log, not in this cycle, within retention.
-    pub retained: u64,
-    pub expired: u64,
+    /// What the join and filter_url counted.
+    pub join: Tally,
     pub new_domains: u64,
     pub per_node: BTreeMap<u32, u64>,
     pub current_log_entries: u64,
@@ -63,7 +57,7 @@ pub struct CycleStats {
 
 impl CycleStats {
     pub fn forwarded(&self) -> u64 {
-        self.forwarded_new + self.forwarded_window + self.forwarded_updatetag
+        self.join.forwarded_new + self.join.forwarded_window + self.join.forwarded_updatetag
     }
 }
 
@@ -245,15 +239,8 @@ impl Master<'_> {
         let out = joined.log;
         // Synced while the cycle goes on; waited for before the commit point.
         let log_synced = std::thread::spawn(move || out.finish().map(drop));
-        let t = joined.tally;
+        stats.join = joined.tally;
         stats.current_log_entries = joined.log_entries;
-        stats.unique_urls = t.unique_urls;
-        stats.forwarded_new = t.forwarded_new;
-        stats.forwarded_window = t.forwarded_window;
-        stats.forwarded_updatetag = t.forwarded_updatetag;
-        stats.kept = t.kept;
-        stats.retained = t.retained;
-        stats.expired = t.expired;
 
         log::debug!(
             "cycle {}: joined and filtered in {:.2} s",

@@ -50,7 +50,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, o: &Tally) {
+    pub fn add(&mut self, o: &Tally) {
         self.unique_urls += o.unique_urls;
         self.forwarded_new += o.forwarded_new;
         self.forwarded_window += o.forwarded_window;

@@ -58,9 +58,9 @@ impl CycleFigures {
             for (k, v) in &s.ingest.rejected {
                 *t.rejected.entry(k).or_insert(0) += v;
             }
-            t.forwarded[0] += s.forwarded_new;
-            t.forwarded[1] += s.forwarded_window;
-            t.forwarded[2] += s.forwarded_updatetag;
+            t.forwarded[0] += s.join.forwarded_new;
+            t.forwarded[1] += s.join.forwarded_window;
+            t.forwarded[2] += s.join.forwarded_updatetag;
             t.last = Some(s.clone());
             t.keep(Recent::Done {
                 at: utc_now(),
@@ -145,7 +145,7 @@ impl StatusSource for CycleFigures {
                 g(
                     "master_last_cycle_unique_urls",
                     "distinct URLs in the last cycle",
-                    s.unique_urls,
+                    s.join.unique_urls,
                 ),
                 g(
                     "master_last_cycle_forwarded",
@@ -155,12 +155,12 @@ impl StatusSource for CycleFigures {
                 g(
                     "master_last_cycle_kept",
                     "URLs held back (within the window) in the last cycle",
-                    s.kept,
+                    s.join.kept,
                 ),
                 g(
                     "master_last_cycle_expired",
                     "URLs that left current_log in the last cycle",
-                    s.expired,
+                    s.join.expired,
                 ),
                 g(
                     "master_last_cycle_new_domains",
@@ -258,10 +258,10 @@ impl StatusSource for CycleFigures {
                         s.ingest.files.into(),
                         s.ingest.lines.into(),
                         s.ingest.rejected_total().into(),
-                        s.unique_urls.into(),
+                        s.join.unique_urls.into(),
                         s.forwarded().into(),
-                        s.kept.into(),
-                        s.expired.into(),
+                        s.join.kept.into(),
+                        s.join.expired.into(),
                         s.new_domains.into(),
                         per_node(s).into(),
                         s.seconds.into(),

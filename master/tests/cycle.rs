@@ -39,8 +39,8 @@ fn urls_go_to_their_domains_node_and_current_log_remembers_them() {
         (
             s.seq,
             s.ingest.lines,
-            s.unique_urls,
-            s.forwarded_new,
+            s.join.unique_urls,
+            s.join.forwarded_new,
             s.new_domains
         ),
         (1, 4, 4, 4, 2)
@@ -106,9 +106,9 @@ fn urls_go_to_their_domains_node_and_current_log_remembers_them() {
     assert_eq!(
         (
             s.seq,
-            s.kept,
-            s.forwarded_updatetag,
-            s.retained,
+            s.join.kept,
+            s.join.forwarded_updatetag,
+            s.join.retained,
             s.forwarded()
         ),
         (2, 1, 1, 2, 1)
@@ -145,7 +145,7 @@ fn urls_go_to_their_domains_node_and_current_log_remembers_them() {
         )],
     );
     let s = site.cycle(&db, T0 + 3700).unwrap();
-    assert_eq!(s.forwarded_window, 1);
+    assert_eq!(s.join.forwarded_window, 1);
     let third = site
         .forwarded()
         .into_iter()
@@ -165,7 +165,7 @@ fn urls_go_to_their_domains_node_and_current_log_remembers_them() {
         &[line(T0 + 40000, "http://astroma.net/week/02.htm", 1, "0")],
     );
     let s = site.cycle(&db, T0 + 40000).unwrap();
-    assert_eq!((s.expired, s.current_log_entries), (3, 1));
+    assert_eq!((s.join.expired, s.current_log_entries), (3, 1));
 }
 
 #[test]
@@ -202,7 +202,11 @@ fn every_malformed_line_is_rejected_with_its_reason() {
     std::fs::write(site.root().join("incoming/bad.log"), bytes).unwrap();
     let s = site.cycle(&db, T0).unwrap();
     assert_eq!(
-        (s.ingest.lines, s.ingest.rejected_total(), s.forwarded_new),
+        (
+            s.ingest.lines,
+            s.ingest.rejected_total(),
+            s.join.forwarded_new
+        ),
         (13, 10, 3)
     );
     let rej = site.rejects("bad.log");
@@ -251,7 +255,7 @@ fn a_line_longer_than_a_mebibyte_is_rejected_without_being_kept() {
     std::fs::write(site.root().join("incoming/huge.log"), text).unwrap();
     let s = site.cycle(&db, T0).unwrap();
     assert_eq!(
-        (s.ingest.rejected["line_too_long"], s.forwarded_new),
+        (s.ingest.rejected["line_too_long"], s.join.forwarded_new),
         (1, 2)
     );
     assert!(site
