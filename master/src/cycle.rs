@@ -235,6 +235,7 @@ impl Master<'_> {
             &cfg.tmp_dir,
             rules,
         )?;
+        // The aggregates are merged: their memory goes back before the queue files are written.
         drop(ingested.take_runs());
         let out = joined.log;
         // Synced while the cycle goes on; waited for before the commit point.
