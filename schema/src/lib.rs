@@ -6,7 +6,8 @@
 //!   (an insert), `FooChanges` (an update), and `impl Foo { fn …(conn) }` for the queries.
 //!   Model functions take `&mut MysqlConnection` so callers can group them in one transaction.
 //! * [`db`]: the connection pool and the embedded migrations.
-//! * [`urls`]: URL normalisation, the 64-bit URL id, the routing domain.
+//! * [`urls`]: URL normalisation, the 64-bit URL id, the routing domain ([`md5_lanes`]: the
+//!   ids of many URLs at once).
 //! * [`formats`]: reflog lines and queue files; [`segment`]: item/index segments and position
 //!   files; [`fsutil`]: publishing files atomically.
 //!
@@ -15,6 +16,7 @@
 pub mod db;
 pub mod formats;
 pub mod fsutil;
+pub mod md5_lanes;
 pub mod models;
 #[rustfmt::skip]
 pub mod schema;

@@ -28,8 +28,34 @@ pub enum UrlError {
     TooLong(usize),
 }
 
+/// A URL in its normal form, before its id is computed: for callers with many URLs, whose ids
+/// [`url_ids`] computes side by side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalForm {
+    pub url: String,
+    pub domain: String,
+}
+
+impl NormalForm {
+    pub fn with_id(self, id: u64) -> NormalUrl {
+        NormalUrl {
+            url: self.url,
+            id,
+            domain: self.domain,
+        }
+    }
+}
+
 /// Normalises `raw` and computes its id and domain.
 pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
+    normal_form(raw, max_len).map(|n| {
+        let id = url_id(&n.url);
+        n.with_id(id)
+    })
+}
+
+/// Normalises `raw` and finds its domain: [`normalize`] but the id.
+pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm, UrlError> {
     // Parsing cannot shrink a URL by more than its fragment, and percent-encoding only grows
     // it, so a raw URL this long is rejected without parsing it (a 10 MB line costs nothing).
     if raw.len() > max_len.saturating_mul(4) {
@@ -41,8 +67,7 @@ pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
         }
         // The host is lower-case already: domain_of without its copies.
         let domain = host.strip_prefix("www.").filter(|d| !d.is_empty());
-        return Ok(NormalUrl {
-            id: url_id(raw),
+        return Ok(NormalForm {
             url: raw.to_string(),
             domain: domain.unwrap_or(host).to_string(),
         });
@@ -62,11 +87,7 @@ pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
     if url.len() > max_len {
         return Err(UrlError::TooLong(max_len));
     }
-    Ok(NormalUrl {
-        id: url_id(&url),
-        url,
-        domain,
-    })
+    Ok(NormalForm { url, domain })
 }
 
 /// The host of `raw` if WHATWG parsing would give `raw` back unchanged, else `None`.
@@ -170,6 +191,11 @@ pub fn url_id(normalized: &str) -> u64 {
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
     u64::from_be_bytes(first)
+}
+
+/// The ids of `normalized` (see [`url_id`]), several computed side by side; `out` is as long.
+pub fn url_ids(normalized: &[&str], out: &mut [u64]) {
+    crate::md5_lanes::md5_prefixes(normalized, out);
 }
 
 /// The routing domain of a host: lower-cased, a leading `www.` removed.

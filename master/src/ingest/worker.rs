@@ -6,7 +6,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use focuser_schema::formats::reflog::{self, Reject};
-use focuser_schema::urls::NormalUrl;
+use focuser_schema::urls::{self, NormalForm};
 
 use super::line::Parser;
 use super::memory::{raw_hash, DomainTable, Memory, Run};
@@ -15,8 +15,9 @@ use super::rejects::RejectLog;
 use super::{part_of, IngestStats, MAX_LINE};
 use crate::scratch;
 
-/// A new URL normalised, with its domain's key; or why it is rejected.
-type Normalised = Result<(NormalUrl, (u64, u32)), Reject>;
+/// A new URL normalised (its id computed with the batch's), with its domain's key; or why it
+/// is rejected.
+type Normalised = Result<(NormalForm, (u64, u32)), Reject>;
 
 /// What every thread shares.
 pub struct Shared<'a> {
@@ -59,8 +60,9 @@ pub struct Worker<'a> {
     /// Once spilling: the run made of what was in memory, written out at the end.
     pub run: Option<Run>,
     pub domains: DomainTable,
-    /// The normalised URLs of a batch (kept for its allocation).
+    /// The normalised URLs of a batch and their ids (kept for their allocations).
     normal: Vec<Option<Normalised>>,
+    ids: Vec<u64>,
     pub spills: Vec<(PathBuf, BufWriter<File>)>,
     pub stats: IngestStats,
     rejects: RejectLog,
@@ -82,6 +84,7 @@ impl<'a> Worker<'a> {
             run: None,
             domains: DomainTable::default(),
             normal: Vec::with_capacity(BATCH),
+            ids: Vec::with_capacity(BATCH),
             spills: Vec::new(),
             stats: IngestStats::default(),
             rejects: RejectLog::new(shared.tmp_dir.join(format!("rejects-{name}.spill"))),
@@ -164,6 +167,31 @@ impl<'a> Worker<'a> {
         self.flush(&mut batch)
     }
 
+    /// The id of each URL normalised in `normal` (the others: 0), computed side by side.
+    fn ids_of(&mut self, normal: &[Option<Normalised>]) -> Vec<u64> {
+        let forms: Vec<&str> = normal
+            .iter()
+            .filter_map(|n| match n {
+                Some(Ok((form, _))) => Some(form.url.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        ids.resize(forms.len(), 0);
+        urls::url_ids(&forms, &mut ids);
+        let mut computed = ids.iter().copied();
+        let per_item = normal
+            .iter()
+            .map(|n| match n {
+                Some(Ok(_)) => computed.next().unwrap_or(0),
+                _ => 0,
+            })
+            .collect();
+        self.ids = ids;
+        per_item
+    }
+
     fn reject(&mut self, line_no: u64, why: Reject, line: &[u8]) -> std::io::Result<()> {
         *self.stats.rejected.entry(why.kind()).or_insert(0) += 1;
         self.rejects.add(self.file, line_no, &why, line)
@@ -171,7 +199,8 @@ impl<'a> Worker<'a> {
 
     fn flush(&mut self, batch: &mut Vec<Item<'_>>) -> std::io::Result<()> {
         // Every slot of the batch is asked for at once, so that the cache misses overlap;
-        // then the URLs not found are normalised, their domains' slots asked for likewise.
+        // then the URLs not found are normalised, their domains' slots asked for likewise,
+        // and their ids computed side by side.
         if let Some(m) = &self.memory {
             for item in batch.iter() {
                 if let Item::Good { key, .. } = item {
@@ -189,7 +218,7 @@ impl<'a> Worker<'a> {
             };
             normal.push(match item {
                 Item::Good { url, .. } if new => {
-                    let n = reflog::normalize_url(url, self.shared.max_url).map(|n| {
+                    let n = reflog::normal_form(url, self.shared.max_url).map(|n| {
                         let key = raw_hash(n.domain.as_bytes());
                         self.domains.touch(key.0);
                         (n, key)
@@ -199,7 +228,8 @@ impl<'a> Worker<'a> {
                 _ => None,
             });
         }
-        for (item, n) in batch.drain(..).zip(normal.drain(..)) {
+        let ids = self.ids_of(&normal);
+        for ((item, n), id) in batch.drain(..).zip(normal.drain(..)).zip(ids.iter()) {
             match item {
                 Item::Reject { line_no, why, line } => self.reject(line_no, why, line)?,
                 Item::Good {
@@ -218,11 +248,13 @@ impl<'a> Worker<'a> {
                         continue;
                     }
                     // New here (normalised above, unless an earlier line of the batch was it).
-                    let normalised = n.unwrap_or_else(|| {
-                        reflog::normalize_url(url, self.shared.max_url)
+                    let normalised = match n {
+                        Some(Ok((form, key))) => Ok((form.with_id(*id), key)),
+                        Some(Err(why)) => Err(why),
+                        None => reflog::normalize_url(url, self.shared.max_url)
                             .map(|n| (raw_hash(n.domain.as_bytes()), n))
-                            .map(|(k, n)| (n, k))
-                    });
+                            .map(|(k, n)| (n, k)),
+                    };
                     let (n, domain_key) = match normalised {
                         Ok(n) => n,
                         Err(why) => {

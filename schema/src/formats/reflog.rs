@@ -3,7 +3,7 @@
 //! without the trailing updatetag field (six fields) has an empty updatetag.
 
 use crate::formats::stamp;
-use crate::urls::{self, NormalUrl, UrlError};
+use crate::urls::{self, NormalForm, NormalUrl, UrlError};
 
 /// The fields the master uses, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +102,11 @@ pub fn parse_line(line: &[u8], offset: i64) -> Result<ReflogLine<'_>, Reject> {
 /// Normalises a reflog URL (see [`urls::normalize`]).
 pub fn normalize_url(url: &str, max_len: usize) -> Result<NormalUrl, Reject> {
     urls::normalize(url, max_len).map_err(Reject::Url)
+}
+
+/// [`normalize_url`] but the id (see [`urls::normal_form`]).
+pub fn normal_form(url: &str, max_len: usize) -> Result<NormalForm, Reject> {
+    urls::normal_form(url, max_len).map_err(Reject::Url)
 }
 
 /// The hits column: 1 to 19 ASCII digits.
