@@ -20,9 +20,13 @@ use anyhow::{anyhow, Context};
 use crate::bgwrite::BackgroundWriter;
 use crate::current_log::{self, Reader};
 use crate::filter::{self, Incoming, Reason};
-use crate::ingest::{self, Domains, Ingested, Merged};
+use crate::ingest::{self, prefetch, Domains, Ingested, Merged, NameArena};
 use crate::logsaver::{Forwarded, ForwardedList};
 use crate::route::DomainCounts;
+
+/// How many aggregates ahead a domain's slot, and half as many its name, are loaded into the
+/// cache: every entry's domain is a miss otherwise.
+const AHEAD: usize = 16;
 
 /// Where the halves meet: the first id of the upper half.
 const SPLIT: u64 = 1 << 63;
@@ -133,9 +137,10 @@ pub fn join(
         forwarded: ForwardedList::new(parts == 1, &forwarded_path(tmp_dir, 1))?,
     };
     let shared: &Domains = domains;
+    let names = NameArena::new(&domains.names)?;
     let (lower, upper) = std::thread::scope(|scope| {
-        let up = scope.spawn(|| upper.run(ingested, shared, rules));
-        let low = lower.run(ingested, shared, rules);
+        let up = scope.spawn(|| upper.run(ingested, shared, &names, rules));
+        let low = lower.run(ingested, shared, &names, rules);
         let up = up
             .join()
             .unwrap_or_else(|_| Err(anyhow!("the upper half's join thread panicked")));
@@ -158,11 +163,15 @@ pub fn join(
 
     let mut tally = lower.tally;
     tally.add(&upper.tally);
-    let mut counts = lower.counts;
-    for (c, u) in counts.iter_mut().zip(&upper.counts) {
-        c.forwarded += u.forwarded;
-        c.in_log += u.in_log;
-    }
+    let mut counts: Vec<DomainCounts> = lower
+        .domains
+        .iter()
+        .zip(&upper.domains)
+        .map(|(l, u)| DomainCounts {
+            forwarded: u64::from(l.forwarded) + u64::from(u.forwarded),
+            in_log: u64::from(l.in_log) + u64::from(u.in_log),
+        })
+        .collect();
     // Domains only in current_log, by name (each half may have seen the same one).
     let mut others: Vec<(String, DomainCounts)> =
         lower.others.into_iter().chain(upper.others).collect();
@@ -192,10 +201,20 @@ struct Half<W: Write> {
     forwarded: ForwardedList,
 }
 
+/// What a half looks up for each entry of a domain of the cycle, in one cache line: the name's
+/// place in the [`NameArena`] and the half's counts.
+#[derive(Debug, Clone, Copy)]
+struct DomainSlot {
+    name: (u32, u32),
+    forwarded: u32,
+    in_log: u32,
+}
+
 /// One half, joined.
 struct HalfDone<W: Write> {
     tally: Tally,
-    counts: Vec<DomainCounts>,
+    /// Per domain number of the cycle.
+    domains: Vec<DomainSlot>,
     /// Domains of current_log entries not in this cycle's input.
     others: HashMap<String, DomainCounts>,
     forwarded: ForwardedList,
@@ -209,6 +228,7 @@ impl<W: Write> Half<W> {
         self,
         ingested: &Ingested,
         domains: &Domains,
+        names: &NameArena,
         rules: Rules,
     ) -> anyhow::Result<HalfDone<W>> {
         let Half {
@@ -219,7 +239,13 @@ impl<W: Write> Half<W> {
             mut forwarded,
         } = self;
         let mut tally = Tally::default();
-        let mut counts = vec![DomainCounts::default(); domains.names.len()];
+        let mut slots: Vec<DomainSlot> = (0..domains.names.len() as u32)
+            .map(|d| DomainSlot {
+                name: names.span(d),
+                forwarded: 0,
+                in_log: 0,
+            })
+            .collect();
         let mut others: HashMap<String, DomainCounts> = HashMap::new();
         if let Some(r) = reader.as_mut() {
             r.advance()?;
@@ -229,6 +255,12 @@ impl<W: Write> Half<W> {
             let part = ingested.part(p)?;
             let mut aggs = Merged::new(part.runs(), ids.clone());
             loop {
+                for d in aggs.domains_ahead(AHEAD) {
+                    prefetch(&slots[d as usize]);
+                }
+                for d in aggs.domains_ahead(AHEAD / 2) {
+                    names.prefetch(slots[d as usize].name);
+                }
                 let log_id = reader
                     .as_ref()
                     .and_then(|r| r.current())
@@ -268,8 +300,9 @@ impl<W: Write> Half<W> {
                 if let Some(next) = &d.next {
                     match (domain, &log_entry) {
                         (Some(dn), _) => {
-                            log.write(next, &domains.names[dn as usize], url)?;
-                            counts[dn as usize].in_log += 1;
+                            let slot = &mut slots[dn as usize];
+                            slot.in_log += 1;
+                            log.write(next, names.at(slot.name), url)?;
                         }
                         (None, Some(e)) => {
                             log.write(next, e.domain, url)?;
@@ -285,7 +318,7 @@ impl<W: Write> Half<W> {
                             Reason::Window => tally.forwarded_window += 1,
                             Reason::Updatetag => tally.forwarded_updatetag += 1,
                         }
-                        counts[a.domain as usize].forwarded += 1;
+                        slots[a.domain as usize].forwarded += 1;
                         forwarded.push(&Forwarded {
                             id,
                             ts: a.ts,
@@ -309,7 +342,7 @@ impl<W: Write> Half<W> {
         }
         Ok(HalfDone {
             tally,
-            counts,
+            domains: slots,
             others,
             forwarded,
             log,

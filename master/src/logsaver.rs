@@ -10,6 +10,7 @@ use anyhow::anyhow;
 use focuser_schema::formats::queue::QueueWriter;
 
 use crate::bgwrite::BackgroundWriter;
+use crate::ingest::{prefetch, NameArena};
 use crate::scratch;
 
 /// A node's queue file being written: its temporary name and its writer.
@@ -25,13 +26,18 @@ pub fn write_queues(
     domains: &[String],
     open: &(impl Fn(u32) -> anyhow::Result<Queue> + Sync),
 ) -> anyhow::Result<BTreeMap<u32, Queue>> {
+    // Per domain, what a record of it needs, side by side: every record is a cache miss here.
+    let names = NameArena::new(domains)?;
+    let dest: Vec<(Option<u32>, (u32, u32))> = (0..domains.len())
+        .map(|d| (node_of.get(d).copied().flatten(), names.span(d as u32)))
+        .collect();
     let write = |keep: &dyn Fn(u32) -> bool,
                  writers: &mut BTreeMap<u32, Queue>,
                  f: Forwarded<'_>|
      -> anyhow::Result<()> {
-        let domain = &domains[f.domain as usize];
-        let node =
-            node_of[f.domain as usize].ok_or_else(|| anyhow!("domain {domain} has no node"))?;
+        let (node, name) = dest[f.domain as usize];
+        let domain = names.at(name);
+        let node = node.ok_or_else(|| anyhow!("domain {domain} has no node"))?;
         if !keep(node) {
             return Ok(());
         }
@@ -56,10 +62,21 @@ pub fn write_queues(
             ForwardedList::File(..) => None,
         })
         .collect();
+    // A record's domain is loaded into the cache AHEAD records before its turn, its name
+    // half as many.
+    const AHEAD: usize = 16;
     let each = |odd: u32| -> anyhow::Result<BTreeMap<u32, Queue>> {
         let mut writers = BTreeMap::new();
         for (kept, text) in &in_memory {
-            ForwardedList::each_kept(kept, text, |f| write(&|n| n % 2 == odd, &mut writers, f))?;
+            for (i, k) in kept.iter().enumerate() {
+                if let Some(ahead) = kept.get(i + AHEAD) {
+                    prefetch(&dest[ahead.domain as usize]);
+                }
+                if let Some(ahead) = kept.get(i + AHEAD / 2) {
+                    names.prefetch(dest[ahead.domain as usize].1);
+                }
+                write(&|n| n % 2 == odd, &mut writers, k.forwarded(text))?;
+            }
         }
         Ok(writers)
     };
@@ -95,6 +112,22 @@ pub struct Kept {
     at: usize,
     tag_len: u32,
     url_len: u32,
+}
+
+impl Kept {
+    /// The record, its tag and URL in `text` (its list's).
+    fn forwarded<'a>(&self, text: &'a str) -> Forwarded<'a> {
+        let tag_end = self.at + self.tag_len as usize;
+        Forwarded {
+            id: self.id,
+            ts: self.ts,
+            hits: self.hits,
+            domain: self.domain,
+            new: self.new,
+            tag: &text[self.at..tag_end],
+            url: &text[tag_end..tag_end + self.url_len as usize],
+        }
+    }
 }
 
 /// The forwarded URLs between the merge and the queue files: in memory when the input fitted
@@ -148,34 +181,17 @@ impl ForwardedList {
         }
     }
 
-    /// Calls `f` with each record kept in memory, in the order they were pushed.
-    fn each_kept(
-        list: &[Kept],
-        text: &str,
-        mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
-        for k in list {
-            let tag_end = k.at + k.tag_len as usize;
-            f(Forwarded {
-                id: k.id,
-                ts: k.ts,
-                hits: k.hits,
-                domain: k.domain,
-                new: k.new,
-                tag: &text[k.at..tag_end],
-                url: &text[tag_end..tag_end + k.url_len as usize],
-            })?;
-        }
-        Ok(())
-    }
-
     /// Calls `f` with each record, in the order they were pushed (as often as asked).
     fn for_each(
         &mut self,
         mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         match self {
-            ForwardedList::Memory(list, text) => Self::each_kept(list, text, f)?,
+            ForwardedList::Memory(list, text) => {
+                for k in list.iter() {
+                    f(k.forwarded(text))?;
+                }
+            }
             ForwardedList::File(path, w) => {
                 w.flush()?;
                 let mut input = BufReader::with_capacity(1 << 20, File::open(&*path)?);

@@ -20,7 +20,7 @@ pub fn raw_hash(raw: &[u8]) -> (u64, u32) {
 /// back every later instruction once the core's out-of-order window fills while it misses
 /// (the normalisation between a domain's touch and its lookup is longer than that window).
 #[inline]
-fn prefetch<T>(at: &T) {
+pub(crate) fn prefetch<T>(at: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing the program sees and cannot fault; `at` is a reference.
     #[allow(unsafe_code)]
@@ -352,6 +352,17 @@ impl<'a> Merged<'a> {
     fn at(&self, r: usize) -> Option<&'a Agg> {
         let runs: &'a [Run] = self.runs;
         runs[r].aggs[..self.end[r]].get(self.pos[r])
+    }
+
+    /// The domain of each run's aggregate `ahead` places past its next one, to be loaded
+    /// into the cache before its turn comes.
+    pub fn domains_ahead(&self, ahead: usize) -> impl Iterator<Item = u32> + '_ {
+        (0..self.runs.len()).filter_map(move |r| {
+            let run = &self.runs[r];
+            run.aggs[..self.end[r]]
+                .get(self.pos[r] + ahead)
+                .map(|a| run.domain(a))
+        })
     }
 
     pub fn peek_id(&self) -> Option<u64> {
