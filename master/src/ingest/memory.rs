@@ -271,7 +271,14 @@ impl Memory {
         // single-threaded merge then reads them front to back instead of missing the cache on
         // every one. The table just freed is larger than the copy.
         let mut sorted = String::with_capacity(text.len());
-        for a in &mut aggs {
+        for i in 0..aggs.len() {
+            // Each URL is a miss: the one a few places on is asked for meanwhile.
+            if let Some(ahead) = aggs.get(i + 8) {
+                if let Some(first) = text.as_bytes().get(ahead.url as usize) {
+                    prefetch(first);
+                }
+            }
+            let a = &mut aggs[i];
             let start = a.url as usize;
             let url = &text[start..start + a.url_len as usize];
             a.url = sorted.len() as u64;
