@@ -60,9 +60,8 @@ pub struct Worker<'a> {
     /// Once spilling: the run made of what was in memory, written out at the end.
     pub run: Option<Run>,
     pub domains: DomainTable,
-    /// The normalised URLs of a batch and their ids (kept for their allocations).
+    /// The normalised URLs of a batch (kept for its allocation).
     normal: Vec<Option<Normalised>>,
-    ids: Vec<u64>,
     pub spills: Vec<(PathBuf, BufWriter<File>)>,
     pub stats: IngestStats,
     rejects: RejectLog,
@@ -84,7 +83,6 @@ impl<'a> Worker<'a> {
             run: None,
             domains: DomainTable::default(),
             normal: Vec::with_capacity(BATCH),
-            ids: Vec::with_capacity(BATCH),
             spills: Vec::new(),
             stats: IngestStats::default(),
             rejects: RejectLog::new(shared.tmp_dir.join(format!("rejects-{name}.spill"))),
@@ -167,31 +165,6 @@ impl<'a> Worker<'a> {
         self.flush(&mut batch)
     }
 
-    /// The id of each URL normalised in `normal` (the others: 0), computed side by side.
-    fn ids_of(&mut self, normal: &[Option<Normalised>]) -> Vec<u64> {
-        let forms: Vec<&str> = normal
-            .iter()
-            .filter_map(|n| match n {
-                Some(Ok((form, _))) => Some(form.url.as_str()),
-                _ => None,
-            })
-            .collect();
-        let mut ids = std::mem::take(&mut self.ids);
-        ids.clear();
-        ids.resize(forms.len(), 0);
-        urls::url_ids(&forms, &mut ids);
-        let mut computed = ids.iter().copied();
-        let per_item = normal
-            .iter()
-            .map(|n| match n {
-                Some(Ok(_)) => computed.next().unwrap_or(0),
-                _ => 0,
-            })
-            .collect();
-        self.ids = ids;
-        per_item
-    }
-
     fn reject(&mut self, line_no: u64, why: Reject, line: &[u8]) -> std::io::Result<()> {
         *self.stats.rejected.entry(why.kind()).or_insert(0) += 1;
         self.rejects.add(self.file, line_no, &why, line)
@@ -228,7 +201,7 @@ impl<'a> Worker<'a> {
                 _ => None,
             });
         }
-        let ids = self.ids_of(&normal);
+        let ids = ids_of(&normal);
         for ((item, n), id) in batch.drain(..).zip(normal.drain(..)).zip(ids.iter()) {
             match item {
                 Item::Reject { line_no, why, line } => self.reject(line_no, why, line)?,
@@ -368,6 +341,27 @@ impl<'a> Worker<'a> {
         let log = std::mem::replace(&mut self.rejects, RejectLog::new(PathBuf::new()));
         log.finish()
     }
+}
+
+/// The id of each URL normalised in `normal` (the others: 0), computed side by side.
+fn ids_of(normal: &[Option<Normalised>]) -> Vec<u64> {
+    let forms: Vec<&str> = normal
+        .iter()
+        .filter_map(|n| match n {
+            Some(Ok((form, _))) => Some(form.url.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut ids = vec![0; forms.len()];
+    urls::url_ids(&forms, &mut ids);
+    let mut computed = ids.into_iter();
+    normal
+        .iter()
+        .map(|n| match n {
+            Some(Ok(_)) => computed.next().unwrap_or(0),
+            _ => 0,
+        })
+        .collect()
 }
 
 /// A spilled line or aggregate: id, latest time, hits, the time and place its tag is from,
