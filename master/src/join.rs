@@ -20,12 +20,12 @@ use anyhow::{anyhow, Context};
 use crate::bgwrite::BackgroundWriter;
 use crate::current_log::{self, Reader};
 use crate::filter::{self, Incoming, Reason};
-use crate::ingest::{self, prefetch, Domains, Ingested, Merged, NameArena};
+use crate::ingest::{self, prefetch, Domains, Ingested, Merged, NameArena, NameSpan};
 use crate::logsaver::{Forwarded, ForwardedList};
 use crate::route::DomainCounts;
 
-/// How many aggregates ahead a domain's slot, and half as many its name, are loaded into the
-/// cache: every entry's domain is a miss otherwise.
+/// How many aggregates ahead (in each run) a domain's slot, and half as many its name, are
+/// loaded into the cache: every entry's domain is a miss otherwise.
 const AHEAD: usize = 16;
 
 /// Where the halves meet: the first id of the upper half.
@@ -201,11 +201,12 @@ struct Half<W: Write> {
     forwarded: ForwardedList,
 }
 
-/// What a half looks up for each entry of a domain of the cycle, in one cache line: the name's
-/// place in the [`NameArena`] and the half's counts.
+/// What a half looks up for each entry of a domain of the cycle, in 16 bytes: the name's place
+/// in the [`NameArena`] and the half's counts. The counts saturate; a domain's entries in one
+/// half stay far below 2^32 (a current_log that long is hundreds of gigabytes).
 #[derive(Debug, Clone, Copy)]
 struct DomainSlot {
-    name: (u32, u32),
+    name: NameSpan,
     forwarded: u32,
     in_log: u32,
 }
@@ -301,7 +302,7 @@ impl<W: Write> Half<W> {
                     match (domain, &log_entry) {
                         (Some(dn), _) => {
                             let slot = &mut slots[dn as usize];
-                            slot.in_log += 1;
+                            slot.in_log = slot.in_log.saturating_add(1);
                             log.write(next, names.at(slot.name), url)?;
                         }
                         (None, Some(e)) => {
@@ -318,7 +319,8 @@ impl<W: Write> Half<W> {
                             Reason::Window => tally.forwarded_window += 1,
                             Reason::Updatetag => tally.forwarded_updatetag += 1,
                         }
-                        slots[a.domain as usize].forwarded += 1;
+                        let slot = &mut slots[a.domain as usize];
+                        slot.forwarded = slot.forwarded.saturating_add(1);
                         forwarded.push(&Forwarded {
                             id,
                             ts: a.ts,

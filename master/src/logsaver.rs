@@ -10,7 +10,7 @@ use anyhow::anyhow;
 use focuser_schema::formats::queue::QueueWriter;
 
 use crate::bgwrite::BackgroundWriter;
-use crate::ingest::{prefetch, NameArena};
+use crate::ingest::{prefetch, NameArena, NameSpan};
 use crate::scratch;
 
 /// A node's queue file being written: its temporary name and its writer.
@@ -28,14 +28,17 @@ pub fn write_queues(
 ) -> anyhow::Result<BTreeMap<u32, Queue>> {
     // Per domain, what a record of it needs, side by side: every record is a cache miss here.
     let names = NameArena::new(domains)?;
-    let dest: Vec<(Option<u32>, (u32, u32))> = (0..domains.len())
-        .map(|d| (node_of.get(d).copied().flatten(), names.span(d as u32)))
+    let dest: Vec<Dest> = (0..domains.len())
+        .map(|d| Dest {
+            node: node_of.get(d).copied().flatten(),
+            name: names.span(d as u32),
+        })
         .collect();
     let write = |keep: &dyn Fn(u32) -> bool,
                  writers: &mut BTreeMap<u32, Queue>,
                  f: Forwarded<'_>|
      -> anyhow::Result<()> {
-        let (node, name) = dest[f.domain as usize];
+        let Dest { node, name } = dest[f.domain as usize];
         let domain = names.at(name);
         let node = node.ok_or_else(|| anyhow!("domain {domain} has no node"))?;
         if !keep(node) {
@@ -73,7 +76,7 @@ pub fn write_queues(
                     prefetch(&dest[ahead.domain as usize]);
                 }
                 if let Some(ahead) = kept.get(i + AHEAD / 2) {
-                    names.prefetch(dest[ahead.domain as usize].1);
+                    names.prefetch(dest[ahead.domain as usize].name);
                 }
                 write(&|n| n % 2 == odd, &mut writers, k.forwarded(text))?;
             }
@@ -89,6 +92,13 @@ pub fn write_queues(
         writers.extend(odd);
         Ok(writers)
     })
+}
+
+/// Where the records of a domain go: its node (none: a bug of routing) and its name.
+#[derive(Clone, Copy)]
+struct Dest {
+    node: Option<u32>,
+    name: NameSpan,
 }
 
 /// A forwarded URL on its way from the merge to the queue files.

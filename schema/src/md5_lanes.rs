@@ -37,6 +37,7 @@ const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
 /// The first 8 bytes of the MD5 of each message, as a big-endian `u64` (what
 /// [`crate::urls::url_id`] is), written to `out` (as long as `messages`).
 pub fn md5_prefixes<M: AsRef<[u8]>>(messages: &[M], out: &mut [u64]) {
+    debug_assert_eq!(messages.len(), out.len());
     for (group, out) in messages.chunks(LANES).zip(out.chunks_mut(LANES)) {
         let state = digest_group(group);
         for (l, o) in out.iter_mut().enumerate() {
@@ -319,7 +320,8 @@ mod tests {
     }
 
     proptest! {
-        /// The arrays version, which processors without AVX2 run, against the one this runs.
+        /// The arrays version, which processors without AVX2 run, against the one this machine
+        /// runs (the tests against `md-5` cover the arrays version itself where it is the one).
         #[test]
         fn portable_agrees_with_the_dispatched_compress(words in prop::array::uniform16(prop::array::uniform8(any::<u32>())), h in prop::array::uniform4(prop::array::uniform8(any::<u32>()))) {
             prop_assert_eq!(portable::compress(&h, &words), compress(&h, &words));

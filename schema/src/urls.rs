@@ -251,6 +251,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ids_side_by_side_are_the_ids_one_at_a_time() {
+        let urls: Vec<String> = (0..37)
+            .map(|i| format!("http://d{i}.example/{}", "p/".repeat(i * 3)))
+            .collect();
+        let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+        let mut ids = vec![0; refs.len()];
+        url_ids(&refs, &mut ids);
+        for (u, id) in refs.iter().zip(&ids) {
+            assert_eq!(*id, url_id(u), "{u}");
+        }
+    }
+
+    #[test]
     fn normalisation_id_and_domain() {
         let n = normalize("HTTP://WWW.Example.COM:80/a/b?x=1#frag", MAX_URL_LENGTH).unwrap();
         assert_eq!(n.url, "http://www.example.com/a/b?x=1");

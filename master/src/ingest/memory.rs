@@ -174,6 +174,9 @@ pub struct Memory {
     pub tags: Tags,
 }
 
+/// How many URLs ahead [`Memory::into_run`] asks for the one it will copy.
+const LAYOUT_AHEAD: usize = 8;
+
 /// Per aggregate, besides its URL: the `Agg` and a table slot and a half.
 const AGG_COST: u64 = (std::mem::size_of::<Agg>() + 3 * std::mem::size_of::<Slot>()) as u64;
 
@@ -273,7 +276,7 @@ impl Memory {
         let mut sorted = String::with_capacity(text.len());
         for i in 0..aggs.len() {
             // Each URL is a miss: the one a few places on is asked for meanwhile.
-            if let Some(ahead) = aggs.get(i + 8) {
+            if let Some(ahead) = aggs.get(i + LAYOUT_AHEAD) {
                 if let Some(first) = text.as_bytes().get(ahead.url as usize) {
                     prefetch(first);
                 }

@@ -66,14 +66,20 @@ impl Domains {
 }
 
 /// Domain names one after another, found by number: what is looked up for every entry of the
-/// join and every queue record. A cycle's domains outgrow a core's cache, and names each in a
-/// `String` of their own cost two misses (the `String`, then its bytes) in three times the
-/// memory.
+/// join and every queue record. A cycle's domains outgrow a core's cache, and a name in a
+/// `String` of its own costs two misses (the `String`, then its bytes); here a caller keeps
+/// the [`NameSpan`] beside its own figures of the domain, and the names are packed densely.
 #[derive(Debug, Default)]
 pub struct NameArena {
     text: String,
-    /// Per number: where its name starts in `text`, and its length.
-    spans: Vec<(u32, u32)>,
+    spans: Vec<NameSpan>,
+}
+
+/// Where a name is in its [`NameArena`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameSpan {
+    start: u32,
+    len: u32,
 }
 
 impl NameArena {
@@ -90,27 +96,27 @@ impl NameArena {
             spans: Vec::with_capacity(names.len()),
         };
         for name in names {
-            arena
-                .spans
-                .push((arena.text.len() as u32, name.len() as u32));
+            arena.spans.push(NameSpan {
+                start: arena.text.len() as u32,
+                len: name.len() as u32,
+            });
             arena.text.push_str(name);
         }
         Ok(arena)
     }
 
-    /// Where name `d` is (see [`NameArena::at`]); for callers that keep it beside their own
-    /// figures of the domain, in one cache line.
-    pub fn span(&self, d: u32) -> (u32, u32) {
+    /// Where name `d` is.
+    pub fn span(&self, d: u32) -> NameSpan {
         self.spans[d as usize]
     }
 
-    pub fn at(&self, (start, len): (u32, u32)) -> &str {
-        &self.text[start as usize..(start + len) as usize]
+    pub fn at(&self, span: NameSpan) -> &str {
+        &self.text[span.start as usize..(span.start + span.len) as usize]
     }
 
     /// Loads the name at `span` into the cache ahead of its use.
-    pub fn prefetch(&self, (start, _): (u32, u32)) {
-        if let Some(first) = self.text.as_bytes().get(start as usize) {
+    pub fn prefetch(&self, span: NameSpan) {
+        if let Some(first) = self.text.as_bytes().get(span.start as usize) {
             prefetch(first);
         }
     }
@@ -358,7 +364,8 @@ mod tests {
             arena.prefetch(span);
             assert_eq!(arena.at(span), name);
         }
-        assert_eq!(NameArena::new(&[]).unwrap().at((0, 0)), "");
+        let empty = NameArena::new(&[]).unwrap();
+        assert_eq!(empty.at(NameSpan { start: 0, len: 0 }), "");
     }
 
     #[test]
@@ -393,6 +400,8 @@ mod tests {
             let mut m = Merged::new(part.runs(), 0..=u64::MAX);
             while let Some(a) = m.next_agg() {
                 let domain = ing.domains.names[a.domain as usize].clone();
+                // Ids are computed a batch at a time: each must still be its own URL's.
+                assert_eq!(a.id, focuser_schema::urls::url_id(a.url), "{}", a.url);
                 seen.push((
                     a.id,
                     a.ts,

@@ -220,7 +220,8 @@ impl<'a> Worker<'a> {
                         m.add(slot, ts, hits, tag, seq);
                         continue;
                     }
-                    // New here (normalised above, unless an earlier line of the batch was it).
+                    // New here: normalised above, unless the table was given up (the input is
+                    // being partitioned) earlier in this batch, after the line was looked up.
                     let normalised = match n {
                         Some(Ok((form, key))) => Ok((form.with_id(*id), key)),
                         Some(Err(why)) => Err(why),
