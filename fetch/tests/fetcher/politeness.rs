@@ -25,14 +25,23 @@ fn no_host_gets_requests_closer_than_the_host_delay() {
 
     let figures = server.figures();
     assert_eq!(figures.len(), 50);
+    // The server notes each start when it reads the request, so on a loaded machine one late
+    // note shortens the gap after it. Among 300 gaps that happens (CI saw it), so each gap
+    // gets a wider allowance and the span, which such delays do not shorten, the usual one.
     for (host, fig) in &figures {
         assert_eq!(fig.requests, 7, "{host}: robots.txt and 6 pages");
         assert_eq!(fig.max_concurrent, 1, "{host}");
         let gap = fig.min_gap.unwrap();
-        assert!(gap + JITTER >= delay, "{host}: two starts {gap:?} apart");
+        assert!(
+            gap + 3 * JITTER >= delay,
+            "{host}: two starts {gap:?} apart"
+        );
+        let span = fig.span.unwrap();
+        assert!(span + JITTER >= 6 * delay, "{host}: 7 starts in {span:?}");
     }
-    // Hosts wait in parallel: 7 starts per host, 300 ms apart, not 350 starts in a row.
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // Hosts wait in parallel: 7 starts per host, 300 ms apart (1.8 s), not 350 starts in a
+    // row (105 s).
+    assert!(took < Duration::from_secs(10), "took {took:?}");
     assert!(f.stats().host_waits > 0);
 }
 

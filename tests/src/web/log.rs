@@ -41,6 +41,9 @@ pub struct HostFigures {
     pub max_concurrent: usize,
     /// The shortest time between the starts of two requests (None for a single request).
     pub min_gap: Option<Duration>,
+    /// From the first start to the last. A start the server notes late shortens the gap after
+    /// it but not the span, so the span checks the average gap without the machine's jitter.
+    pub span: Option<Duration>,
 }
 
 /// The most requests in progress at once at any start, over the whole log.
@@ -65,10 +68,15 @@ pub fn by_host(log: &[Logged]) -> BTreeMap<String, HostFigures> {
                 .windows(2)
                 .map(|w| w[1].start.duration_since(w[0].start))
                 .min();
+            let span = match (rs.first(), rs.last()) {
+                (Some(a), Some(b)) if rs.len() > 1 => Some(b.start.duration_since(a.start)),
+                _ => None,
+            };
             let figures = HostFigures {
                 requests: rs.len(),
                 max_concurrent: rs.iter().map(|r| r.concurrent).max().unwrap_or(0),
                 min_gap,
+                span,
             };
             (host, figures)
         })
