@@ -1,6 +1,8 @@
 //! URL identity every daemon agrees on (SPEC §5 analyze_dump): WHATWG normalisation, the
 //! 64-bit URL id, the routing domain and the doc id. Specified in docs/formats.md.
 
+use std::borrow::Cow;
+
 use md5::{Digest, Md5};
 
 /// SPEC's `Url.MaxLength` default: longer normalised URLs are rejected.
@@ -29,19 +31,20 @@ pub enum UrlError {
 }
 
 /// A URL in its normal form, before its id is computed: for callers with many URLs, whose ids
-/// [`url_ids`] computes side by side.
+/// [`url_ids`] computes side by side. Borrowed from the raw URL when that was normal already
+/// (most are), so a caller that only copies it on costs no allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NormalForm {
-    pub url: String,
-    pub domain: String,
+pub struct NormalForm<'a> {
+    pub url: Cow<'a, str>,
+    pub domain: Cow<'a, str>,
 }
 
-impl NormalForm {
+impl NormalForm<'_> {
     pub fn with_id(self, id: u64) -> NormalUrl {
         NormalUrl {
-            url: self.url,
+            url: self.url.into_owned(),
             id,
-            domain: self.domain,
+            domain: self.domain.into_owned(),
         }
     }
 }
@@ -55,7 +58,7 @@ pub fn normalize(raw: &str, max_len: usize) -> Result<NormalUrl, UrlError> {
 }
 
 /// Normalises `raw` and finds its domain: [`normalize`] but the id.
-pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm, UrlError> {
+pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm<'_>, UrlError> {
     // Parsing cannot shrink a URL by more than its fragment, and percent-encoding only grows
     // it, so a raw URL this long is rejected without parsing it (a 10 MB line costs nothing).
     if raw.len() > max_len.saturating_mul(4) {
@@ -68,8 +71,8 @@ pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm, UrlError> {
         // The host is lower-case already: domain_of without its copies.
         let domain = host.strip_prefix("www.").filter(|d| !d.is_empty());
         return Ok(NormalForm {
-            url: raw.to_string(),
-            domain: domain.unwrap_or(host).to_string(),
+            url: Cow::Borrowed(raw),
+            domain: Cow::Borrowed(domain.unwrap_or(host)),
         });
     }
     let mut parsed = url::Url::parse(raw.trim()).map_err(|_| UrlError::Unparsable)?;
@@ -87,7 +90,10 @@ pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm, UrlError> {
     if url.len() > max_len {
         return Err(UrlError::TooLong(max_len));
     }
-    Ok(NormalForm { url, domain })
+    Ok(NormalForm {
+        url: Cow::Owned(url),
+        domain: Cow::Owned(domain),
+    })
 }
 
 /// The host of `raw` if WHATWG parsing would give `raw` back unchanged, else `None`.

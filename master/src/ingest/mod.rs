@@ -338,7 +338,7 @@ impl Ingested {
             }
             std::fs::remove_file(path)?;
         }
-        aggs.sort_unstable_by_key(|a| a.id);
+        memory::sort_by_id(&mut aggs);
         Ok(PartRuns::Loaded(vec![Run {
             aggs,
             text,

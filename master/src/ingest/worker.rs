@@ -17,7 +17,7 @@ use crate::scratch;
 
 /// A new URL normalised (its id computed with the batch's), with its domain's key; or why it
 /// is rejected.
-type Normalised = Result<(NormalForm, (u64, u32)), Reject>;
+type Normalised<'t> = Result<(NormalForm<'t>, (u64, u32)), Reject>;
 
 /// What every thread shares.
 pub struct Shared<'a> {
@@ -60,8 +60,6 @@ pub struct Worker<'a> {
     /// Once spilling: the run made of what was in memory, written out at the end.
     pub run: Option<Run>,
     pub domains: DomainTable,
-    /// The normalised URLs of a batch (kept for its allocation).
-    normal: Vec<Option<Normalised>>,
     pub spills: Vec<(PathBuf, BufWriter<File>)>,
     pub stats: IngestStats,
     rejects: RejectLog,
@@ -82,7 +80,6 @@ impl<'a> Worker<'a> {
             memory: Some(Memory::new(urls)),
             run: None,
             domains: DomainTable::default(),
-            normal: Vec::with_capacity(BATCH),
             spills: Vec::new(),
             stats: IngestStats::default(),
             rejects: RejectLog::new(shared.tmp_dir.join(format!("rejects-{name}.spill"))),
@@ -170,7 +167,7 @@ impl<'a> Worker<'a> {
         self.rejects.add(self.file, line_no, &why, line)
     }
 
-    fn flush(&mut self, batch: &mut Vec<Item<'_>>) -> std::io::Result<()> {
+    fn flush<'t>(&mut self, batch: &mut Vec<Item<'t>>) -> std::io::Result<()> {
         // Every slot of the batch is asked for at once, so that the cache misses overlap;
         // then the URLs not found are normalised, their domains' slots asked for likewise,
         // and their ids computed side by side.
@@ -181,8 +178,7 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        let mut normal = std::mem::take(&mut self.normal);
-        normal.clear();
+        let mut normal: Vec<Option<Normalised<'t>>> = Vec::with_capacity(batch.len());
         for item in batch.iter() {
             let new = match (item, &self.memory) {
                 (Item::Good { key, .. }, Some(m)) => m.find(key.0, key.1).is_err(),
@@ -190,7 +186,7 @@ impl<'a> Worker<'a> {
                 (Item::Reject { .. }, _) => false,
             };
             normal.push(match item {
-                Item::Good { url, .. } if new => {
+                &Item::Good { url, .. } if new => {
                     let n = reflog::normal_form(url, self.shared.max_url).map(|n| {
                         let key = raw_hash(n.domain.as_bytes());
                         self.domains.touch(key.0);
@@ -223,13 +219,18 @@ impl<'a> Worker<'a> {
                     // New here: normalised above, unless the table was given up (the input is
                     // being partitioned) earlier in this batch, after the line was looked up.
                     let normalised = match n {
-                        Some(Ok((form, key))) => Ok((form.with_id(*id), key)),
+                        Some(Ok((form, key))) => Ok((form, *id, key)),
                         Some(Err(why)) => Err(why),
-                        None => reflog::normalize_url(url, self.shared.max_url)
-                            .map(|n| (raw_hash(n.domain.as_bytes()), n))
-                            .map(|(k, n)| (n, k)),
+                        None => reflog::normalize_url(url, self.shared.max_url).map(|n| {
+                            let key = raw_hash(n.domain.as_bytes());
+                            let form = NormalForm {
+                                url: n.url.into(),
+                                domain: n.domain.into(),
+                            };
+                            (form, n.id, key)
+                        }),
                     };
-                    let (n, domain_key) = match normalised {
+                    let (n, id, domain_key) = match normalised {
                         Ok(n) => n,
                         Err(why) => {
                             self.reject(line_no, why, line)?;
@@ -238,10 +239,10 @@ impl<'a> Worker<'a> {
                     };
                     let domain = self.domains.intern(domain_key, &n.domain);
                     let (Some(Err(at)), Some(m)) = (found, self.memory.as_mut()) else {
-                        self.spill_line(n.id, ts, hits, tag, seq, domain, &n.url)?;
+                        self.spill_line(id, ts, hits, tag, seq, domain, &n.url)?;
                         continue;
                     };
-                    let slot = m.insert(at, key, check, n.id, &n.url, domain);
+                    let slot = m.insert(at, key, check, id, &n.url, domain);
                     m.add(slot, ts, hits, tag, seq);
                     if m.used() + self.domains.bytes > self.shared.budget {
                         self.partition()?;
@@ -249,7 +250,6 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        self.normal = normal;
         Ok(())
     }
 
@@ -349,7 +349,7 @@ fn ids_of(normal: &[Option<Normalised>]) -> Vec<u64> {
     let forms: Vec<&str> = normal
         .iter()
         .filter_map(|n| match n {
-            Some(Ok((form, _))) => Some(form.url.as_str()),
+            Some(Ok((form, _))) => Some(form.url.as_ref()),
             _ => None,
         })
         .collect();

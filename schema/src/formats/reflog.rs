@@ -105,7 +105,7 @@ pub fn normalize_url(url: &str, max_len: usize) -> Result<NormalUrl, Reject> {
 }
 
 /// [`normalize_url`] but the id (see [`urls::normal_form`]).
-pub fn normal_form(url: &str, max_len: usize) -> Result<NormalForm, Reject> {
+pub fn normal_form(url: &str, max_len: usize) -> Result<NormalForm<'_>, Reject> {
     urls::normal_form(url, max_len).map_err(Reject::Url)
 }
 
