@@ -177,8 +177,10 @@ fn a_second_term_exits_at_once() {
     t.wait_log("finishing work in hand", SECS(10));
     let asked = Instant::now();
     t.signal(Signal::SIGTERM);
-    let status = wait_exit(&mut child, SECS(5));
-    assert!(asked.elapsed() < SECS(3), "{:?}", asked.elapsed());
+    // "At once" against StopDelay 60 s and stop_timeout 120 s, which a hang would wait out;
+    // 20 s leaves room for a loaded CI machine.
+    let status = wait_exit(&mut child, SECS(30));
+    assert!(asked.elapsed() < SECS(20), "{:?}", asked.elapsed());
     assert_eq!(status.code(), Some(1));
     assert!(!t.pidfile.exists());
     assert!(t.log_text().contains("second stop signal: exiting at once"));
@@ -190,8 +192,10 @@ fn a_stop_slower_than_stop_timeout_is_cut_short() {
     let mut child = t.spawn();
     let asked = Instant::now();
     t.signal(Signal::SIGINT);
-    let status = wait_exit(&mut child, SECS(10));
-    assert!(asked.elapsed() < SECS(4), "{:?}", asked.elapsed());
+    // stop_timeout 1 s against StopDelay 60 s, which it would wait out were the stop_timeout
+    // ignored; 20 s leaves room for a loaded CI machine.
+    let status = wait_exit(&mut child, SECS(30));
+    assert!(asked.elapsed() < SECS(20), "{:?}", asked.elapsed());
     assert_eq!((status.code(), status.signal()), (Some(1), None));
     assert!(t
         .log_text()

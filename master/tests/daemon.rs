@@ -38,7 +38,8 @@ fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
         .port();
     let site = Site::new(
         db.url(),
-        &format!("status_listen = {port}\nCycle.Interval = 3600\n"),
+        // debuglevel 40 logs "no reflog files ready", which tells when the first cycle is over.
+        &format!("debuglevel = 40\nstatus_listen = {port}\nCycle.Interval = 3600\n"),
     );
     let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
         .arg("-c")
@@ -51,6 +52,11 @@ fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
         .unwrap();
     let log = || std::fs::read_to_string(site.root().join("master.log")).unwrap_or_default();
     wait_for("start", || log().contains("started: pid"));
+    // "started" is logged before the immediate first cycle runs; only once that cycle has found
+    // nothing may r1.log appear, or that cycle (not SIGUSR1's) could take it.
+    wait_for("the first cycle", || {
+        log().contains("no reflog files ready")
+    });
     // The first cycle found nothing; the next is an hour away, unless asked for.
     site.reflog(
         "r1.log",

@@ -18,7 +18,8 @@ use focuser_schema::segment::{Item, Origin, Position, Status};
 
 fn connect(port: u16) -> TcpStream {
     let mut last = None;
-    for _ in 0..200 {
+    // Up to a minute: a receiver starting on a loaded machine.
+    for _ in 0..2400 {
         match TcpStream::connect(("127.0.0.1", port)) {
             Ok(s) => {
                 s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -31,8 +32,8 @@ fn connect(port: u16) -> TcpStream {
     panic!("receiver not listening: {last:?}");
 }
 
-fn secret() -> Secret {
-    Secret::from_bytes(SECRET.as_bytes())
+fn secret(rig: &Rig) -> Secret {
+    Secret::from_bytes(rig.secret.as_bytes())
 }
 
 fn batch() -> Vec<u8> {
@@ -74,7 +75,7 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
     let (cf, port) = rig.receiver_cf("r", "");
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
     let mut s = connect(port);
-    let e = handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap_err();
+    let e = handshake::client(&mut s, &secret(&rig), Mode::Items, "node1.Index.0").unwrap_err();
     assert!(
         matches!(
             e,
@@ -113,9 +114,10 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
     let mut s = connect(port);
     let tap = Tap::new(&mut s);
     let mut tap = tap;
-    handshake::client(&mut tap, &secret(), Mode::Items, "node1.Index.0").unwrap();
+    handshake::client(&mut tap, &secret(&rig), Mode::Items, "node1.Index.0").unwrap();
     let seen = [tap.sent.clone(), tap.got.clone()].concat();
-    assert!(!seen.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()));
+    let clear = rig.secret.as_bytes();
+    assert!(!seen.windows(clear.len()).any(|w| w == clear));
     assert!(items(&rig.root().join("r/received")).is_empty());
 }
 
@@ -164,7 +166,7 @@ fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
 
     // A frame announcing more than MaxFrame: refused on its length alone.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+    handshake::client(&mut s, &secret(&rig), Mode::Items, "node1.Index.0").unwrap();
     let mut huge = Vec::new();
     huge.extend_from_slice(&(1u32 << 20).to_le_bytes());
     huge.extend_from_slice(&[0u8; 4]);
@@ -176,7 +178,7 @@ fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
 
     // A well-formed batch whose CRC does not match.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+    handshake::client(&mut s, &secret(&rig), Mode::Items, "node1.Index.0").unwrap();
     let mut frame = Vec::new();
     encode_frame(FrameType::Items, &batch(), &mut frame);
     let last = frame.len() - 1;
@@ -194,7 +196,7 @@ fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
     // The same batch intact is stored and acknowledged, once even if sent twice.
     for _ in 0..2 {
         let mut s = connect(port);
-        handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+        handshake::client(&mut s, &secret(&rig), Mode::Items, "node1.Index.0").unwrap();
         let mut frame = Vec::new();
         encode_frame(FrameType::Items, &batch(), &mut frame);
         s.write_all(&frame).unwrap();
@@ -211,7 +213,7 @@ fn file_names_that_are_paths_are_refused() {
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
     for name in ["../escape.q", "a/b.q", "..", "x\0y.q", ".hidden"] {
         let mut s = connect(port);
-        handshake::client(&mut s, &secret(), Mode::Files, "master1-node1").unwrap();
+        handshake::client(&mut s, &secret(&rig), Mode::Files, "master1-node1").unwrap();
         let mut out = Vec::new();
         let begin = FileBegin {
             name: name.into(),
@@ -236,7 +238,7 @@ fn file_names_that_are_paths_are_refused() {
     assert!(!rig.root().join("r/escape.q").exists());
     // A good name with a wrong CRC is refused too, and leaves no temporary behind.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1").unwrap();
+    handshake::client(&mut s, &secret(&rig), Mode::Files, "master1-node1").unwrap();
     let mut out = Vec::new();
     encode_frame(
         FrameType::FileBegin,
@@ -255,7 +257,7 @@ fn file_names_that_are_paths_are_refused() {
     assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 0);
     // And an intact one lands whole.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Files, "master1-node1").unwrap();
+    handshake::client(&mut s, &secret(&rig), Mode::Files, "master1-node1").unwrap();
     let mut out = Vec::new();
     encode_frame(
         FrameType::FileBegin,
@@ -317,7 +319,7 @@ fn before_authentication_a_large_frame_is_cut_off_on_its_length() {
     });
     // A proper sender still gets in.
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+    handshake::client(&mut s, &secret(&rig), Mode::Items, "node1.Index.0").unwrap();
 }
 
 /// An ITEMS frame with items `from..=to` of segment 1.
@@ -355,7 +357,7 @@ fn batches_sent_back_to_back_are_each_acknowledged_in_order_and_stored_once() {
     let (cf, port) = rig.receiver_cf("r", "");
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
     let mut s = connect(port);
-    handshake::client(&mut s, &secret(), Mode::Items, "node1.Index.0").unwrap();
+    handshake::client(&mut s, &secret(&rig), Mode::Items, "node1.Index.0").unwrap();
     // Five batches in one write (the receiver may sync them together); the third resends
     // items of the second.
     let mut out = Vec::new();

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use focuser_schema::segment::{
     self, index_path, item_path, read_position, write_position, Cursor, Item, Origin, Partition,
@@ -365,21 +366,43 @@ fn an_old_segment_is_sealed_and_the_oldest_unsynced_item_waits_at_most_every_ms(
         every_items: 1000,
         every_ms: 50,
     };
+    // Taken before the segment is created and before the append: a bound on how long the
+    // segment and the unsynced item can have waited. On a loaded machine a stall can make the
+    // sync or the seal (rightly) due before the negative checks; those are then skipped.
+    let opened = Instant::now();
     let (mut w, _) = Writer::open(dir.path(), o).unwrap();
     assert!(
         !w.rotate_if_due().unwrap(),
         "an empty segment is never sealed"
     );
+    let appended = Instant::now();
     w.append(&item(1)).unwrap();
     let mut c = Cursor::new(dir.path(), Position::START, None);
-    assert!(c.next().unwrap().is_none());
-    assert!(!w.sync_if_due().unwrap());
-    std::thread::sleep(std::time::Duration::from_millis(60));
-    assert!(w.sync_if_due().unwrap());
-    assert_eq!(c.next().unwrap().unwrap().item, item(1));
-    assert!(!w.rotate_if_due().unwrap());
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    assert!(w.rotate_if_due().unwrap());
+    let early = c.next().unwrap();
+    let synced_early = w.sync_if_due().unwrap();
+    let stalled = appended.elapsed() >= Duration::from_millis(50);
+    if !stalled {
+        assert!(early.is_none(), "visible before its sync");
+        assert!(!synced_early, "synced before every_ms");
+    }
+    std::thread::sleep(Duration::from_millis(60));
+    let synced = w.sync_if_due().unwrap();
+    if !stalled {
+        assert!(synced, "not synced after every_ms");
+    }
+    let first = match early {
+        Some(first) => first,
+        None => c.next().unwrap().unwrap(),
+    };
+    assert_eq!(first.item, item(1));
+    let rotated_early = w.rotate_if_due().unwrap();
+    // 900 ms, not 1000: the segment's age counts in whole milliseconds of the wall clock.
+    if opened.elapsed() < Duration::from_millis(900) {
+        assert!(!rotated_early, "sealed before max_age");
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    // A segment sealed early leaves an empty one, which is not sealed again.
+    assert!(rotated_early || w.rotate_if_due().unwrap());
     assert_eq!(segment::list_segments(dir.path()).unwrap(), vec![1, 2]);
 }
 

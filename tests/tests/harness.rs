@@ -80,9 +80,10 @@ fn databases_are_created_in_parallel_and_quickly() {
         );
         eprintln!("test database created in {took:?}");
     }
-    // Generous bound for a loaded 2-core CI machine; a healthy run is far below it.
+    // Generous bound for a loaded 2-core CI machine (20 s was not always enough there); a
+    // healthy run is far below it, and a creation that hangs still fails here.
     assert!(
-        started.elapsed() < Duration::from_secs(20),
+        started.elapsed() < Duration::from_secs(60),
         "took {:?}",
         started.elapsed()
     );

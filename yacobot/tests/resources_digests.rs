@@ -194,11 +194,14 @@ fn resources_a_run_that_lost_its_claim_before_its_write_writes_nothing() {
     let db = TestDb::new();
     let server = WebServer::start().unwrap();
     let (id, feed) = shop(&db, &server);
+    // The feed's delay is the whole window for the two statements below, each on a new
+    // connection, after the claim is seen: 10 s for a loaded machine (within the site's
+    // `Fetch.Timeout = 20`).
     server.set(
         "d.test",
         "/feed.xml",
         Behaviour::delay(
-            std::time::Duration::from_secs(2),
+            std::time::Duration::from_secs(10),
             Behaviour::fixed(200, "application/xml", feed_xml(&feed)),
         ),
     );

@@ -91,7 +91,7 @@ pub fn failed(c: &Completed) -> (focuser_fetch::FailKind, &str, Option<u16>) {
 /// Waits until the server has finished `n` requests to host and path (a client may be done with
 /// an answer before the server's thread is).
 pub fn wait_for_log(server: &WebServer, host: &str, path: &str, n: usize) -> Vec<Logged> {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let got = server.requests_to(host, path);
         if got.iter().filter(|l| l.finished).count() >= n || Instant::now() > deadline {

@@ -25,9 +25,13 @@ fn no_host_gets_requests_closer_than_the_host_delay() {
 
     let figures = server.figures();
     assert_eq!(figures.len(), 50);
-    // The server notes each start when it reads the request, so on a loaded machine one late
-    // note shortens the gap after it. Among 300 gaps that happens (CI saw it), so each gap
-    // gets a wider allowance and the span, which such delays do not shorten, the usual one.
+    // The server notes each start when its thread has read the request, so on a loaded machine
+    // a late note shortens the gap after it (CI saw one of these 300 gaps come out at 250 ms).
+    // Each gap therefore gets a wider allowance, and the span of each host's pages (after its
+    // robots.txt, which comes on a new connection during the first burst and is the note most
+    // likely to be late) checks the average: a missed delay still fails it (4 × 300 + 150 <
+    // 5 × 300).
+    let log = server.log();
     for (host, fig) in &figures {
         assert_eq!(fig.requests, 7, "{host}: robots.txt and 6 pages");
         assert_eq!(fig.max_concurrent, 1, "{host}");
@@ -36,12 +40,21 @@ fn no_host_gets_requests_closer_than_the_host_delay() {
             gap + 3 * JITTER >= delay,
             "{host}: two starts {gap:?} apart"
         );
-        let span = fig.span.unwrap();
-        assert!(span + JITTER >= 6 * delay, "{host}: 7 starts in {span:?}");
+        let mut pages: Vec<_> = log
+            .iter()
+            .filter(|l| &l.host == host && l.path != "/robots.txt")
+            .map(|l| l.start)
+            .collect();
+        pages.sort();
+        let span = pages[pages.len() - 1] - pages[0];
+        assert!(
+            span + 3 * JITTER >= 5 * delay,
+            "{host}: 6 pages in {span:?}"
+        );
     }
     // Hosts wait in parallel: 7 starts per host, 300 ms apart (1.8 s), not 350 starts in a
     // row (105 s).
-    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
     assert!(f.stats().host_waits > 0);
 }
 

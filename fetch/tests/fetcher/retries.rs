@@ -1,4 +1,4 @@
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use focuser_fetch::{FailKind, Outcome};
 use focuser_tests::web::{Behaviour, WebServer};
@@ -61,8 +61,15 @@ fn too_many_requests_honours_retry_after() {
     let gap = gaps(server.requests_to("r.test", "/secs"))[0];
     assert!(gap >= Duration::from_secs(1), "{gap:?}");
 
-    // An HTTP date two seconds ahead (a date has whole seconds: at least one more second).
-    let at = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(2));
+    // An HTTP date three seconds ahead (a date has whole seconds: at least two more). The retry
+    // must not reach the server before it: the server notes a request when it has read it, never
+    // earlier, so this holds however loaded the machine is. The date is mapped to the server's
+    // clock through a pair of readings taken together.
+    let (now_sys, now) = (SystemTime::now(), Instant::now());
+    let at_sys = now_sys + Duration::from_secs(3);
+    let at = httpdate::fmt_http_date(at_sys);
+    let whole = httpdate::parse_http_date(&at).unwrap();
+    let due = now + whole.duration_since(now_sys).unwrap();
     server.set(
         "d.test",
         "/date",
@@ -73,8 +80,15 @@ fn too_many_requests_honours_retry_after() {
     );
     let c = fetch_one(config(&server), server.url("d.test", "/date"));
     assert!(matches!(c.outcome, Outcome::Fetched(_)), "{c:?}");
-    let gap = gaps(server.requests_to("d.test", "/date"))[0];
-    assert!(gap >= Duration::from_millis(990), "{gap:?}");
+    let mut tries = server.requests_to("d.test", "/date");
+    tries.sort_by_key(|l| l.start);
+    assert_eq!(tries.len(), 2);
+    // (10 ms for the granularity of the fetcher's timers.)
+    assert!(
+        tries[1].start + Duration::from_millis(10) >= due,
+        "retried {:?} before the date",
+        due - tries[1].start
+    );
 
     // A wait beyond Fetch.MaxRetryAfter fails at once.
     server.set("r.test", "/long", Behaviour::too_many_requests("3600"));

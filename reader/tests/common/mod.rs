@@ -23,16 +23,29 @@ pub fn free_port() -> u16 {
 
 pub struct Rig {
     pub dir: tempfile::TempDir,
+    /// This rig's own: a port freed by `free_port` may be taken by another test's daemon
+    /// meanwhile, and a sender of another rig must then fail the handshake, not deliver.
+    pub secret: String,
 }
 
 impl Rig {
     pub fn new() -> Rig {
         let dir = tempfile::tempdir().unwrap();
+        let unique = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let secret_text = format!("{SECRET}-{unique}");
         let secret = dir.path().join("reader.secret");
-        std::fs::write(&secret, SECRET).unwrap();
+        std::fs::write(&secret, &secret_text).unwrap();
         std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::fs::write(dir.path().join("hosts.allow"), "127.0.0.1\n::1\n").unwrap();
-        Rig { dir }
+        Rig {
+            dir,
+            secret: secret_text,
+        }
     }
 
     pub fn root(&self) -> &Path {

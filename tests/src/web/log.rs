@@ -42,7 +42,8 @@ pub struct HostFigures {
     /// The shortest time between the starts of two requests (None for a single request).
     pub min_gap: Option<Duration>,
     /// From the first start to the last. A start the server notes late shortens the gap after
-    /// it but not the span, so the span checks the average gap without the machine's jitter.
+    /// it and lengthens the one before, so the span checks the average gap; only a late first
+    /// start (often on a new connection) or an early last one shortens it.
     pub span: Option<Duration>,
 }
 
