@@ -90,10 +90,15 @@ impl Run {
     }
 
     /// Stops every daemon through the init script, in reverse order; returns what the
-    /// script said of each, and the failures.
+    /// script said of each, and the failures. A daemon without its config was never started
+    /// (a run that failed before writing it, e.g. with the database down): nothing to stop.
     pub fn stop_all(&self) -> (Vec<String>, Vec<String>) {
         let (mut said, mut failed) = (Vec::new(), Vec::new());
         for i in self.instances().iter().rev() {
+            if !i.config.exists() {
+                said.push(format!("{}: never set up, nothing to stop", i.name));
+                continue;
+            }
             match i.init_ok(&self.plan, "stop") {
                 Ok(s) => said.push(s),
                 Err(e) => failed.push(e),
@@ -190,4 +195,46 @@ pub fn built_binaries() -> Result<std::path::PathBuf, Error> {
         .into());
     }
     Ok(dir.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run that failed before its configs were written (the database was down): stopping
+    /// it says so for each daemon and fails none, so the next `up` can go on.
+    #[test]
+    fn stopping_a_run_that_never_wrote_its_configs_fails_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = Plan {
+            nodes: 2,
+            receivers: 1,
+            hosts: 1,
+            paths_per_host: 1,
+            phases: 1,
+            reflog_lines: 1,
+            feeds: 1,
+            feeds_on: true,
+            seed: 1,
+            web_port: 1,
+            host_delay: 0.1,
+            retention_check: 5,
+            claim_ttl: 120,
+            dir: dir.path().to_path_buf(),
+            bin_dir: built_binaries().unwrap(),
+            repo: crate::repo_root(),
+            master_db: "focuser".into(),
+            node_dbs: vec!["focuser_node1".into(), "focuser_node2".into()],
+            ports: plan::Ports::free(2, 1).unwrap(),
+        };
+        plan.save().unwrap();
+        let run = Run::open(dir.path()).unwrap();
+        let (said, failed) = run.stop_all();
+        assert!(failed.is_empty(), "{failed:?}");
+        assert_eq!(said.len(), run.instances().len());
+        assert!(
+            said.iter().all(|s| s.contains("nothing to stop")),
+            "{said:?}"
+        );
+    }
 }
