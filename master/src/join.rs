@@ -20,13 +20,9 @@ use anyhow::{anyhow, Context};
 use crate::bgwrite::BackgroundWriter;
 use crate::current_log::{self, Reader};
 use crate::filter::{self, Incoming, Reason};
-use crate::ingest::{self, prefetch, Domains, Ingested, Merged, NameArena, NameSpan};
+use crate::ingest::{self, Domains, Ingested, Merged};
 use crate::logsaver::{Forwarded, ForwardedList};
 use crate::route::DomainCounts;
-
-/// How many aggregates ahead (in each run) a domain's slot, and half as many its name, are
-/// loaded into the cache: every entry's domain is a miss otherwise.
-const AHEAD: usize = 16;
 
 /// Where the halves meet: the first id of the upper half.
 const SPLIT: u64 = 1 << 63;
@@ -137,10 +133,9 @@ pub fn join(
         forwarded: ForwardedList::new(parts == 1, &forwarded_path(tmp_dir, 1))?,
     };
     let shared: &Domains = domains;
-    let names = NameArena::new(&domains.names)?;
     let (lower, upper) = std::thread::scope(|scope| {
-        let up = scope.spawn(|| upper.run(ingested, shared, &names, rules));
-        let low = lower.run(ingested, shared, &names, rules);
+        let up = scope.spawn(|| upper.run(ingested, shared, rules));
+        let low = lower.run(ingested, shared, rules);
         let up = up
             .join()
             .unwrap_or_else(|_| Err(anyhow!("the upper half's join thread panicked")));
@@ -201,12 +196,11 @@ struct Half<W: Write> {
     forwarded: ForwardedList,
 }
 
-/// What a half looks up for each entry of a domain of the cycle, in 16 bytes: the name's place
-/// in the [`NameArena`] and the half's counts. The counts saturate; a domain's entries in one
-/// half stay far below 2^32 (a current_log that long is hundreds of gigabytes).
+/// A half's counts of a domain of the cycle, in 8 bytes (the 100 k domains of a cycle then
+/// fit a core's cache). They saturate; a domain's entries in one half stay far below 2^32 (a
+/// current_log that long is hundreds of gigabytes).
 #[derive(Debug, Clone, Copy)]
 struct DomainSlot {
-    name: NameSpan,
     forwarded: u32,
     in_log: u32,
 }
@@ -229,7 +223,6 @@ impl<W: Write> Half<W> {
         self,
         ingested: &Ingested,
         domains: &Domains,
-        names: &NameArena,
         rules: Rules,
     ) -> anyhow::Result<HalfDone<W>> {
         let Half {
@@ -241,8 +234,7 @@ impl<W: Write> Half<W> {
         } = self;
         let mut tally = Tally::default();
         let mut slots: Vec<DomainSlot> = (0..domains.names.len() as u32)
-            .map(|d| DomainSlot {
-                name: names.span(d),
+            .map(|_| DomainSlot {
                 forwarded: 0,
                 in_log: 0,
             })
@@ -253,15 +245,9 @@ impl<W: Write> Half<W> {
         }
         let n_parts = ingested.parts;
         for p in parts {
-            let part = ingested.part(p)?;
+            let part = ingested.part(p, domains)?;
             let mut aggs = Merged::new(part.runs(), ids.clone());
             loop {
-                for d in aggs.domains_ahead(AHEAD) {
-                    prefetch(&slots[d as usize]);
-                }
-                for d in aggs.domains_ahead(AHEAD / 2) {
-                    names.prefetch(slots[d as usize].name);
-                }
                 let log_id = reader
                     .as_ref()
                     .and_then(|r| r.current())
@@ -293,9 +279,9 @@ impl<W: Write> Half<W> {
                     rules.window,
                     rules.retention,
                 );
-                let (url, domain) = match (&agg, &log_entry) {
-                    (Some(a), _) => (a.url, Some(a.domain)),
-                    (None, Some(e)) => (e.url, domains.get(e.domain)),
+                let (url, domain, name) = match (&agg, &log_entry) {
+                    (Some(a), _) => (a.url, Some(a.domain), a.domain_name),
+                    (None, Some(e)) => (e.url, domains.get(e.domain), e.domain),
                     (None, None) => continue,
                 };
                 if let Some(next) = &d.next {
@@ -303,7 +289,7 @@ impl<W: Write> Half<W> {
                         (Some(dn), _) => {
                             let slot = &mut slots[dn as usize];
                             slot.in_log = slot.in_log.saturating_add(1);
-                            log.write(next, names.at(slot.name), url)?;
+                            log.write(next, name, url)?;
                         }
                         (None, Some(e)) => {
                             log.write(next, e.domain, url)?;

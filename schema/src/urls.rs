@@ -37,6 +37,9 @@ pub enum UrlError {
 pub struct NormalForm<'a> {
     pub url: Cow<'a, str>,
     pub domain: Cow<'a, str>,
+    /// Where `domain` is in `url` (it is the URL's host, less a leading `www.`), for callers
+    /// that keep the URL and want the domain's name without another copy.
+    pub domain_at: Option<usize>,
 }
 
 impl NormalForm<'_> {
@@ -70,9 +73,11 @@ pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm<'_>, UrlError
         }
         // The host is lower-case already: domain_of without its copies.
         let domain = host.strip_prefix("www.").filter(|d| !d.is_empty());
+        let domain = domain.unwrap_or(host);
         return Ok(NormalForm {
             url: Cow::Borrowed(raw),
-            domain: Cow::Borrowed(domain.unwrap_or(host)),
+            domain: Cow::Borrowed(domain),
+            domain_at: Some(offset_in(raw, domain)),
         });
     }
     let mut parsed = url::Url::parse(raw.trim()).map_err(|_| UrlError::Unparsable)?;
@@ -80,12 +85,15 @@ pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm<'_>, UrlError
         return Err(UrlError::Scheme);
     }
     parsed.set_fragment(None);
-    let domain = domain_of(
-        parsed
-            .host_str()
-            .filter(|h| !h.is_empty())
-            .ok_or(UrlError::NoHost)?,
-    );
+    let host = parsed
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or(UrlError::NoHost)?;
+    let domain = domain_of(host);
+    // The host is a piece of the serialisation, which becomes the URL's text.
+    let domain_at = host
+        .ends_with(domain.as_str())
+        .then(|| offset_in(parsed.as_str(), host) + host.len() - domain.len());
     let url: String = parsed.into();
     if url.len() > max_len {
         return Err(UrlError::TooLong(max_len));
@@ -93,7 +101,13 @@ pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm<'_>, UrlError
     Ok(NormalForm {
         url: Cow::Owned(url),
         domain: Cow::Owned(domain),
+        domain_at,
     })
+}
+
+/// Where `piece`, a subslice of `whole`, starts in it.
+fn offset_in(whole: &str, piece: &str) -> usize {
+    piece.as_ptr() as usize - whole.as_ptr() as usize
 }
 
 /// The host of `raw` if WHATWG parsing would give `raw` back unchanged, else `None`.
@@ -467,6 +481,11 @@ mod tests {
                 proptest::prop_assert_eq!(parsed.as_str(), raw.as_str());
                 proptest::prop_assert_eq!(Some(host), parsed.host_str());
             }
+            // Either way, the domain is found in the URL where it says.
+            if let Ok(n) = normal_form(&raw, MAX_URL_LENGTH) {
+                let at = n.domain_at.ok_or_else(|| proptest::test_runner::TestCaseError::fail(raw.clone()))?;
+                proptest::prop_assert_eq!(n.url.get(at..at + n.domain.len()), Some(&*n.domain));
+            }
         }
     }
 
@@ -480,6 +499,22 @@ mod tests {
         ] {
             assert!(already_normal(url).is_some(), "{url}");
             assert_eq!(normalize(url, MAX_URL_LENGTH).unwrap().url, url);
+        }
+        // The domain's place in the URL, on either path.
+        for (raw, url, at) in [
+            ("http://www.d7.example/p", "http://www.d7.example/p", 11),
+            ("https://a.ru/", "https://a.ru/", 8),
+            (
+                "HTTP://u:p@WWW.Пример.РФ:81/#x",
+                "http://u:p@www.xn--e1afmkfd.xn--p1ai:81/",
+                15,
+            ),
+            ("http://[::1]/", "http://[::1]/", 7),
+            ("http://www./", "http://www./", 7),
+        ] {
+            let n = normal_form(raw, MAX_URL_LENGTH).unwrap();
+            assert_eq!((&*n.url, n.domain_at), (url, Some(at)), "{raw}");
+            assert_eq!(&n.url[at..at + n.domain.len()], n.domain, "{raw}");
         }
         for url in [
             "http://A.ru/",

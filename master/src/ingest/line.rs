@@ -1,11 +1,14 @@
 //! The reflog line parser of the master's hot loop: the same verdicts as
-//! [`reflog::parse_line`] (property-tested below), cheaper on good lines. Tabs are found with
-//! memchr, the line is checked as UTF-8 once, and the last timestamp is remembered (lines come
-//! in time order, so most lines repeat their predecessor's second). Anything unusual goes to
-//! `reflog::parse_line`, which then names the reason.
+//! [`reflog::parse_line`] (property-tested below), cheaper on good lines. The tabs come from
+//! [`scan`], an ASCII line needs no UTF-8 check but the conversion of its URL and tag, and the
+//! last timestamp is remembered (lines come in time order, so most lines repeat their
+//! predecessor's second). Anything unusual goes to `reflog::parse_line`, which then names the
+//! reason.
 
 use focuser_schema::formats::reflog::{self, ReflogLine, Reject};
 use focuser_schema::formats::stamp;
+
+use super::scan;
 
 pub struct Parser {
     offset: i64,
@@ -19,28 +22,44 @@ impl Parser {
         Parser { offset, last: None }
     }
 
+    /// [`Parser::parse_scanned`] of a line not scanned yet.
+    #[cfg(test)]
     pub fn parse<'a>(&mut self, line: &'a [u8]) -> Result<ReflogLine<'a>, Reject> {
-        match self.fast(line) {
+        let mut scanned = None;
+        // A line of its own has no newline: its one line is the whole of it.
+        let _ = scan::lines::<()>(line, |l| {
+            scanned.get_or_insert(*l);
+            Ok(())
+        });
+        match scanned {
+            Some(l) if l.end == line.len() => self.parse_scanned(line, &l),
+            _ => reflog::parse_line(line, self.offset),
+        }
+    }
+
+    /// [`Parser::parse`] of `line`, whose tabs [`scan::lines`] found (`l`, relative to it).
+    pub fn parse_scanned<'a>(
+        &mut self,
+        line: &'a [u8],
+        l: &scan::Line,
+    ) -> Result<ReflogLine<'a>, Reject> {
+        match self.fast(line, l) {
             Some(l) => Ok(l),
             None => reflog::parse_line(line, self.offset),
         }
     }
 
     /// A good line of 6 or 7 fields; `None` for anything else.
-    fn fast<'a>(&mut self, line: &'a [u8]) -> Option<ReflogLine<'a>> {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let mut tabs = [0usize; 6];
-        let mut n = 0;
-        for i in memchr::memchr_iter(b'\t', line) {
-            *tabs.get_mut(n)? = i;
-            n += 1;
-        }
-        if n < 5 {
+    fn fast<'a>(&mut self, line: &'a [u8], l: &scan::Line) -> Option<ReflogLine<'a>> {
+        let n = l.n_tabs;
+        if !(5..=scan::TABS).contains(&n) {
             return None;
         }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let tabs = &l.tabs;
         let field = |k: usize| {
-            let from = if k == 0 { 0 } else { tabs[k - 1] + 1 };
-            let to = if k < n { tabs[k] } else { line.len() };
+            let from = if k == 0 { 0 } else { tabs[k - 1] as usize + 1 };
+            let to = if k < n { tabs[k] as usize } else { line.len() };
             from..to
         };
         let text = &line[field(2)];
@@ -53,9 +72,21 @@ impl Parser {
             }
         };
         let hits = reflog::parse_hits(&line[field(5)])?;
-        let line = std::str::from_utf8(line).ok()?;
-        let url = &line[field(4)];
-        let updatetag = if n == 6 { line[field(6)].trim() } else { "" };
+        // An ASCII line is UTF-8: only the fields kept as text are converted. Otherwise the
+        // whole line is checked, as parse_line checks the fields it keeps.
+        let (url, updatetag) = if l.ascii {
+            let url = std::str::from_utf8(&line[field(4)]).ok()?;
+            let tag = if n == 6 {
+                std::str::from_utf8(&line[field(6)]).ok()?.trim()
+            } else {
+                ""
+            };
+            (url, tag)
+        } else {
+            let line = std::str::from_utf8(line).ok()?;
+            let tag = if n == 6 { line[field(6)].trim() } else { "" };
+            (&line[field(4)], tag)
+        };
         Some(ReflogLine {
             timestamp,
             url,

@@ -18,6 +18,9 @@ mod line;
 mod memory;
 mod read;
 mod rejects;
+mod run;
+mod scan;
+mod table;
 mod worker;
 
 use std::collections::BTreeMap;
@@ -27,10 +30,9 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-pub(crate) use memory::prefetch;
-pub use memory::Run;
-use memory::{Agg, Tags};
-pub use memory::{AggView, Merged};
+use run::RunBuilder;
+pub use run::{AggView, Merged, Run};
+pub(crate) use table::prefetch;
 use worker::{Shared, Worker};
 
 use crate::scratch;
@@ -307,44 +309,43 @@ impl Ingested {
 
     /// The runs of part `p`, to be merged in id order ([`Merged::new`]). Parts may be loaded
     /// by different threads at once; a spilled part's files are removed once read.
-    pub fn part(&self, p: usize) -> std::io::Result<PartRuns<'_>> {
+    /// `domains`: the cycle's ([`Ingested::domains`], which the caller may have taken).
+    pub fn part(&self, p: usize, domains: &Domains) -> std::io::Result<PartRuns<'_>> {
         if self.spills.is_empty() {
             return Ok(PartRuns::Memory(&self.runs));
         }
-        let mut at: FxHashMap<u64, usize> = FxHashMap::default();
-        let mut aggs: Vec<Agg> = Vec::new();
-        let mut text = String::new();
-        let mut tags = Tags::new();
+        // Lines of one URL (or aggregates of it, written from memory) are added up by id;
+        // the domain's name is the cycle's, found again in the URL.
+        let mut at: FxHashMap<u64, run::AggRef> = FxHashMap::default();
+        let mut aggs = RunBuilder::default();
         for (t, path) in &self.spills[p] {
             let mut r = BufReader::with_capacity(256 << 10, File::open(path)?);
             while let Some(([id, ts, hits, tag_ts, tag_seq, domain], [tag, url])) =
                 scratch::read(&mut r)?
             {
-                let i = *at.entry(id).or_insert_with(|| {
-                    let start = text.len() as u64;
-                    text.push_str(&url);
-                    let domain = self.domain_maps[*t][domain as usize];
-                    aggs.push(Agg::new(id, (start, url.len() as u32), domain));
-                    aggs.len() - 1
-                });
-                let a = &mut aggs[i];
+                let r = match at.get(&id) {
+                    Some(&r) => r,
+                    None => {
+                        let domain = self.domain_maps[*t][domain as usize];
+                        let name = &domains.names[domain as usize];
+                        let place = url.find(name.as_str());
+                        let r = aggs
+                            .push(id, &url, name, place, domain)
+                            .ok_or_else(|| std::io::Error::other("a spilled part is too large"))?;
+                        at.insert(id, r);
+                        r
+                    }
+                };
+                let a = aggs.agg_mut(r);
                 a.hits = a.hits.saturating_add(hits);
                 a.ts = a.ts.max(ts as i64);
-                if !tag.is_empty() && a.tag_wins(tag_ts as i64, tag_seq) {
-                    a.tag_ts = tag_ts as i64;
-                    a.tag_seq = tag_seq;
-                    a.tag = tags.intern(&tag);
+                if !tag.is_empty() {
+                    aggs.tag(r, tag_ts as i64, tag_seq, &tag);
                 }
             }
             std::fs::remove_file(path)?;
         }
-        memory::sort_by_id(&mut aggs);
-        Ok(PartRuns::Loaded(vec![Run {
-            aggs,
-            text,
-            tags: tags.names,
-            domains: None,
-        }]))
+        Ok(PartRuns::Loaded(vec![aggs.finish()]))
     }
 }
 
@@ -396,7 +397,7 @@ mod tests {
         let ing = ingest(inputs, threads, budget, &tmp, &rej, 0, 2048).unwrap();
         let mut seen = Vec::new();
         for p in 0..ing.parts {
-            let part = ing.part(p).unwrap();
+            let part = ing.part(p, &ing.domains).unwrap();
             let mut m = Merged::new(part.runs(), 0..=u64::MAX);
             while let Some(a) = m.next_agg() {
                 let domain = ing.domains.names[a.domain as usize].clone();

@@ -9,9 +9,12 @@ use focuser_schema::formats::reflog::{self, Reject};
 use focuser_schema::urls::{self, NormalForm};
 
 use super::line::Parser;
-use super::memory::{raw_hash, DomainTable, Memory, Run};
+use super::memory::Memory;
 use super::read::{Piece, Segment, SegmentReader};
 use super::rejects::RejectLog;
+use super::run::Run;
+use super::scan;
+use super::table::{raw_hash, DomainTable};
 use super::{part_of, IngestStats, MAX_LINE};
 use crate::scratch;
 
@@ -117,15 +120,12 @@ impl<'a> Worker<'a> {
 
     fn lines(&mut self, text: &[u8], at: u64, line_no: &mut u64) -> std::io::Result<()> {
         let mut batch: Vec<Item<'_>> = Vec::with_capacity(BATCH);
-        let mut pos = 0;
-        while pos < text.len() {
-            let end = memchr::memchr(b'\n', &text[pos..]).map_or(text.len(), |i| pos + i);
-            let line = &text[pos..end];
-            let offset = at + pos as u64;
-            pos = end + 1;
+        scan::lines(text, |l| -> std::io::Result<()> {
+            let line = &text[l.start..l.end];
+            let offset = at + l.start as u64;
             *line_no += 1;
             if offset == 0 {
-                continue; // the header line
+                return Ok(()); // the header line
             }
             self.stats.lines += 1;
             let line_no = *line_no;
@@ -136,7 +136,7 @@ impl<'a> Worker<'a> {
                     line: &[],
                 }
             } else {
-                match self.parser.parse(line) {
+                match self.parser.parse_scanned(line, l) {
                     Ok(p) => {
                         let key = raw_hash(p.url.as_bytes());
                         Item::Good {
@@ -158,7 +158,8 @@ impl<'a> Worker<'a> {
             if batch.len() == BATCH {
                 self.flush(&mut batch)?;
             }
-        }
+            Ok(())
+        })?;
         self.flush(&mut batch)
     }
 
@@ -226,6 +227,7 @@ impl<'a> Worker<'a> {
                             let form = NormalForm {
                                 url: n.url.into(),
                                 domain: n.domain.into(),
+                                domain_at: None,
                             };
                             (form, n.id, key)
                         }),
@@ -242,7 +244,14 @@ impl<'a> Worker<'a> {
                         self.spill_line(id, ts, hits, tag, seq, domain, &n.url)?;
                         continue;
                     };
-                    let slot = m.insert(at, key, check, id, &n.url, domain);
+                    let inserted =
+                        m.insert(at, (key, check), id, &n.url, &n.domain, n.domain_at, domain);
+                    let Some(slot) = inserted else {
+                        // Its bucket is full: as over budget.
+                        self.partition()?;
+                        self.spill_line(id, ts, hits, tag, seq, domain, &n.url)?;
+                        continue;
+                    };
                     m.add(slot, ts, hits, tag, seq);
                     if m.used() + self.domains.bytes > self.shared.budget {
                         self.partition()?;
@@ -316,7 +325,7 @@ impl<'a> Worker<'a> {
     pub fn finish_spills(&mut self) -> std::io::Result<Vec<PathBuf>> {
         self.partition()?;
         if let Some(run) = self.run.take() {
-            for a in &run.aggs {
+            for (a, url, tag, _) in run.aggs() {
                 let w = &mut self.spills[part_of(a.id, self.shared.parts)].1;
                 let numbers = [
                     a.id,
@@ -326,7 +335,7 @@ impl<'a> Worker<'a> {
                     a.tag_seq,
                     u64::from(a.domain),
                 ];
-                write_spill(w, numbers, run.tag(a), run.url(a))?;
+                write_spill(w, numbers, tag, url)?;
             }
         }
         let mut paths = Vec::new();
