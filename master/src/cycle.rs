@@ -367,7 +367,7 @@ impl Master<'_> {
                     .apply(plan, &cfg.name, journal.now)
                     .context("writing partner_domain")
             });
-            let writers = logsaver::write_queues(forwarded, &node_of(&planned), names, &open);
+            let writers = logsaver::write_queues(forwarded, &node_of(&planned), &open);
             let assigned = routing
                 .join()
                 .unwrap_or_else(|_| Err(anyhow!("routing thread panicked")));
@@ -390,7 +390,7 @@ impl Master<'_> {
             );
             drop(writers);
             self.discard_queue_temporaries(seq)?;
-            writers = logsaver::write_queues(forwarded, &node_of(&assigned), names, &open)?;
+            writers = logsaver::write_queues(forwarded, &node_of(&assigned), &open)?;
         }
         Ok((plan.len() as u64, writers))
     }

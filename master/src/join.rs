@@ -16,6 +16,7 @@ use std::ops::{Range, RangeInclusive};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
+use focuser_schema::formats::queue::RecordFormat;
 
 use crate::bgwrite::BackgroundWriter;
 use crate::current_log::{self, Reader};
@@ -240,6 +241,7 @@ impl<W: Write> Half<W> {
             })
             .collect();
         let mut others: HashMap<String, DomainCounts> = HashMap::new();
+        let (mut format, mut line) = (RecordFormat::default(), Vec::new());
         if let Some(r) = reader.as_mut() {
             r.advance()?;
         }
@@ -307,15 +309,20 @@ impl<W: Write> Half<W> {
                         }
                         let slot = &mut slots[a.domain as usize];
                         slot.forwarded = slot.forwarded.saturating_add(1);
-                        forwarded.push(&Forwarded {
-                            id,
-                            ts: a.ts,
-                            hits: *hits,
-                            domain: a.domain,
-                            new: *reason == Reason::New,
-                            tag: next.tag,
-                            url,
-                        })?;
+                        forwarded.push(
+                            &Forwarded {
+                                id,
+                                ts: a.ts,
+                                hits: *hits,
+                                domain: a.domain,
+                                domain_name: a.domain_name,
+                                new: *reason == Reason::New,
+                                tag: next.tag,
+                                url,
+                            },
+                            &mut format,
+                            &mut line,
+                        )?;
                     }
                     _ if d.expired => tally.expired += 1,
                     _ if agg.is_some() => tally.kept += 1,

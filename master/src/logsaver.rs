@@ -1,46 +1,50 @@
-//! logsaver (SPEC §5): the forwarded URLs, kept between the merge and the queue files, written
+//! logsaver (SPEC §5): the forwarded URLs, kept between the join and the queue files, written
 //! into one queue file per node, records in id order.
+//!
+//! The join formats each forwarded URL's queue record as it goes (its node is not known
+//! before the route plan, which needs the whole join's counts); logsaver then only copies
+//! each record to its node's file.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
-use focuser_schema::formats::queue::QueueWriter;
+use focuser_schema::formats::queue::{QueueWriter, RecordFormat};
 
 use crate::bgwrite::BackgroundWriter;
-use crate::ingest::{prefetch, NameArena, NameSpan};
-use crate::scratch;
+use crate::ingest::prefetch;
 
 /// A node's queue file being written: its temporary name and its writer.
 pub type Queue = (PathBuf, QueueWriter<BackgroundWriter>);
 
 /// Writes every forwarded URL (`lists` in id order) into its node's queue file (`open` starts
-/// one), and returns the files by node. In memory, the nodes are split between two threads by the parity of their
-/// number, each reading the whole list and writing its own nodes' records: the records of a
-/// node keep their order, and formatting them (most of the work) runs on both cores.
+/// one), and returns the files by node. `node_of`: each domain's node, by the cycle's number.
+/// In memory, the nodes are split between two threads by the parity of their number, each
+/// going through the whole list and copying its own nodes' records: the records of a node
+/// keep their order, and the copies (into the writers' buffers, then the kernel's) run on both
+/// cores.
 pub fn write_queues(
     lists: &mut [ForwardedList],
     node_of: &[Option<u32>],
-    domains: &[String],
     open: &(impl Fn(u32) -> anyhow::Result<Queue> + Sync),
 ) -> anyhow::Result<BTreeMap<u32, Queue>> {
-    // Per domain, what a record of it needs, side by side: every record is a cache miss here.
-    let names = NameArena::new(domains)?;
-    let dest: Vec<Dest> = (0..domains.len())
-        .map(|d| Dest {
-            node: node_of.get(d).copied().flatten(),
-            name: names.span(d as u32),
-        })
-        .collect();
     let write = |keep: &dyn Fn(u32) -> bool,
                  writers: &mut BTreeMap<u32, Queue>,
-                 f: Forwarded<'_>|
+                 domain: u32,
+                 line: &[u8]|
      -> anyhow::Result<()> {
-        let Dest { node, name } = dest[f.domain as usize];
-        let domain = names.at(name);
-        let node = node.ok_or_else(|| anyhow!("domain {domain} has no node"))?;
+        let node = node_of
+            .get(domain as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| {
+                anyhow!(
+                    "domain of `{}` has no node",
+                    String::from_utf8_lossy(line).trim_end()
+                )
+            })?;
         if !keep(node) {
             return Ok(());
         }
@@ -48,37 +52,40 @@ pub fn write_queues(
             std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::btree_map::Entry::Vacant(v) => v.insert(open(node)?),
         };
-        w.1.write_fields(f.id, f.url, domain, f.ts, f.hits, f.tag, f.new)?;
+        w.1.write_formatted(line)?;
         Ok(())
     };
     if lists.iter().any(|l| matches!(l, ForwardedList::File(..))) {
         let mut writers = BTreeMap::new();
         for list in lists.iter_mut() {
-            list.for_each(|f| write(&|_| true, &mut writers, f))?;
+            list.for_each(|domain, line| write(&|_| true, &mut writers, domain, line))?;
         }
         return Ok(writers);
     }
-    let in_memory: Vec<(&[Kept], &str)> = lists
+    let in_memory: Vec<(&[Kept], &[u8])> = lists
         .iter()
         .filter_map(|l| match l {
-            ForwardedList::Memory(kept, text) => Some((kept.as_slice(), text.as_str())),
+            ForwardedList::Memory(kept, text) => Some((kept.as_slice(), text.as_slice())),
             ForwardedList::File(..) => None,
         })
         .collect();
-    // A record's domain is loaded into the cache AHEAD records before its turn, its name
-    // half as many.
+    // A record's node is looked up AHEAD records before its turn (a cycle's domains outgrow
+    // the core's cache).
     const AHEAD: usize = 16;
     let each = |odd: u32| -> anyhow::Result<BTreeMap<u32, Queue>> {
         let mut writers = BTreeMap::new();
         for (kept, text) in &in_memory {
+            let mut at = 0;
             for (i, k) in kept.iter().enumerate() {
-                if let Some(ahead) = kept.get(i + AHEAD) {
-                    prefetch(&dest[ahead.domain as usize]);
+                if let Some(node) = kept
+                    .get(i + AHEAD)
+                    .and_then(|a| node_of.get(a.domain as usize))
+                {
+                    prefetch(node);
                 }
-                if let Some(ahead) = kept.get(i + AHEAD / 2) {
-                    names.prefetch(dest[ahead.domain as usize].name);
-                }
-                write(&|n| n % 2 == odd, &mut writers, k.forwarded(text))?;
+                let line = &text[at..at + k.len as usize];
+                at += k.len as usize;
+                write(&|n| n % 2 == odd, &mut writers, k.domain, line)?;
             }
         }
         Ok(writers)
@@ -94,129 +101,106 @@ pub fn write_queues(
     })
 }
 
-/// Where the records of a domain go: its node (none: a bug of routing) and its name.
-#[derive(Clone, Copy)]
-struct Dest {
-    node: Option<u32>,
-    name: NameSpan,
-}
-
-/// A forwarded URL on its way from the merge to the queue files.
+/// A forwarded URL on its way from the join to the queue files.
 pub struct Forwarded<'a> {
     pub id: u64,
     pub ts: i64,
     pub hits: u64,
+    /// The cycle's number of the domain, and its name.
     pub domain: u32,
+    pub domain_name: &'a str,
     pub new: bool,
     pub tag: &'a str,
     pub url: &'a str,
 }
 
-/// A forwarded URL kept in memory: its fields, and where its tag and URL are in the text.
+/// A forwarded URL kept in memory: its domain and the length of its record line in the text.
 pub struct Kept {
-    id: u64,
-    ts: i64,
-    hits: u64,
     domain: u32,
-    new: bool,
-    at: usize,
-    tag_len: u32,
-    url_len: u32,
+    len: u32,
 }
 
-impl Kept {
-    /// The record, its tag and URL in `text` (its list's).
-    fn forwarded<'a>(&self, text: &'a str) -> Forwarded<'a> {
-        let tag_end = self.at + self.tag_len as usize;
-        Forwarded {
-            id: self.id,
-            ts: self.ts,
-            hits: self.hits,
-            domain: self.domain,
-            new: self.new,
-            tag: &text[self.at..tag_end],
-            url: &text[tag_end..tag_end + self.url_len as usize],
-        }
-    }
-}
-
-/// The forwarded URLs between the merge and the queue files: in memory when the input fitted
-/// in memory (they are fewer than the aggregates it held), their text in one string; else in
-/// a scratch file (id, latest time, hits, domain, new; the tag and the URL).
+/// The forwarded URLs between the join and the queue files, each as its queue record line:
+/// in memory when the input fitted in memory (they are fewer than the aggregates it held),
+/// else in a scratch file (per record: its domain and length, little-endian u32s, then the
+/// line).
 pub enum ForwardedList {
-    Memory(Vec<Kept>, String),
-    File(PathBuf, BufWriter<File>),
+    Memory(Vec<Kept>, Vec<u8>),
+    /// The file, and how many records it holds.
+    File(PathBuf, BufWriter<File>, u64),
 }
 
 impl ForwardedList {
     pub fn new(in_memory: bool, path: &Path) -> std::io::Result<Self> {
         Ok(if in_memory {
-            ForwardedList::Memory(Vec::new(), String::new())
+            ForwardedList::Memory(Vec::new(), Vec::new())
         } else {
             ForwardedList::File(
                 path.to_path_buf(),
                 BufWriter::with_capacity(1 << 20, File::create(path)?),
+                0,
             )
         })
     }
 
-    pub fn push(&mut self, f: &Forwarded<'_>) -> std::io::Result<()> {
+    /// Adds `f`'s record, made by `format` (`line`: a buffer to reuse).
+    pub fn push(
+        &mut self,
+        f: &Forwarded<'_>,
+        format: &mut RecordFormat,
+        line: &mut Vec<u8>,
+    ) -> std::io::Result<()> {
+        let mut put = |out: &mut Vec<u8>| {
+            let start = out.len();
+            format.push(out, f.id, f.url, f.domain_name, f.ts, f.hits, f.tag, f.new);
+            u32::try_from(out.len() - start)
+                .map_err(|_| std::io::Error::other("a queue record of 4 GiB"))
+        };
         match self {
             ForwardedList::Memory(list, text) => {
+                let len = put(text)?;
                 list.push(Kept {
-                    id: f.id,
-                    ts: f.ts,
-                    hits: f.hits,
                     domain: f.domain,
-                    new: f.new,
-                    at: text.len(),
-                    tag_len: f.tag.len() as u32,
-                    url_len: f.url.len() as u32,
+                    len,
                 });
-                text.push_str(f.tag);
-                text.push_str(f.url);
                 Ok(())
             }
-            ForwardedList::File(_, w) => scratch::write(
-                w,
-                [
-                    f.id,
-                    f.ts as u64,
-                    f.hits,
-                    u64::from(f.domain),
-                    u64::from(f.new),
-                ],
-                &[f.tag.as_bytes(), f.url.as_bytes()],
-            ),
+            ForwardedList::File(_, w, count) => {
+                *count += 1;
+                line.clear();
+                let len = put(line)?;
+                w.write_all(&f.domain.to_le_bytes())?;
+                w.write_all(&len.to_le_bytes())?;
+                w.write_all(line)
+            }
         }
     }
 
-    /// Calls `f` with each record, in the order they were pushed (as often as asked).
+    /// Calls `f` with each record's domain and line, in the order they were pushed.
     fn for_each(
         &mut self,
-        mut f: impl FnMut(Forwarded<'_>) -> anyhow::Result<()>,
+        mut f: impl FnMut(u32, &[u8]) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         match self {
             ForwardedList::Memory(list, text) => {
+                let mut at = 0;
                 for k in list.iter() {
-                    f(k.forwarded(text))?;
+                    f(k.domain, &text[at..at + k.len as usize])?;
+                    at += k.len as usize;
                 }
             }
-            ForwardedList::File(path, w) => {
+            ForwardedList::File(path, w, count) => {
                 w.flush()?;
                 let mut input = BufReader::with_capacity(1 << 20, File::open(&*path)?);
-                while let Some(([id, ts, hits, domain, new], [tag, url])) =
-                    scratch::read(&mut input)?
-                {
-                    f(Forwarded {
-                        id,
-                        ts: ts as i64,
-                        hits,
-                        domain: domain as u32,
-                        new: new == 1,
-                        tag: &tag,
-                        url: &url,
-                    })?;
+                let mut line = Vec::new();
+                for _ in 0..*count {
+                    let mut head = [0u8; 8];
+                    input.read_exact(&mut head)?;
+                    let [d0, d1, d2, d3, l0, l1, l2, l3] = head;
+                    let len = u32::from_le_bytes([l0, l1, l2, l3]) as usize;
+                    line.resize(len, 0);
+                    input.read_exact(&mut line)?;
+                    f(u32::from_le_bytes([d0, d1, d2, d3]), &line)?;
                 }
             }
         }

@@ -25,32 +25,28 @@ impl Parser {
     /// [`Parser::parse_scanned`] of a line not scanned yet.
     #[cfg(test)]
     pub fn parse<'a>(&mut self, line: &'a [u8]) -> Result<ReflogLine<'a>, Reject> {
-        let mut scanned = None;
         // A line of its own has no newline: its one line is the whole of it.
-        let _ = scan::lines::<()>(line, |l| {
-            scanned.get_or_insert(*l);
+        let mut verdict = None;
+        let _ = scan::lines::<()>(line, |s| {
+            if s.at.start == 0 && s.at.end == line.len() {
+                verdict.get_or_insert_with(|| self.parse_scanned(s));
+            }
             Ok(())
         });
-        match scanned {
-            Some(l) if l.end == line.len() => self.parse_scanned(line, &l),
-            _ => reflog::parse_line(line, self.offset),
-        }
+        verdict.unwrap_or_else(|| reflog::parse_line(line, self.offset))
     }
 
     /// [`Parser::parse`] of `line`, whose tabs [`scan::lines`] found (`l`, relative to it).
-    pub fn parse_scanned<'a>(
-        &mut self,
-        line: &'a [u8],
-        l: &scan::Line,
-    ) -> Result<ReflogLine<'a>, Reject> {
-        match self.fast(line, l) {
+    pub fn parse_scanned<'a>(&mut self, s: scan::Scanned<'a>) -> Result<ReflogLine<'a>, Reject> {
+        match self.fast(s) {
             Some(l) => Ok(l),
-            None => reflog::parse_line(line, self.offset),
+            None => reflog::parse_line(s.bytes, self.offset),
         }
     }
 
     /// A good line of 6 or 7 fields; `None` for anything else.
-    fn fast<'a>(&mut self, line: &'a [u8], l: &scan::Line) -> Option<ReflogLine<'a>> {
+    fn fast<'a>(&mut self, s: scan::Scanned<'a>) -> Option<ReflogLine<'a>> {
+        let (line, l) = (s.bytes, s.at);
         let n = l.n_tabs;
         if !(5..=scan::TABS).contains(&n) {
             return None;
@@ -72,15 +68,11 @@ impl Parser {
             }
         };
         let hits = reflog::parse_hits(&line[field(5)])?;
-        // An ASCII line is UTF-8: only the fields kept as text are converted. Otherwise the
-        // whole line is checked, as parse_line checks the fields it keeps.
-        let (url, updatetag) = if l.ascii {
-            let url = std::str::from_utf8(&line[field(4)]).ok()?;
-            let tag = if n == 6 {
-                std::str::from_utf8(&line[field(6)]).ok()?.trim()
-            } else {
-                ""
-            };
+        // An ASCII line is UTF-8 and is not checked again. Otherwise the whole line is, as
+        // parse_line checks the fields it keeps.
+        let (url, updatetag) = if s.ascii() {
+            let url = s.str(field(4))?;
+            let tag = if n == 6 { s.str(field(6))?.trim() } else { "" };
             (url, tag)
         } else {
             let line = std::str::from_utf8(line).ok()?;

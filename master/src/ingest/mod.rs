@@ -67,63 +67,6 @@ impl Domains {
     }
 }
 
-/// Domain names one after another, found by number: what is looked up for every entry of the
-/// join and every queue record. A cycle's domains outgrow a core's cache, and a name in a
-/// `String` of its own costs two misses (the `String`, then its bytes); here a caller keeps
-/// the [`NameSpan`] beside its own figures of the domain, and the names are packed densely.
-#[derive(Debug, Default)]
-pub struct NameArena {
-    text: String,
-    spans: Vec<NameSpan>,
-}
-
-/// Where a name is in its [`NameArena`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NameSpan {
-    start: u32,
-    len: u32,
-}
-
-impl NameArena {
-    /// `names` in order; an error if they add up to 4 GiB or more (places are 32-bit).
-    pub fn new(names: &[String]) -> std::io::Result<NameArena> {
-        let total: usize = names.iter().map(String::len).sum();
-        if u32::try_from(total).is_err() {
-            return Err(std::io::Error::other(
-                "domain names add up to 4 GiB or more",
-            ));
-        }
-        let mut arena = NameArena {
-            text: String::with_capacity(total),
-            spans: Vec::with_capacity(names.len()),
-        };
-        for name in names {
-            arena.spans.push(NameSpan {
-                start: arena.text.len() as u32,
-                len: name.len() as u32,
-            });
-            arena.text.push_str(name);
-        }
-        Ok(arena)
-    }
-
-    /// Where name `d` is.
-    pub fn span(&self, d: u32) -> NameSpan {
-        self.spans[d as usize]
-    }
-
-    pub fn at(&self, span: NameSpan) -> &str {
-        &self.text[span.start as usize..(span.start + span.len) as usize]
-    }
-
-    /// Loads the name at `span` into the cache ahead of its use.
-    pub fn prefetch(&self, span: NameSpan) {
-        if let Some(first) = self.text.as_bytes().get(span.start as usize) {
-            prefetch(first);
-        }
-    }
-}
-
 /// What reading the inputs counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IngestStats {
@@ -263,12 +206,13 @@ pub fn ingest(
         }
         (shared.parts, Vec::new(), spills)
     } else {
+        // Each run's domains by the cycle's numbers (the first thread's are those already).
         let runs = workers
             .iter_mut()
             .zip(&domain_maps)
             .filter_map(|(w, map)| {
                 w.run.take().map(|mut r| {
-                    r.domains = Some(map.clone());
+                    r.renumber_domains(map);
                     r
                 })
             })
@@ -352,22 +296,6 @@ impl Ingested {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_name_arena_gives_back_every_name_by_number() {
-        let names: Vec<String> = ["b.ru", "", "пример.рф", "a.example"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let arena = NameArena::new(&names).unwrap();
-        for (d, name) in names.iter().enumerate() {
-            let span = arena.span(d as u32);
-            arena.prefetch(span);
-            assert_eq!(arena.at(span), name);
-        }
-        let empty = NameArena::new(&[]).unwrap();
-        assert_eq!(empty.at(NameSpan { start: 0, len: 0 }), "");
-    }
 
     #[test]
     fn parts_cover_the_id_space_in_order() {

@@ -32,7 +32,7 @@ pub struct Agg {
     domain_len: u32,
     /// Index in its run's tags (0: none).
     pub tag: u32,
-    /// The domain: its thread's number for it, or the cycle's (see [`Run::domains`]).
+    /// The domain: its thread's number for it, then the cycle's ([`Run::renumber_domains`]).
     pub domain: u32,
 }
 
@@ -181,7 +181,6 @@ impl RunBuilder {
             aggs,
             text: sorted,
             tags: tags.names,
-            domains: None,
         }
     }
 }
@@ -239,8 +238,6 @@ pub struct Run {
     aggs: Vec<Agg>,
     text: String,
     tags: Vec<Box<str>>,
-    /// The cycle's domain number of each of the thread's (None: they are the cycle's).
-    pub domains: Option<Vec<u32>>,
 }
 
 impl Run {
@@ -264,10 +261,14 @@ impl Run {
             .map(move |a| (a, self.url(a), self.tag(a), self.domain_name(a)))
     }
 
-    fn domain(&self, a: &Agg) -> u32 {
-        match &self.domains {
-            Some(map) => map[a.domain as usize],
-            None => a.domain,
+    /// Gives each aggregate's domain the number `map` has for it (the cycle's for the
+    /// thread's), unless `map` changes nothing.
+    pub fn renumber_domains(&mut self, map: &[u32]) {
+        if map.iter().enumerate().all(|(i, &d)| i as u32 == d) {
+            return;
+        }
+        for a in &mut self.aggs {
+            a.domain = map[a.domain as usize];
         }
     }
 }
@@ -290,13 +291,15 @@ pub struct Merged<'a> {
     runs: &'a [Run],
     pos: Vec<usize>,
     end: Vec<usize>,
+    /// The smallest id at the runs' places (`None`: every run is done).
+    next: Option<u64>,
 }
 
 impl<'a> Merged<'a> {
     /// The aggregates of `runs` with ids in `ids`.
     pub fn new(runs: &'a [Run], ids: RangeInclusive<u64>) -> Merged<'a> {
         let (lo, hi) = (*ids.start(), *ids.end());
-        Merged {
+        let mut m = Merged {
             pos: runs
                 .iter()
                 .map(|r| r.aggs.partition_point(|a| a.id < lo))
@@ -306,47 +309,54 @@ impl<'a> Merged<'a> {
                 .map(|r| r.aggs.partition_point(|a| a.id <= hi))
                 .collect(),
             runs,
-        }
+            next: None,
+        };
+        m.next = m.smallest();
+        m
     }
 
-    fn at(&self, r: usize) -> Option<&'a Agg> {
+    fn smallest(&self) -> Option<u64> {
         let runs: &'a [Run] = self.runs;
-        runs[r].aggs[..self.end[r]].get(self.pos[r])
+        (0..runs.len())
+            .filter(|&r| self.pos[r] < self.end[r])
+            .map(|r| runs[r].aggs[self.pos[r]].id)
+            .min()
     }
 
     pub fn peek_id(&self) -> Option<u64> {
-        (0..self.runs.len())
-            .filter_map(|r| self.at(r).map(|a| a.id))
-            .min()
+        self.next
     }
 
     /// The next URL, every run's lines of it added up.
     pub fn next_agg(&mut self) -> Option<AggView<'a>> {
-        let id = self.peek_id()?;
+        let id = self.next?;
+        let runs: &'a [Run] = self.runs;
         let (mut ts, mut hits) = (i64::MIN, 0u64);
-        let mut first: Option<(usize, &'a Agg)> = None;
-        let mut tag: Option<(usize, &'a Agg)> = None;
-        for r in 0..self.runs.len() {
-            while let Some(a) = self.at(r).filter(|a| a.id == id) {
+        let mut first: Option<(&'a Run, &'a Agg)> = None;
+        let mut tag: Option<(&'a Run, &'a Agg)> = None;
+        for (r, run) in runs.iter().enumerate() {
+            let (mut p, end) = (self.pos[r], self.end[r]);
+            while p < end && run.aggs[p].id == id {
+                let a = &run.aggs[p];
                 ts = ts.max(a.ts);
                 hits = hits.saturating_add(a.hits);
-                first.get_or_insert((r, a));
+                first.get_or_insert((run, a));
                 if a.tag != 0 && tag.is_none_or(|(_, t)| t.tag_wins(a.tag_ts, a.tag_seq)) {
-                    tag = Some((r, a));
+                    tag = Some((run, a));
                 }
-                self.pos[r] += 1;
+                p += 1;
             }
+            self.pos[r] = p;
         }
-        let runs: &'a [Run] = self.runs;
-        let (r, a) = first?;
-        let run = &runs[r];
+        self.next = self.smallest();
+        let (run, a) = first?;
         Some(AggView {
             id,
             ts,
             hits,
-            tag: tag.map_or("", |(tr, t)| runs[tr].tag(t)),
+            tag: tag.map_or("", |(tr, t)| tr.tag(t)),
             url: run.url(a),
-            domain: run.domain(a),
+            domain: a.domain,
             domain_name: run.domain_name(a),
         })
     }
@@ -391,7 +401,9 @@ mod tests {
             }
         }
         let mut run = b.finish();
-        run.domains = domains;
+        if let Some(map) = domains {
+            run.renumber_domains(&map);
+        }
         run
     }
 

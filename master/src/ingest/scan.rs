@@ -18,7 +18,34 @@ pub struct Line {
     pub end: usize,
     pub tabs: [u32; TABS],
     pub n_tabs: usize,
-    pub ascii: bool,
+    ascii: bool,
+}
+
+/// A line as [`lines`] hands it over: its place and tabs, and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Scanned<'a> {
+    pub at: Line,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Scanned<'a> {
+    pub fn ascii(&self) -> bool {
+        self.at.ascii
+    }
+
+    /// Bytes `range` of the line as text, if they are UTF-8; those of an ASCII line are,
+    /// and are not looked at again.
+    pub fn str(&self, range: std::ops::Range<usize>) -> Option<&'a str> {
+        let bytes = self.bytes.get(range)?;
+        if self.at.ascii {
+            debug_assert!(bytes.is_ascii());
+            // SAFETY: `ascii` is set by `lines` alone, for a line none of whose bytes has its
+            // high bit set (property-tested against `is_ascii`); ASCII is UTF-8.
+            #[allow(unsafe_code)]
+            return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+        }
+        std::str::from_utf8(bytes).ok()
+    }
 }
 
 /// Masks of one 64-byte chunk: bit `i` stands for byte `i`.
@@ -35,7 +62,10 @@ const CHUNKS_PER_STEP: usize = 512;
 
 /// Calls `f` with each line of `text`, in order: every line ended by a `\n`, and what follows
 /// the last one as a line of its own if it is not empty. Stops at `f`'s first error.
-pub fn lines<E>(text: &[u8], mut f: impl FnMut(&Line) -> Result<(), E>) -> Result<(), E> {
+pub fn lines<'a, E>(
+    text: &'a [u8],
+    mut f: impl FnMut(Scanned<'a>) -> Result<(), E>,
+) -> Result<(), E> {
     let mut masks = [Masks::default(); CHUNKS_PER_STEP];
     let mut line = Line {
         start: 0,
@@ -66,7 +96,10 @@ pub fn lines<E>(text: &[u8], mut f: impl FnMut(&Line) -> Result<(), E>) -> Resul
                     let before = high & ((1u64 << b) - 1);
                     line.end = pos;
                     line.ascii &= before == 0;
-                    f(&line)?;
+                    f(Scanned {
+                        at: line,
+                        bytes: &text[line.start..line.end],
+                    })?;
                     line.start = pos + 1;
                     line.n_tabs = 0;
                     line.ascii = true;
@@ -88,7 +121,10 @@ pub fn lines<E>(text: &[u8], mut f: impl FnMut(&Line) -> Result<(), E>) -> Resul
     }
     if line.start < text.len() {
         line.end = text.len();
-        f(&line)?;
+        f(Scanned {
+            at: line,
+            bytes: &text[line.start..],
+        })?;
     }
     Ok(())
 }
@@ -224,10 +260,16 @@ mod tests {
 
     fn found(text: &[u8]) -> Vec<Line> {
         let mut out = Vec::new();
-        lines::<()>(text, |l| {
+        lines::<()>(text, |s| {
             // Places past the line's tabs are left over from earlier lines.
-            let mut l = *l;
+            let mut l = s.at;
             l.tabs[l.n_tabs.min(TABS)..].fill(0);
+            assert_eq!(s.bytes, &text[l.start..l.end]);
+            assert_eq!(s.ascii(), s.bytes.is_ascii());
+            assert_eq!(
+                s.str(0..s.bytes.len()).is_some(),
+                std::str::from_utf8(s.bytes).is_ok()
+            );
             out.push(l);
             Ok(())
         })

@@ -54,6 +54,8 @@ enum Item<'a> {
         why: Reject,
         line: &'a [u8],
     },
+    /// Added already.
+    Done,
 }
 
 pub struct Worker<'a> {
@@ -120,9 +122,9 @@ impl<'a> Worker<'a> {
 
     fn lines(&mut self, text: &[u8], at: u64, line_no: &mut u64) -> std::io::Result<()> {
         let mut batch: Vec<Item<'_>> = Vec::with_capacity(BATCH);
-        scan::lines(text, |l| -> std::io::Result<()> {
-            let line = &text[l.start..l.end];
-            let offset = at + l.start as u64;
+        scan::lines(text, |s| -> std::io::Result<()> {
+            let line = s.bytes;
+            let offset = at + s.at.start as u64;
             *line_no += 1;
             if offset == 0 {
                 return Ok(()); // the header line
@@ -136,7 +138,7 @@ impl<'a> Worker<'a> {
                     line: &[],
                 }
             } else {
-                match self.parser.parse_scanned(line, l) {
+                match self.parser.parse_scanned(s) {
                     Ok(p) => {
                         let key = raw_hash(p.url.as_bytes());
                         Item::Good {
@@ -169,9 +171,10 @@ impl<'a> Worker<'a> {
     }
 
     fn flush<'t>(&mut self, batch: &mut Vec<Item<'t>>) -> std::io::Result<()> {
-        // Every slot of the batch is asked for at once, so that the cache misses overlap;
-        // then the URLs not found are normalised, their domains' slots asked for likewise,
-        // and their ids computed side by side.
+        // Every slot of the batch is asked for at once, so that the cache misses overlap.
+        // Then a line of a known URL is added, and a new URL is normalised (its domain's slot
+        // asked for likewise); the new URLs' ids are computed side by side, and they are
+        // added last, in line order.
         if let Some(m) = &self.memory {
             for item in batch.iter() {
                 if let Item::Good { key, .. } = item {
@@ -179,66 +182,79 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        let mut normal: Vec<Option<Normalised<'t>>> = Vec::with_capacity(batch.len());
-        for item in batch.iter() {
-            let new = match (item, &self.memory) {
-                (Item::Good { key, .. }, Some(m)) => m.find(key.0, key.1).is_err(),
-                (Item::Good { .. }, None) => true,
-                (Item::Reject { .. }, _) => false,
+        let mut normal: [Option<Normalised<'t>>; BATCH] = std::array::from_fn(|_| None);
+        for (item, n) in batch.iter_mut().zip(normal.iter_mut()) {
+            let Item::Good {
+                url,
+                tag,
+                ts,
+                hits,
+                seq,
+                key: (key, check),
+                ..
+            } = *item
+            else {
+                continue;
             };
-            normal.push(match item {
-                &Item::Good { url, .. } if new => {
-                    let n = reflog::normal_form(url, self.shared.max_url).map(|n| {
-                        let key = raw_hash(n.domain.as_bytes());
-                        self.domains.touch(key.0);
-                        (n, key)
-                    });
-                    Some(n)
+            if let Some(m) = self.memory.as_mut() {
+                if let Ok(slot) = m.find(key, check) {
+                    m.add(slot, ts, hits, tag, seq);
+                    *item = Item::Done;
+                    continue;
                 }
-                _ => None,
-            });
+            }
+            *n = Some(reflog::normal_form(url, self.shared.max_url).map(|n| {
+                let key = raw_hash(n.domain.as_bytes());
+                self.domains.touch(key.0);
+                (n, key)
+            }));
         }
-        let ids = ids_of(&normal);
-        for ((item, n), id) in batch.drain(..).zip(normal.drain(..)).zip(ids.iter()) {
+        let mut ids = [0u64; BATCH];
+        {
+            let mut forms = [""; BATCH];
+            let mut of = [0usize; BATCH];
+            let mut count = 0;
+            for (i, n) in normal.iter().enumerate() {
+                if let Some(Ok((form, _))) = n {
+                    forms[count] = form.url.as_ref();
+                    of[count] = i;
+                    count += 1;
+                }
+            }
+            let mut computed = [0u64; BATCH];
+            urls::url_ids(&forms[..count], &mut computed[..count]);
+            for (&i, &id) in of[..count].iter().zip(&computed) {
+                ids[i] = id;
+            }
+        }
+        for ((item, n), id) in batch.drain(..).zip(normal).zip(ids) {
             match item {
+                Item::Done => {}
                 Item::Reject { line_no, why, line } => self.reject(line_no, why, line)?,
                 Item::Good {
                     line_no,
                     seq,
                     line,
-                    url,
                     tag,
                     ts,
                     hits,
                     key: (key, check),
+                    ..
                 } => {
-                    let found = self.memory.as_ref().map(|m| m.find(key, check));
-                    if let (Some(Ok(slot)), Some(m)) = (found, self.memory.as_mut()) {
-                        m.add(slot, ts, hits, tag, seq);
-                        continue;
-                    }
-                    // New here: normalised above, unless the table was given up (the input is
-                    // being partitioned) earlier in this batch, after the line was looked up.
-                    let normalised = match n {
-                        Some(Ok((form, key))) => Ok((form, *id, key)),
-                        Some(Err(why)) => Err(why),
-                        None => reflog::normalize_url(url, self.shared.max_url).map(|n| {
-                            let key = raw_hash(n.domain.as_bytes());
-                            let form = NormalForm {
-                                url: n.url.into(),
-                                domain: n.domain.into(),
-                                domain_at: None,
-                            };
-                            (form, n.id, key)
-                        }),
-                    };
-                    let (n, id, domain_key) = match normalised {
-                        Ok(n) => n,
-                        Err(why) => {
+                    let (n, domain_key) = match n {
+                        Some(Ok(n)) => n,
+                        Some(Err(why)) => {
                             self.reject(line_no, why, line)?;
                             continue;
                         }
+                        None => continue,
                     };
+                    let found = self.memory.as_ref().map(|m| m.find(key, check));
+                    if let (Some(Ok(slot)), Some(m)) = (found, self.memory.as_mut()) {
+                        // Its URL came earlier in the batch.
+                        m.add(slot, ts, hits, tag, seq);
+                        continue;
+                    }
                     let domain = self.domains.intern(domain_key, &n.domain);
                     let (Some(Err(at)), Some(m)) = (found, self.memory.as_mut()) else {
                         self.spill_line(id, ts, hits, tag, seq, domain, &n.url)?;
@@ -247,7 +263,7 @@ impl<'a> Worker<'a> {
                     let inserted =
                         m.insert(at, (key, check), id, &n.url, &n.domain, n.domain_at, domain);
                     let Some(slot) = inserted else {
-                        // Its bucket is full: as over budget.
+                        // No room for its aggregate: as over budget.
                         self.partition()?;
                         self.spill_line(id, ts, hits, tag, seq, domain, &n.url)?;
                         continue;
@@ -351,27 +367,6 @@ impl<'a> Worker<'a> {
         let log = std::mem::replace(&mut self.rejects, RejectLog::new(PathBuf::new()));
         log.finish()
     }
-}
-
-/// The id of each URL normalised in `normal` (the others: 0), computed side by side.
-fn ids_of(normal: &[Option<Normalised>]) -> Vec<u64> {
-    let forms: Vec<&str> = normal
-        .iter()
-        .filter_map(|n| match n {
-            Some(Ok((form, _))) => Some(form.url.as_ref()),
-            _ => None,
-        })
-        .collect();
-    let mut ids = vec![0; forms.len()];
-    urls::url_ids(&forms, &mut ids);
-    let mut computed = ids.into_iter();
-    normal
-        .iter()
-        .map(|n| match n {
-            Some(Ok(_)) => computed.next().unwrap_or(0),
-            _ => 0,
-        })
-        .collect()
 }
 
 /// A spilled line or aggregate: id, latest time, hits, the time and place its tag is from,
