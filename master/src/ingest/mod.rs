@@ -1,11 +1,14 @@
 //! analyze_dump and group_sum (SPEC §5 steps 1–2): reflog files in, one aggregate per URL out,
 //! bad lines to reject files.
 //!
-//! The inputs are cut into one byte range per core ([`read`]); each thread reads, parses
-//! ([`line`]) and aggregates its range ([`worker`], [`memory`]), and the threads' runs are
+//! The inputs are cut into one byte range per core ([`read`]); each thread reads and parses
+//! its range ([`scan`], [`line`]). A thread keeps the URLs of its share of the raw URL keys and
+//! posts the other lines to the threads that keep theirs ([`exchange`]), so that each URL is
+//! aggregated ([`worker`], [`memory`]) by one thread; the threads' runs ([`run`]) are then
 //! merged in id order, which is also current_log's order. Every rule of group_sum is
 //! independent of the order lines are added in (the updatetag goes by timestamp, then by
-//! place in the inputs), so the result does not depend on how the inputs were cut.
+//! place in the inputs), so the result does not depend on how the inputs were cut, nor on
+//! which thread kept which URL.
 //!
 //! Lines are aggregated in memory while an estimate of a thread's working set stays within its
 //! share of `Cycle.MemoryLimit`. If it would not, the id space (URL ids are spread evenly over
@@ -14,6 +17,7 @@
 //! are then aggregated in id order, two at a time: one for each half of the id space, which the
 //! join ([`crate::join`]) works on at the same time.
 
+mod exchange;
 mod line;
 mod memory;
 mod read;
@@ -151,14 +155,21 @@ pub fn ingest(
         parts: parts_for(total, budget),
         tmp_dir,
     };
+    let mut mail = if threads > 1 {
+        exchange::mailboxes(threads).into_iter().map(Some).collect()
+    } else {
+        vec![None]
+    };
     let mut workers: Vec<Worker<'_>> = std::thread::scope(|scope| {
         let handles: Vec<_> = ranges
             .iter()
+            .zip(mail.iter_mut())
             .enumerate()
-            .map(|(t, range)| {
+            .map(|(t, (range, mail))| {
                 let shared = &shared;
+                let mail = mail.take();
                 scope.spawn(move || {
-                    let mut w = Worker::new(shared, t, range);
+                    let mut w = Worker::new(shared, t, range, mail);
                     w.run(range).map(|()| w)
                 })
             })
@@ -194,7 +205,16 @@ pub fn ingest(
         .iter()
         .map(|i| rejects::reject_path(rejects_dir, i))
         .collect();
-    let rejects = rejects::assemble(&logs, &bases, &names)?;
+    // By the thread that read the lines: each thread's files for it.
+    let mut by_reader: Vec<Vec<PathBuf>> = vec![Vec::new(); workers.len()];
+    for files in logs {
+        for (t, f) in files.into_iter().enumerate() {
+            if let (Some(f), Some(list)) = (f, by_reader.get_mut(t)) {
+                list.push(f);
+            }
+        }
+    }
+    let rejects = rejects::assemble(&by_reader, &bases, &names)?;
 
     let spilled = workers.iter().any(|w| !w.spills.is_empty());
     let (parts, runs, spills) = if spilled {
@@ -414,6 +434,62 @@ mod tests {
                     budget < 1 << 20,
                     "{threads} threads, {budget} bytes"
                 );
+                assert_eq!(
+                    (&s, &st, &r),
+                    (&seen, &stats, &rejects),
+                    "{threads} threads, {budget} bytes"
+                );
+            }
+        }
+    }
+
+    /// A URL that does not normalise is rejected, line by line, by the thread that keeps it,
+    /// which may not be the one that read the line: the reject files do not depend on that.
+    #[test]
+    fn rejected_urls_are_reported_alike_whichever_thread_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = [
+            "ftp://a.ru/",
+            "http://",
+            "http://a b.ru/",
+            "mailto:x@a.ru",
+            "http://[::1",
+            "gopher://g.ru/",
+        ];
+        let mut inputs = Vec::new();
+        for f in 0..3 {
+            let mut text = String::from("header\n");
+            for i in 0..2000u32 {
+                let url = if i % 13 == 0 {
+                    format!("{}{}", bad[(i as usize / 13) % bad.len()], i % 50)
+                } else {
+                    format!("http://d{}.ru/p/{}", i % 11, i % 700)
+                };
+                text.push_str(&line(i % 60, &url, u64::from(i % 4), ""));
+                if i % 97 == 0 {
+                    // Long enough to stand out in a reject file, with a non-ASCII byte.
+                    text.push_str(&line(
+                        1,
+                        &format!("ftp://é{}.ru/{}", i, "x".repeat(1500)),
+                        1,
+                        "",
+                    ));
+                }
+            }
+            let p = dir.path().join(format!("{f}.log"));
+            std::fs::write(&p, text).unwrap();
+            inputs.push(p);
+        }
+        let (seen, stats, rejects, _) = ingest_with(dir.path(), &inputs, 1, 1 << 30);
+        assert_eq!(rejects.len(), 3);
+        let rejected: usize = rejects.iter().map(|r| r.lines().count()).sum();
+        assert_eq!(rejected as u64, stats.rejected_total());
+        // Most of the bad ones (`http://` and a number is a good URL: an IPv4 host).
+        assert!(rejected > 400, "{rejected}");
+        assert!(rejects[0].contains("[... "), "{}", &rejects[0][..200]);
+        for threads in [2, 3, 4, 7] {
+            for budget in [1 << 30, 1 << 16] {
+                let (s, st, r, _) = ingest_with(dir.path(), &inputs, threads, budget);
                 assert_eq!(
                     (&s, &st, &r),
                     (&seen, &stats, &rejects),

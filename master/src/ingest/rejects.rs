@@ -1,20 +1,26 @@
 //! Reject files: `<line> \t <reason> \t <the line, cut at 1 KiB>` for each rejected line of
-//! one input. Each reading thread notes its rejects in a scratch file, with line numbers
-//! counted from the start of its range; once every thread is done, the reject file of each
-//! input is written from them in line order.
+//! one input.
+//!
+//! A line is rejected by the thread that read it (its fields), or by the thread that keeps its
+//! URL (the URL): each thread notes its rejects in one scratch file per thread that read the
+//! lines, with line numbers counted from the start of that thread's range, each file in line
+//! order. Once every thread is done, the reject file of each input is written from them in line
+//! order: the reading threads' ranges in turn, each one's files merged.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use focuser_schema::formats::reflog::Reject;
 
+use super::MAX_LINE;
 use crate::scratch;
 
 /// How much of a rejected line its reject file keeps.
 const REJECT_EXCERPT: usize = 1024;
 
-/// One thread's rejects: (input, line in its range) and the rest of the reject line.
+/// Rejects of the lines one thread read: (input, line in its range) and the rest of the
+/// reject line.
 pub struct RejectLog {
     path: PathBuf,
     out: Option<BufWriter<File>>,
@@ -61,24 +67,61 @@ impl RejectLog {
     }
 }
 
-/// Writes the reject file of every input with rejects, from the threads' scratch files (in
-/// thread order, which is input order). `bases[t][f]`: lines of input `f` before thread `t`'s
-/// range. Returns (temporary path, final path) of each file written, flushed and fsynced.
+/// The line that starts at byte `offset` of `input`, without its `\n` (lines longer than
+/// [`MAX_LINE`] were rejected before they got this far: at most that much is read).
+pub fn line_at(input: &mut File, offset: u64) -> std::io::Result<Vec<u8>> {
+    input.seek(SeekFrom::Start(offset))?;
+    let mut line = Vec::new();
+    let mut block = [0u8; 4096];
+    while line.len() <= MAX_LINE {
+        let n = match input.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if let Some(end) = memchr::memchr(b'\n', &block[..n]) {
+            line.extend_from_slice(&block[..end]);
+            return Ok(line);
+        }
+        line.extend_from_slice(&block[..n]);
+    }
+    Ok(line)
+}
+
+/// Writes the reject file of every input with rejects. `logs[t]`: the scratch files of the
+/// lines thread `t` read (each in line order); `bases[t][f]`: lines of input `f` before thread
+/// `t`'s range. Returns (temporary path, final path) of each file written, flushed and fsynced.
 pub fn assemble(
-    logs: &[Option<PathBuf>],
+    logs: &[Vec<PathBuf>],
     bases: &[Vec<u64>],
     names: &[PathBuf],
 ) -> std::io::Result<Vec<(PathBuf, PathBuf)>> {
-    let mut readers = Vec::new();
-    for (t, log) in logs.iter().enumerate() {
-        if let Some(p) = log {
-            readers.push((t, BufReader::new(File::open(p)?)));
-        }
-    }
     let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut current: Option<(usize, BufWriter<File>)> = None;
-    for (t, r) in &mut readers {
-        while let Some(([file, line], [rest])) = scratch::read::<2, 1>(r)? {
+    for (t, files) in logs.iter().enumerate() {
+        let mut readers = Vec::new();
+        for p in files {
+            readers.push(BufReader::new(File::open(p)?));
+        }
+        // Each reader's next entry; the smallest (input, line) goes next.
+        let mut heads = Vec::new();
+        for r in &mut readers {
+            heads.push(scratch::read::<2, 1>(r)?);
+        }
+        loop {
+            let next = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.as_ref().map(|([file, line], _)| ((*file, *line), i)))
+                .min();
+            let Some((_, i)) = next else {
+                break;
+            };
+            let Some(([file, line], [rest])) = heads[i].take() else {
+                break;
+            };
+            heads[i] = scratch::read::<2, 1>(&mut readers[i])?;
             let file = file as usize;
             if current.as_ref().map(|c| c.0) != Some(file) {
                 if let Some((_, w)) = current.take() {
@@ -98,7 +141,7 @@ pub fn assemble(
                 current = Some((file, BufWriter::new(f)));
             }
             if let Some((_, w)) = current.as_mut() {
-                let n = bases[*t].get(file).copied().unwrap_or(0) + line;
+                let n = bases[t].get(file).copied().unwrap_or(0) + line;
                 writeln!(w, "{n}\t{rest}")?;
             }
         }
@@ -136,4 +179,23 @@ pub fn reject_path(rejects_dir: &Path, input: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     rejects_dir.join(format!("{name}.rej"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_found_again_by_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in.log");
+        let long = "x".repeat(10_000);
+        std::fs::write(&p, format!("head\nab\r\n{long}\nlast")).unwrap();
+        let mut f = File::open(&p).unwrap();
+        assert_eq!(line_at(&mut f, 0).unwrap(), b"head");
+        assert_eq!(line_at(&mut f, 5).unwrap(), b"ab\r");
+        assert_eq!(line_at(&mut f, 9).unwrap(), long.as_bytes());
+        assert_eq!(line_at(&mut f, 10_010).unwrap(), b"last");
+        assert_eq!(line_at(&mut f, 99_999).unwrap(), b"");
+    }
 }

@@ -1,5 +1,6 @@
-//! One reading thread: its range of the inputs read, parsed and aggregated in memory while
-//! they fit in its share of `Cycle.MemoryLimit`, else spilled by id range.
+//! One reading thread: its range of the inputs read and parsed, the lines of the URLs it keeps
+//! (its own and those other threads post) aggregated in memory while they fit in its share of
+//! `Cycle.MemoryLimit`, else spilled by id range.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -8,10 +9,11 @@ use std::path::{Path, PathBuf};
 use focuser_schema::formats::reflog::{self, Reject};
 use focuser_schema::urls::{self, NormalForm};
 
+use super::exchange::{self, Mailbox, Posted};
 use super::line::Parser;
 use super::memory::Memory;
 use super::read::{Piece, Segment, SegmentReader};
-use super::rejects::RejectLog;
+use super::rejects::{self, RejectLog};
 use super::run::Run;
 use super::scan;
 use super::table::{raw_hash, DomainTable};
@@ -40,8 +42,11 @@ const BATCH: usize = 32;
 /// A line of a batch: good (what it says, its place and its URL's key), or rejected.
 enum Item<'a> {
     Good {
+        /// The thread that read it, and its number there.
+        src: u32,
         line_no: u64,
         seq: u64,
+        /// The line itself, for its reject (empty for a line posted by another thread).
         line: &'a [u8],
         url: &'a str,
         tag: &'a str,
@@ -67,18 +72,30 @@ pub struct Worker<'a> {
     pub domains: DomainTable,
     pub spills: Vec<(PathBuf, BufWriter<File>)>,
     pub stats: IngestStats,
-    rejects: RejectLog,
+    /// Rejects of lines read by each thread (this one's own among them).
+    rejects: Vec<RejectLog>,
+    /// The inputs, opened to find a posted line that is rejected.
+    opened: Vec<Option<File>>,
     /// Lines read of each input (header included).
     pub lines_of: Vec<u64>,
     file: usize,
     name: usize,
+    /// Lines to and from the other threads (none when alone).
+    mail: Option<Mailbox>,
 }
 
 impl<'a> Worker<'a> {
-    pub fn new(shared: &'a Shared<'a>, name: usize, segments: &[Segment]) -> Self {
+    pub fn new(
+        shared: &'a Shared<'a>,
+        name: usize,
+        segments: &[Segment],
+        mail: Option<Mailbox>,
+    ) -> Self {
         let bytes: u64 = segments.iter().map(|s| s.end - s.start).sum();
-        // Room for a new URL every few lines, within the budget, so the table rarely grows.
-        let urls = (bytes / 400).min(shared.budget / 256) as usize;
+        // Room for a new URL every six lines or so of as many bytes as this thread reads (it
+        // keeps its share of the URLs of all the inputs), within the budget; the table grows
+        // if there are more.
+        let urls = (bytes / 600).min(shared.budget / 256) as usize;
         Worker {
             shared,
             parser: Parser::new(shared.offset),
@@ -87,10 +104,20 @@ impl<'a> Worker<'a> {
             domains: DomainTable::default(),
             spills: Vec::new(),
             stats: IngestStats::default(),
-            rejects: RejectLog::new(shared.tmp_dir.join(format!("rejects-{name}.spill"))),
+            rejects: (0..mail.as_ref().map_or(1, Mailbox::threads).max(name + 1))
+                .map(|src| {
+                    RejectLog::new(
+                        shared
+                            .tmp_dir
+                            .join(format!("rejects-{name}-of-{src}.spill")),
+                    )
+                })
+                .collect(),
+            opened: shared.inputs.iter().map(|_| None).collect(),
             lines_of: vec![0; shared.inputs.len()],
             file: 0,
             name,
+            mail,
         }
     }
 
@@ -114,8 +141,57 @@ impl<'a> Worker<'a> {
             }
             self.lines_of[seg.file] = line_no;
         }
+        // What is left for the others, then everything they post until they are done.
+        while self.mail.as_mut().is_some_and(|m| m.flush().is_err()) {
+            self.take_in(false)?;
+        }
+        if let Some(m) = self.mail.as_mut() {
+            m.close();
+        }
+        while self.take_in(true)? {}
         if let Some(m) = self.memory.take() {
             self.run = Some(m.into_run());
+        }
+        Ok(())
+    }
+
+    /// Aggregates the lines of a chunk from the inbox, if there is one (`wait`: waits for one
+    /// while another thread may still post). Returns whether there was.
+    fn take_in(&mut self, wait: bool) -> std::io::Result<bool> {
+        let Some(chunk) = self.mail.as_mut().and_then(|m| m.take(wait)) else {
+            return Ok(false);
+        };
+        let mut batch: Vec<Item<'_>> = Vec::with_capacity(BATCH);
+        for p in exchange::records(&chunk) {
+            batch.push(Item::Good {
+                src: p.src,
+                line_no: p.line_no,
+                seq: p.seq,
+                line: &[],
+                url: p.url,
+                tag: p.tag,
+                ts: p.ts,
+                hits: p.hits,
+                key: p.key,
+            });
+            if batch.len() == BATCH {
+                self.flush(&mut batch)?;
+            }
+        }
+        self.flush(&mut batch)?;
+        if let Some(m) = self.mail.as_mut() {
+            m.give_back(chunk);
+        }
+        Ok(true)
+    }
+
+    /// Posts a good line to the thread that keeps its URL, taking in this thread's inbox
+    /// while that thread's is full.
+    fn post(&mut self, to: usize, p: &Posted<'_>) -> std::io::Result<()> {
+        while self.mail.as_mut().is_some_and(|m| m.post(to, p).is_err()) {
+            if !self.take_in(false)? {
+                std::thread::yield_now();
+            }
         }
         Ok(())
     }
@@ -141,10 +217,28 @@ impl<'a> Worker<'a> {
                 match self.parser.parse_scanned(s) {
                     Ok(p) => {
                         let key = raw_hash(p.url.as_bytes());
+                        // The line's place in the inputs, for updatetag ties.
+                        let seq = ((self.file as u64) << 40) | offset;
+                        let to = self.owner(key.0);
+                        if to != self.name {
+                            return self.post(
+                                to,
+                                &Posted {
+                                    key,
+                                    seq,
+                                    src: self.name as u32,
+                                    line_no,
+                                    ts: p.timestamp,
+                                    hits: p.hits,
+                                    url: p.url,
+                                    tag: p.updatetag,
+                                },
+                            );
+                        }
                         Item::Good {
+                            src: self.name as u32,
                             line_no,
-                            // The line's place in the inputs, for updatetag ties.
-                            seq: ((self.file as u64) << 40) | offset,
+                            seq,
                             line,
                             url: p.url,
                             tag: p.updatetag,
@@ -159,15 +253,50 @@ impl<'a> Worker<'a> {
             batch.push(item);
             if batch.len() == BATCH {
                 self.flush(&mut batch)?;
+                self.take_in(false)?;
             }
             Ok(())
         })?;
         self.flush(&mut batch)
     }
 
+    /// The thread that keeps the URLs of raw key `key`.
+    fn owner(&self, key: u64) -> usize {
+        match &self.mail {
+            Some(m) => exchange::owner(key, m.threads()),
+            None => self.name,
+        }
+    }
+
     fn reject(&mut self, line_no: u64, why: Reject, line: &[u8]) -> std::io::Result<()> {
         *self.stats.rejected.entry(why.kind()).or_insert(0) += 1;
-        self.rejects.add(self.file, line_no, &why, line)
+        self.rejects[self.name].add(self.file, line_no, &why, line)
+    }
+
+    /// A line thread `src` posted, whose URL is rejected: the line is read again from its
+    /// input (rare: a URL that does not normalise).
+    fn reject_posted(
+        &mut self,
+        src: u32,
+        line_no: u64,
+        seq: u64,
+        why: Reject,
+    ) -> std::io::Result<()> {
+        *self.stats.rejected.entry(why.kind()).or_insert(0) += 1;
+        let (file, offset) = ((seq >> 40) as usize, seq & ((1 << 40) - 1));
+        let path = &self.shared.inputs[file];
+        let input =
+            match &mut self.opened[file] {
+                Some(f) => f,
+                slot => slot.insert(File::open(path).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+                })?),
+            };
+        let line = rejects::line_at(input, offset)?;
+        match self.rejects.get_mut(src as usize) {
+            Some(log) => log.add(file, line_no, &why, &line),
+            None => Err(std::io::Error::other("a line posted by an unknown thread")),
+        }
     }
 
     fn flush<'t>(&mut self, batch: &mut Vec<Item<'t>>) -> std::io::Result<()> {
@@ -232,6 +361,7 @@ impl<'a> Worker<'a> {
                 Item::Done => {}
                 Item::Reject { line_no, why, line } => self.reject(line_no, why, line)?,
                 Item::Good {
+                    src,
                     line_no,
                     seq,
                     line,
@@ -243,8 +373,12 @@ impl<'a> Worker<'a> {
                 } => {
                     let (n, domain_key) = match n {
                         Some(Ok(n)) => n,
-                        Some(Err(why)) => {
+                        Some(Err(why)) if src as usize == self.name => {
                             self.reject(line_no, why, line)?;
+                            continue;
+                        }
+                        Some(Err(why)) => {
+                            self.reject_posted(src, line_no, seq, why)?;
                             continue;
                         }
                         None => continue,
@@ -362,10 +496,12 @@ impl<'a> Worker<'a> {
         Ok(paths)
     }
 
-    /// The rejects' scratch file, if any.
-    pub fn finish_rejects(&mut self) -> std::io::Result<Option<PathBuf>> {
-        let log = std::mem::replace(&mut self.rejects, RejectLog::new(PathBuf::new()));
-        log.finish()
+    /// The rejects' scratch files, by the thread that read the lines (none: nothing rejected).
+    pub fn finish_rejects(&mut self) -> std::io::Result<Vec<Option<PathBuf>>> {
+        std::mem::take(&mut self.rejects)
+            .into_iter()
+            .map(RejectLog::finish)
+            .collect()
     }
 }
 
