@@ -3,8 +3,8 @@
 //! Every thread reads its own range of the inputs, and a URL on lines of two ranges would
 //! otherwise get an aggregate in both threads: normalised, its id computed, sorted and merged
 //! twice. Instead each thread keeps the URLs whose raw key falls in its share of the key space
-//! ([`owner`]) and posts every other good line to the thread that keeps it, as a record in a
-//! chunk of records. Chunks go through a bounded channel per receiving thread, and come back
+//! ([`owner`]) and posts every other good line to the thread that keeps it, in a [`Chunk`] of
+//! lines. Chunks go through a bounded channel per receiving thread, and come back
 //! as the receiver's own chunks to fill, so the exchange allocates little.
 //!
 //! A thread that cannot post (the receiver's channel is full) takes in its own inbox while it
@@ -37,65 +37,86 @@ pub struct Posted<'a> {
     pub tag: &'a str,
 }
 
-/// The fixed part of a record: key, check, src, seq, line_no, ts, hits, URL and tag lengths.
-const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8 + 4 + 4;
-
-fn put(chunk: &mut Vec<u8>, p: &Posted<'_>) {
-    chunk.extend_from_slice(&p.key.0.to_le_bytes());
-    chunk.extend_from_slice(&p.key.1.to_le_bytes());
-    chunk.extend_from_slice(&p.src.to_le_bytes());
-    chunk.extend_from_slice(&p.seq.to_le_bytes());
-    chunk.extend_from_slice(&p.line_no.to_le_bytes());
-    chunk.extend_from_slice(&p.ts.to_le_bytes());
-    chunk.extend_from_slice(&p.hits.to_le_bytes());
-    chunk.extend_from_slice(&(p.url.len() as u32).to_le_bytes());
-    chunk.extend_from_slice(&(p.tag.len() as u32).to_le_bytes());
-    chunk.extend_from_slice(p.url.as_bytes());
-    chunk.extend_from_slice(p.tag.as_bytes());
+/// Posted lines on their way: each line's figures, and its URL and tag one after another in
+/// one text (which is why nothing needs checking as UTF-8 again).
+#[derive(Default)]
+pub struct Chunk {
+    heads: Vec<Head>,
+    text: String,
 }
 
-/// The records of a chunk, in the order they were put. Chunks are made by [`put`] alone, in
-/// this process: a record that does not read back whole ends the iteration.
-pub fn records(chunk: &[u8]) -> impl Iterator<Item = Posted<'_>> {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let head = chunk.get(at..at + HEAD)?;
-        let u64_at = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&head[i..i + 8]);
-            u64::from_le_bytes(b)
-        };
-        let u32_at = |i: usize| {
-            let mut b = [0u8; 4];
-            b.copy_from_slice(&head[i..i + 4]);
-            u32::from_le_bytes(b)
-        };
-        let (url_len, tag_len) = (u32_at(48) as usize, u32_at(52) as usize);
-        let body = at + HEAD;
-        let url = std::str::from_utf8(chunk.get(body..body + url_len)?).ok()?;
-        let tag = std::str::from_utf8(chunk.get(body + url_len..body + url_len + tag_len)?).ok()?;
-        at = body + url_len + tag_len;
-        Some(Posted {
-            key: (u64_at(0), u32_at(8)),
-            src: u32_at(12),
-            seq: u64_at(16),
-            line_no: u64_at(24),
-            ts: u64_at(32) as i64,
-            hits: u64_at(40),
-            url,
-            tag,
+/// A posted line but its text: the lengths of its URL and tag.
+struct Head {
+    key: (u64, u32),
+    src: u32,
+    seq: u64,
+    line_no: u64,
+    ts: i64,
+    hits: u64,
+    url_len: u32,
+    tag_len: u32,
+}
+
+impl Chunk {
+    fn put(&mut self, p: &Posted<'_>) {
+        self.text.push_str(p.url);
+        self.text.push_str(p.tag);
+        self.heads.push(Head {
+            key: p.key,
+            src: p.src,
+            seq: p.seq,
+            line_no: p.line_no,
+            ts: p.ts,
+            hits: p.hits,
+            url_len: p.url.len() as u32,
+            tag_len: p.tag.len() as u32,
+        });
+    }
+
+    /// Its lines, in the order they were put.
+    pub fn records(&self) -> impl Iterator<Item = Posted<'_>> {
+        let mut at = 0;
+        self.heads.iter().map(move |h| {
+            let url_end = at + h.url_len as usize;
+            let tag_end = url_end + h.tag_len as usize;
+            let p = Posted {
+                key: h.key,
+                seq: h.seq,
+                src: h.src,
+                line_no: h.line_no,
+                ts: h.ts,
+                hits: h.hits,
+                url: &self.text[at..url_end],
+                tag: &self.text[url_end..tag_end],
+            };
+            at = tag_end;
+            p
         })
-    })
+    }
+
+    /// Bytes it holds, about.
+    fn bytes(&self) -> usize {
+        self.text.len() + self.heads.len() * std::mem::size_of::<Head>()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.heads.clear();
+        self.text.clear();
+    }
 }
 
 /// One thread's ends of the exchange.
 pub struct Mailbox {
-    inbox: Receiver<Vec<u8>>,
+    inbox: Receiver<Chunk>,
     /// Per thread (none for this one): its inbox, and the chunk being filled for it.
-    to: Vec<Option<SyncSender<Vec<u8>>>>,
-    filling: Vec<Vec<u8>>,
+    to: Vec<Option<SyncSender<Chunk>>>,
+    filling: Vec<Chunk>,
     /// Emptied chunks, to fill again.
-    spare: Vec<Vec<u8>>,
+    spare: Vec<Chunk>,
 }
 
 /// What [`Mailbox::post`] could not do: the chunk for thread `to` is full and its inbox too.
@@ -104,7 +125,7 @@ pub struct Blocked;
 /// The mailboxes of `threads` threads, in thread order.
 pub fn mailboxes(threads: usize) -> Vec<Mailbox> {
     let (senders, receivers): (Vec<_>, Vec<_>) =
-        (0..threads).map(|_| sync_channel::<Vec<u8>>(INBOX)).unzip();
+        (0..threads).map(|_| sync_channel::<Chunk>(INBOX)).unzip();
     receivers
         .into_iter()
         .enumerate()
@@ -115,7 +136,7 @@ pub fn mailboxes(threads: usize) -> Vec<Mailbox> {
                 .enumerate()
                 .map(|(t, s)| (t != me).then(|| s.clone()))
                 .collect(),
-            filling: (0..threads).map(|_| Vec::new()).collect(),
+            filling: (0..threads).map(|_| Chunk::default()).collect(),
             spare: Vec::new(),
         })
         .collect()
@@ -125,17 +146,14 @@ impl Mailbox {
     /// Adds `p` to the chunk for thread `to`, posting the chunk once full. `Err(Blocked)`: the
     /// chunk is full and could not be posted; take in the inbox and post again.
     pub fn post(&mut self, to: usize, p: &Posted<'_>) -> Result<(), Blocked> {
-        if self.filling[to].len() >= CHUNK {
+        if self.filling[to].bytes() >= CHUNK {
             self.send(to)?;
         }
         let chunk = &mut self.filling[to];
-        if chunk.capacity() == 0 {
-            *chunk = self
-                .spare
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(CHUNK + 4096));
+        if chunk.heads.capacity() == 0 {
+            *chunk = self.spare.pop().unwrap_or_default();
         }
-        put(chunk, p);
+        chunk.put(p);
         Ok(())
     }
 
@@ -173,7 +191,7 @@ impl Mailbox {
 
     /// A chunk from the inbox, if one is there (`wait`: waits for one, unless every other
     /// thread has closed its mailbox and all their chunks are taken: then `None`).
-    pub fn take(&mut self, wait: bool) -> Option<Vec<u8>> {
+    pub fn take(&mut self, wait: bool) -> Option<Chunk> {
         if wait {
             return self.inbox.recv().ok();
         }
@@ -181,7 +199,7 @@ impl Mailbox {
     }
 
     /// A chunk taken in and read, to be filled again.
-    pub fn give_back(&mut self, mut chunk: Vec<u8>) {
+    pub fn give_back(&mut self, mut chunk: Chunk) {
         chunk.clear();
         self.spare.push(chunk);
     }
@@ -213,13 +231,13 @@ mod tests {
                 tag: if i % 5 == 0 { "" } else { "t" },
             })
             .collect();
-        let mut chunk = Vec::new();
+        let mut chunk = Chunk::default();
         for p in &posted {
-            put(&mut chunk, p);
+            chunk.put(p);
         }
-        assert_eq!(records(&chunk).collect::<Vec<_>>(), posted);
-        // A cut record ends the reading.
-        assert_eq!(records(&chunk[..chunk.len() - 1]).count(), 999);
+        assert_eq!(chunk.records().collect::<Vec<_>>(), posted);
+        chunk.clear();
+        assert!(chunk.is_empty() && chunk.records().next().is_none());
     }
 
     #[test]
@@ -236,7 +254,7 @@ mod tests {
                         let mut take_in = |b: &mut Mailbox, wait: bool| -> bool {
                             match b.take(wait) {
                                 Some(chunk) => {
-                                    got += records(&chunk).map(|p| p.hits).sum::<u64>();
+                                    got += chunk.records().map(|p| p.hits).sum::<u64>();
                                     b.give_back(chunk);
                                     true
                                 }

@@ -162,7 +162,7 @@ impl<'a> Worker<'a> {
             return Ok(false);
         };
         let mut batch: Vec<Item<'_>> = Vec::with_capacity(BATCH);
-        for p in exchange::records(&chunk) {
+        for p in chunk.records() {
             batch.push(Item::Good {
                 src: p.src,
                 line_no: p.line_no,
