@@ -236,7 +236,7 @@ impl Master<'_> {
             rules,
         )?;
         // The aggregates are merged: their memory goes back before the queue files are written.
-        drop(ingested.take_runs());
+        drop_aside(ingested.take_runs());
         let out = joined.log;
         // Synced while the cycle goes on; waited for before the commit point.
         let log_synced = std::thread::spawn(move || out.finish().map(drop));
@@ -263,7 +263,7 @@ impl Master<'_> {
             journal.seq,
             started.elapsed().as_secs_f64()
         );
-        drop(forwarded);
+        drop_aside(forwarded);
         for h in 0..2 {
             remove_if_there(&join::forwarded_path(&cfg.tmp_dir, h))?;
         }
@@ -320,19 +320,24 @@ impl Master<'_> {
         counts: &[DomainCounts],
         forwarded: &mut [ForwardedList],
     ) -> anyhow::Result<(u64, BTreeMap<u32, logsaver::Queue>)> {
-        let domain_counts: HashMap<&str, DomainCounts> = counts
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (names[i].as_str(), *c))
-            .collect();
+        // Each domain's node at the start of the cycle; only domains without one are planned.
+        let routed: Vec<Option<u32>> = names.iter().map(|d| map.routed(d)).collect();
         let plan = match journal.plan.clone() {
             Some(plan) => plan,
-            None => route::plan(map, &domain_counts)?,
+            None => route::plan_routed(
+                map,
+                names
+                    .iter()
+                    .zip(counts)
+                    .zip(&routed)
+                    .map(|((d, c), r)| (d.as_str(), *c, *r)),
+            )?,
         };
         let node_of = |assigned: &HashMap<String, u32>| -> Vec<Option<u32>> {
             names
                 .iter()
-                .map(|d| assigned.get(d).copied().or_else(|| map.routed(d)))
+                .zip(&routed)
+                .map(|(d, r)| r.or_else(|| assigned.get(d).copied()))
                 .collect()
         };
         let planned: HashMap<String, u32> =
@@ -472,6 +477,18 @@ impl Master<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Frees `x` on a thread of its own: giving back hundreds of megabytes takes a while, and the
+/// cycle has better things to do meanwhile (the fsyncs are ahead).
+fn drop_aside<T: Send + 'static>(x: T) {
+    if std::thread::Builder::new()
+        .name("drop".into())
+        .spawn(move || drop(x))
+        .is_err()
+    {
+        log::debug!("no thread to free a cycle's memory on: freed in place");
     }
 }
 

@@ -3,13 +3,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use rustc_hash::FxHashMap;
+
 /// The domain map as read at the start of a cycle.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DomainMap {
     /// Enabled nodes, by id.
     pub nodes: Vec<u32>,
     /// Every partner_domain row: domain → node (enabled or not).
-    pub rows: HashMap<String, u32>,
+    pub rows: FxHashMap<String, u32>,
 }
 
 impl DomainMap {
@@ -50,10 +52,19 @@ pub fn plan(
     map: &DomainMap,
     counts: &HashMap<&str, DomainCounts>,
 ) -> Result<Vec<Assignment>, NoNodes> {
+    plan_routed(map, counts.iter().map(|(&d, c)| (d, *c, map.routed(d))))
+}
+
+/// [`plan`] over each domain's counts and its node now ([`DomainMap::routed`]), worked out
+/// already by the caller.
+pub fn plan_routed<'a>(
+    map: &DomainMap,
+    domains: impl Iterator<Item = (&'a str, DomainCounts, Option<u32>)>,
+) -> Result<Vec<Assignment>, NoNodes> {
     let mut load: BTreeMap<u32, u64> = map.nodes.iter().map(|&n| (n, 0)).collect();
     let mut unrouted: Vec<(&str, u64)> = Vec::new();
-    for (&domain, c) in counts {
-        match map.routed(domain) {
+    for (domain, c, routed) in domains {
+        match routed {
             Some(node) => *load.entry(node).or_insert(0) += c.in_log,
             None if c.forwarded > 0 => unrouted.push((domain, c.forwarded)),
             None => {}
@@ -148,13 +159,13 @@ mod tests {
     fn no_enabled_node_fails_and_nothing_to_route_is_fine() {
         let map = DomainMap {
             nodes: vec![],
-            rows: HashMap::new(),
+            rows: FxHashMap::default(),
         };
         assert_eq!(plan(&map, &counts(&[("x.ru", 1, 1)])), Err(NoNodes(1)));
         assert_eq!(plan(&map, &counts(&[("x.ru", 0, 1)])), Ok(vec![]));
         let bytewise = DomainMap {
             nodes: vec![7],
-            rows: HashMap::new(),
+            rows: FxHashMap::default(),
         };
         let p = plan(
             &bytewise,

@@ -44,29 +44,47 @@ use crate::scratch;
 /// Lines longer than this are rejected without being held in memory.
 pub const MAX_LINE: usize = 1 << 20;
 
-/// Domains are few (hundreds of thousands at most) and repeat on every line: keep each once.
+/// The cycle's domains, numbered. Domains are few (hundreds of thousands at most) and repeat on
+/// every line: each is kept once, found by the 96-bit hash of its name.
 #[derive(Debug, Default)]
 pub struct Domains {
-    index: FxHashMap<String, u32>,
+    index: FxHashMap<(u64, u32), u32>,
     pub names: Vec<String>,
     /// The memory they hold, about.
     pub bytes: u64,
 }
 
 impl Domains {
+    /// `names`, numbered in their order (they are distinct).
+    fn numbered(names: Vec<String>) -> Domains {
+        let mut index = FxHashMap::default();
+        index.reserve(names.len());
+        let mut bytes = 0;
+        for (i, name) in names.iter().enumerate() {
+            index.insert(table::raw_hash(name.as_bytes()), i as u32);
+            bytes += name.len() as u64 + 48;
+        }
+        Domains {
+            index,
+            names,
+            bytes,
+        }
+    }
+
     /// The number of `name`, if it is one of the cycle's.
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.index.get(name).copied()
+        self.index.get(&table::raw_hash(name.as_bytes())).copied()
     }
 
     pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&i) = self.index.get(name) {
+        let key = table::raw_hash(name.as_bytes());
+        if let Some(&i) = self.index.get(&key) {
             return i;
         }
         let i = self.names.len() as u32;
         self.names.push(name.to_string());
-        self.index.insert(name.to_string(), i);
-        self.bytes += 2 * name.len() as u64 + 80;
+        self.index.insert(key, i);
+        self.bytes += name.len() as u64 + 48;
         i
     }
 }
@@ -187,14 +205,24 @@ pub fn ingest(
         files: inputs.len() as u64,
         ..Default::default()
     };
-    let mut domains = Domains::default();
+    // The first thread's domains are numbered as it numbered them; the others' are added.
+    let mut domains = Domains::numbered(
+        workers
+            .first_mut()
+            .map(|w| std::mem::take(&mut w.domains.names))
+            .unwrap_or_default(),
+    );
     let mut domain_maps: Vec<Vec<u32>> = Vec::new();
     let mut bases = Vec::new();
     let mut logs = Vec::new();
     let mut lines_before = vec![0u64; inputs.len()];
     for w in &mut workers {
         stats.add(&w.stats);
-        domain_maps.push(w.domains.names.iter().map(|d| domains.intern(d)).collect());
+        domain_maps.push(if domain_maps.is_empty() {
+            (0..domains.names.len() as u32).collect()
+        } else {
+            w.domains.names.iter().map(|d| domains.intern(d)).collect()
+        });
         bases.push(lines_before.clone());
         for (before, n) in lines_before.iter_mut().zip(&w.lines_of) {
             *before += n;

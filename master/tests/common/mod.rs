@@ -170,7 +170,7 @@ impl DomainStore for OneNode {
     fn load(&mut self) -> anyhow::Result<DomainMap> {
         Ok(DomainMap {
             nodes: vec![1],
-            rows: HashMap::new(),
+            rows: Default::default(),
         })
     }
 
