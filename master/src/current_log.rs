@@ -375,15 +375,19 @@ fn boundary(file: &File, start: u64, at: u64) -> std::io::Result<u64> {
     Ok(probe(lo)?.0.min(len))
 }
 
-/// Writes a current_log; entries must come in increasing id order.
+/// Writes a current_log; entries must come in increasing id order. Lines are made in a block
+/// of [`BLOCK`] bytes, whose checksum is taken and which is then written whole.
 pub struct Writer<W: Write> {
     out: W,
     count: u64,
     crc: u32,
     /// The bytes of the entry lines written.
     bytes: u64,
-    line: Vec<u8>,
+    block: Vec<u8>,
 }
+
+/// Bytes of entry lines gathered before they are checksummed and written.
+const BLOCK: usize = 64 << 10;
 
 /// The entries a [`Writer::continuation`] wrote, to be accounted by [`Writer::append`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -407,13 +411,12 @@ impl<W: Write> Writer<W> {
             count: 0,
             crc: 0,
             bytes: 0,
-            line: Vec::with_capacity(256),
+            block: Vec::with_capacity(BLOCK + 4096),
         }
     }
 
     pub fn write(&mut self, e: &Entry, domain: &str, url: &str) -> std::io::Result<()> {
-        let l = &mut self.line;
-        l.clear();
+        let l = &mut self.block;
         num::push_hex16(l, e.id);
         l.push(b'\t');
         num::push_i64(l, e.fwd_ts);
@@ -426,20 +429,30 @@ impl<W: Write> Writer<W> {
             l.extend_from_slice(text.as_bytes());
         }
         l.push(b'\n');
-        self.crc = crc::append(self.crc, l);
         self.count += 1;
-        self.bytes += l.len() as u64;
-        self.out.write_all(l)
+        if l.len() >= BLOCK {
+            self.write_block()?;
+        }
+        Ok(())
+    }
+
+    fn write_block(&mut self) -> std::io::Result<()> {
+        self.crc = crc::append(self.crc, &self.block);
+        self.bytes += self.block.len() as u64;
+        self.out.write_all(&self.block)?;
+        self.block.clear();
+        Ok(())
     }
 
     /// A continuation's output and what it holds (no trailer).
-    pub fn into_entries(self) -> (W, Entries) {
+    pub fn into_entries(mut self) -> std::io::Result<(W, Entries)> {
+        self.write_block()?;
         let entries = Entries {
             count: self.count,
             crc: self.crc,
             bytes: self.bytes,
         };
-        (self.out, entries)
+        Ok((self.out, entries))
     }
 
     /// Appends a continuation's entries: `copy` puts its bytes into the output, and they are
@@ -449,6 +462,7 @@ impl<W: Write> Writer<W> {
         entries: Entries,
         copy: impl FnOnce(&mut W) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
+        self.write_block()?;
         copy(&mut self.out)?;
         self.crc = crc::combine(self.crc, entries.crc, entries.bytes);
         self.count += entries.count;
@@ -457,6 +471,7 @@ impl<W: Write> Writer<W> {
     }
 
     pub fn finish(mut self) -> std::io::Result<(W, u64)> {
+        self.write_block()?;
         writeln!(
             self.out,
             "#end entries={} crc32c={:08x}",
@@ -663,7 +678,7 @@ mod tests {
                     .write(&entry(id, "v"), "a.ru", "http://a.ru/x")
                     .unwrap();
             }
-            let (bytes, entries) = upper.into_entries();
+            let (bytes, entries) = upper.into_entries().unwrap();
             lower
                 .append(entries, |out| {
                     out.extend_from_slice(&bytes);

@@ -110,12 +110,15 @@ pub fn join(
         None => (None, None),
     };
     let upper_log = upper_path(next_log);
+    // Each half forwards at most its share of the URLs, each record its URL and some 60 bytes.
+    let (aggs, text) = ingested.size();
+    let room = (parts == 1).then_some((aggs / 2 + 1024, (text + 60 * aggs) / 2 + (1 << 20)));
     let lower = Half {
         parts: lower_parts,
         ids: 0..=SPLIT - 1,
         reader: lower_reader,
         log: current_log::Writer::new(BackgroundWriter::new(File::create(next_log)?)?, seq)?,
-        forwarded: ForwardedList::new(parts == 1, &forwarded_path(tmp_dir, 0))?,
+        forwarded: ForwardedList::new(room, &forwarded_path(tmp_dir, 0))?,
     };
     let upper = Half {
         parts: upper_parts,
@@ -131,7 +134,7 @@ pub fn join(
                 .truncate(true)
                 .open(&upper_log)?,
         )),
-        forwarded: ForwardedList::new(parts == 1, &forwarded_path(tmp_dir, 1))?,
+        forwarded: ForwardedList::new(room, &forwarded_path(tmp_dir, 1))?,
     };
     let shared: &Domains = domains;
     let (lower, upper) = std::thread::scope(|scope| {
@@ -148,7 +151,7 @@ pub fn join(
     }
 
     // The upper half's entries go after the lower's, copied by the writer's thread.
-    let (out, entries) = upper.log.into_entries();
+    let (out, entries) = upper.log.into_entries()?;
     let file = out
         .into_inner()
         .map_err(|e| e.into_error())

@@ -131,9 +131,11 @@ pub enum ForwardedList {
 }
 
 impl ForwardedList {
-    pub fn new(in_memory: bool, path: &Path) -> std::io::Result<Self> {
-        Ok(if in_memory {
-            ForwardedList::Memory(Vec::new(), Vec::new())
+    /// A list in memory (with room for about `records` of `bytes` in all, so that it does not
+    /// grow: growing a large one moves it), else in a file at `path`.
+    pub fn new(in_memory: Option<(usize, usize)>, path: &Path) -> std::io::Result<Self> {
+        Ok(if let Some((records, bytes)) = in_memory {
+            ForwardedList::Memory(Vec::with_capacity(records), Vec::with_capacity(bytes))
         } else {
             ForwardedList::File(
                 path.to_path_buf(),

@@ -294,6 +294,14 @@ impl PartRuns<'_> {
 }
 
 impl Ingested {
+    /// The aggregates held in memory, and the bytes of their text.
+    pub fn size(&self) -> (usize, usize) {
+        self.runs
+            .iter()
+            .map(Run::size)
+            .fold((0, 0), |(a, t), (ra, rt)| (a + ra, t + rt))
+    }
+
     /// The runs held in memory, given back once merged.
     pub fn take_runs(&mut self) -> Vec<Run> {
         std::mem::take(&mut self.runs)

@@ -241,6 +241,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// Its aggregates, and the bytes of their text.
+    pub fn size(&self) -> (usize, usize) {
+        (self.aggs.len(), self.text.len())
+    }
+
     fn url(&self, a: &Agg) -> &str {
         &self.text[a.url as usize..(a.url + a.url_len) as usize]
     }

@@ -1,17 +1,30 @@
 //! Numbers written into text formats without `fmt` (the master writes millions per cycle).
 
-/// Appends `v` in decimal.
+/// The two digits of every number below 100.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `v` in decimal (two digits per division).
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut v = v;
-    loop {
+    while v >= 100 {
+        let pair = 2 * (v % 100) as usize;
+        v /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if v >= 10 {
+        let pair = 2 * v as usize;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        digits[i] = b'0' + v as u8;
     }
     out.extend_from_slice(&digits[i..]);
 }
@@ -40,7 +53,29 @@ mod tests {
 
     #[test]
     fn the_same_text_as_fmt() {
-        for v in [0u64, 1, 9, 10, 99, 100, 12345, u64::MAX, u64::MAX / 7] {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut values = vec![
+            0u64,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            12345,
+            u64::MAX,
+            u64::MAX / 7,
+        ];
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 64));
+        }
+        for v in values {
             let mut out = Vec::new();
             push_u64(&mut out, v);
             push_hex16(&mut out, v);
