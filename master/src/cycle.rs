@@ -361,6 +361,7 @@ impl Master<'_> {
         let (assigned, writers) = std::thread::scope(|scope| {
             let plan = &plan;
             let routing = scope.spawn(move || -> anyhow::Result<HashMap<String, u32>> {
+                let t = Instant::now();
                 if journal.plan.is_none() {
                     journal.plan = Some(plan.clone());
                     journal.save(&cfg.state_dir)?;
@@ -368,11 +369,24 @@ impl Master<'_> {
                 if plan.is_empty() {
                     return Ok(HashMap::new());
                 }
-                store
+                let journaled = t.elapsed().as_secs_f64();
+                let assigned = store
                     .apply(plan, &cfg.name, journal.now)
-                    .context("writing partner_domain")
+                    .context("writing partner_domain");
+                log::debug!(
+                    "cycle {seq}: plan of {} domain(s) journaled in {journaled:.3} s, written to \
+                     partner_domain in {:.3} s",
+                    plan.len(),
+                    t.elapsed().as_secs_f64() - journaled
+                );
+                assigned
             });
+            let t = Instant::now();
             let writers = logsaver::write_queues(forwarded, &node_of(&planned), &open);
+            log::debug!(
+                "cycle {seq}: queue records copied in {:.3} s",
+                t.elapsed().as_secs_f64()
+            );
             let assigned = routing
                 .join()
                 .unwrap_or_else(|_| Err(anyhow!("routing thread panicked")));

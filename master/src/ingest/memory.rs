@@ -18,7 +18,8 @@ impl Memory {
     pub fn new(urls: usize) -> Memory {
         Memory {
             table: Table::new(urls * 2),
-            aggs: RunBuilder::default(),
+            // Twice the URLs expected: a run rarely has to grow.
+            aggs: RunBuilder::with_capacity(2 * urls, 128 * urls),
         }
     }
 

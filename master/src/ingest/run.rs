@@ -96,6 +96,17 @@ pub struct RunBuilder {
 const LAYOUT_AHEAD: usize = 8;
 
 impl RunBuilder {
+    /// Room for `aggs` aggregates and `text` bytes of their text. Only what is used is backed
+    /// by memory; the room saves copying a growing run (and the interruptions of every core
+    /// that moving its pages causes).
+    pub fn with_capacity(aggs: usize, text: usize) -> RunBuilder {
+        RunBuilder {
+            aggs: Vec::with_capacity(aggs),
+            text: String::with_capacity(text),
+            ..RunBuilder::default()
+        }
+    }
+
     /// A new aggregate of URL `url`, whose domain `domain` (its number: `domain_no`) is found
     /// in it at `domain_at` (else its name is kept after it). `None` when the run is full:
     /// 2^32 aggregates, or 4 GiB of text (a memory budget that large is then not kept to).

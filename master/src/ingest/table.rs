@@ -112,6 +112,15 @@ impl Table {
     }
 }
 
+/// `n` empty domain slots, each written: zeroed memory straight from the system is mapped to
+/// one page of zeros until written, and a write after a read (a lookup) then changes the
+/// mapping, which interrupts every core running the process to flush its view of it.
+fn written_zeros(n: usize) -> Vec<(u64, u32, u32)> {
+    let mut slots = Vec::with_capacity(n);
+    slots.resize_with(n, || (0, 0, 0));
+    slots
+}
+
 /// A thread's domains, found by the [`raw_hash`] of the name like raw URLs are.
 pub struct DomainTable {
     slots: Vec<(u64, u32, u32)>,
@@ -123,7 +132,7 @@ pub struct DomainTable {
 impl Default for DomainTable {
     fn default() -> Self {
         DomainTable {
-            slots: vec![(0, 0, 0); 1024],
+            slots: written_zeros(1024),
             shift: 64 - 10,
             names: Vec::new(),
             bytes: 1024 * 16,
@@ -155,7 +164,7 @@ impl DomainTable {
         self.slots[i] = (key, check, id);
         self.bytes += name.len() as u64 + 48;
         if self.names.len() * 2 > self.slots.len() {
-            let bigger = vec![(0, 0, 0); self.slots.len() * 2];
+            let bigger = written_zeros(self.slots.len() * 2);
             let old = std::mem::replace(&mut self.slots, bigger);
             self.shift -= 1;
             self.bytes += old.len() as u64 * 16;
