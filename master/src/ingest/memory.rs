@@ -41,19 +41,17 @@ impl Memory {
     }
 
     /// A new URL in the empty slot `at` (from `find`); returns its slot, or `None` when its
-    /// aggregate has no room (see [`RunBuilder::push`]).
-    #[allow(clippy::too_many_arguments)]
+    /// aggregate has no room (see [`RunBuilder::push`]). Its id is computed at the end.
     pub fn insert(
         &mut self,
         at: usize,
         (key, check): (u64, u32),
-        id: u64,
         url: &str,
         domain: &str,
         domain_at: Option<usize>,
         domain_no: u32,
     ) -> Option<usize> {
-        let agg = self.aggs.push(id, url, domain, domain_at, domain_no)?;
+        let agg = self.aggs.push(0, url, domain, domain_at, domain_no)?;
         let slot = Slot {
             key,
             hits: 0,
@@ -75,7 +73,7 @@ impl Memory {
         }
     }
 
-    /// The aggregates, sorted by id.
+    /// The aggregates with their ids, sorted by id.
     pub fn into_run(self) -> Run {
         let Memory { table, mut aggs } = self;
         for s in table.slots.iter().filter(|s| s.key != 0) {
@@ -84,6 +82,7 @@ impl Memory {
             a.ts = s.ts;
         }
         drop(table);
+        aggs.compute_ids();
         aggs.finish()
     }
 }

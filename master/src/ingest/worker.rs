@@ -123,6 +123,7 @@ impl<'a> Worker<'a> {
 
     /// Reads `segments`; sorts what is in memory at the end.
     pub fn run(&mut self, segments: &[Segment]) -> std::io::Result<()> {
+        let started = std::time::Instant::now();
         for seg in segments {
             self.file = seg.file;
             let mut reader = SegmentReader::open(&self.shared.inputs[seg.file], *seg)?;
@@ -148,10 +149,18 @@ impl<'a> Worker<'a> {
         if let Some(m) = self.mail.as_mut() {
             m.close();
         }
+        let read = started.elapsed().as_secs_f64();
         while self.take_in(true)? {}
+        let taken = started.elapsed().as_secs_f64();
         if let Some(m) = self.memory.take() {
             self.run = Some(m.into_run());
         }
+        log::debug!(
+            "reading thread {}: read its range in {read:.3} s, took the others' lines by \
+             {taken:.3} s, sorted its aggregates by {:.3} s",
+            self.name,
+            started.elapsed().as_secs_f64()
+        );
         Ok(())
     }
 
@@ -338,8 +347,11 @@ impl<'a> Worker<'a> {
                 (n, key)
             }));
         }
+        // Ids are computed here only for lines that go to spill files; those kept in memory
+        // get theirs at the end, side by side in full groups.
         let mut ids = [0u64; BATCH];
-        {
+        let spilling = self.memory.is_none();
+        if spilling {
             let mut forms = [""; BATCH];
             let mut of = [0usize; BATCH];
             let mut count = 0;
@@ -391,14 +403,17 @@ impl<'a> Worker<'a> {
                     }
                     let domain = self.domains.intern(domain_key, &n.domain);
                     let (Some(Err(at)), Some(m)) = (found, self.memory.as_mut()) else {
+                        // Partitioned before this batch, or earlier in it (no id yet).
+                        let id = if spilling { id } else { urls::url_id(&n.url) };
                         self.spill_line(id, ts, hits, tag, seq, domain, &n.url)?;
                         continue;
                     };
                     let inserted =
-                        m.insert(at, (key, check), id, &n.url, &n.domain, n.domain_at, domain);
+                        m.insert(at, (key, check), &n.url, &n.domain, n.domain_at, domain);
                     let Some(slot) = inserted else {
                         // No room for its aggregate: as over budget.
                         self.partition()?;
+                        let id = urls::url_id(&n.url);
                         self.spill_line(id, ts, hits, tag, seq, domain, &n.url)?;
                         continue;
                     };
