@@ -69,10 +69,12 @@ enum Span {
     Upper { from: u64 },
 }
 
-/// Streams a current_log in id order, checking order, count and checksum as it goes.
+/// Streams a current_log in id order, checking order, count and checksum as it goes. Lines
+/// are read in place in a block of the file; the checksum is taken over whole runs of lines
+/// as the block moves on.
 pub struct Reader {
     path: String,
-    input: BufReader<File>,
+    input: Block,
     span: Span,
     /// Lines read, header included (line numbers are known from the start of the file only).
     line: u64,
@@ -87,24 +89,100 @@ pub struct Reader {
     /// The upper half's trailer, checked by [`check_split`].
     trailer: Option<String>,
     pub cycle: u64,
-    /// The line read last, checked to be UTF-8 once.
+    /// The line read last, checked to be UTF-8 once, and its entry: numbers, and where its
+    /// tag, domain and URL are in it.
     text: String,
-    /// The entry in `text`: its numbers, and where its tag, domain and URL are.
     numbers: Option<(u64, i64, i64, u64)>,
     fields: [(usize, usize); 3],
 }
 
+/// Bytes of a current_log read at a time (a line longer than that makes the block grow).
+const READ_BLOCK: usize = 1 << 20;
+
+/// A window on a file, read a block at a time, whose lines are handed out in place. The
+/// bytes from `sum` to `head` are whole lines handed out and not yet checksummed: they are
+/// checksummed before they leave the block.
+struct Block {
+    file: File,
+    buf: Vec<u8>,
+    /// Where the next line starts, and the end of the bytes read.
+    head: usize,
+    tail: usize,
+    sum: usize,
+    eof: bool,
+}
+
+impl Block {
+    fn new(file: File) -> Block {
+        Block {
+            file,
+            buf: vec![0; READ_BLOCK],
+            head: 0,
+            tail: 0,
+            sum: 0,
+            eof: false,
+        }
+    }
+
+    /// The next line (without its `\n`) as a range of `buf`, `Ok(None)` when the file ends
+    /// first (a last line without its `\n` included). `crc` takes the lines leaving the block.
+    fn next_line(&mut self, crc: &mut u32) -> std::io::Result<Option<(usize, usize)>> {
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.head..self.tail]) {
+                let line = (self.head, self.head + i);
+                self.head += i + 1;
+                return Ok(Some(line));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            // Lines handed out leave the block: checksummed, then the rest moves to the front.
+            *crc = crc::append(*crc, &self.buf[self.sum..self.head]);
+            self.buf.copy_within(self.head..self.tail, 0);
+            self.tail -= self.head;
+            self.head = 0;
+            self.sum = 0;
+            if self.tail == self.buf.len() {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            let n = loop {
+                match self.file.read(&mut self.buf[self.tail..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            };
+            self.eof = n == 0;
+            self.tail += n;
+        }
+    }
+
+    /// Checksums the lines handed out before `end` (which is then where checksumming resumes).
+    fn sum_to(&mut self, end: usize, crc: &mut u32) {
+        *crc = crc::append(*crc, &self.buf[self.sum..end]);
+        self.sum = end;
+    }
+}
+
 /// The header's cycle, and the byte the first entry starts at.
-fn read_header(path: &str, input: &mut BufReader<File>) -> Result<(u64, u64), LogError> {
-    let mut first = String::new();
-    let n = input.read_line(&mut first).map_err(|error| LogError::Io {
-        path: path.to_string(),
-        error,
-    })?;
+fn read_header(path: &str, input: &mut Block) -> Result<(u64, u64), LogError> {
+    let mut ignored = 0;
+    let line = input
+        .next_line(&mut ignored)
+        .map_err(|error| LogError::Io {
+            path: path.to_string(),
+            error,
+        })?;
     let bad = |message: &str| LogError::Bad {
         path: path.to_string(),
         place: Place::Line(1),
         message: message.into(),
+    };
+    // The header is not an entry: its bytes are not checksummed.
+    input.sum = input.head;
+    let first = match line {
+        Some((from, to)) => String::from_utf8_lossy(&input.buf[from..to]).into_owned(),
+        None => String::from_utf8_lossy(&input.buf[..input.tail]).into_owned(),
     };
     let rest = first
         .trim_end()
@@ -115,7 +193,7 @@ fn read_header(path: &str, input: &mut BufReader<File>) -> Result<(u64, u64), Lo
         .strip_prefix("cycle=")
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| bad("header lacks cycle="))?;
-    Ok((cycle, n as u64))
+    Ok((cycle, input.head as u64))
 }
 
 fn open_file(path: &Path) -> Result<Option<(String, File)>, LogError> {
@@ -128,7 +206,7 @@ fn open_file(path: &Path) -> Result<Option<(String, File)>, LogError> {
 }
 
 impl Reader {
-    fn new(path: String, input: BufReader<File>, cycle: u64, pos: u64, span: Span) -> Reader {
+    fn new(path: String, input: Block, cycle: u64, pos: u64, span: Span) -> Reader {
         Reader {
             path,
             input,
@@ -153,7 +231,7 @@ impl Reader {
         let Some((name, file)) = open_file(path)? else {
             return Ok(None);
         };
-        let mut input = BufReader::with_capacity(1 << 20, file);
+        let mut input = Block::new(file);
         let (cycle, start) = read_header(&name, &mut input)?;
         Ok(Some(Reader::new(name, input, cycle, start, Span::Whole)))
     }
@@ -171,12 +249,12 @@ impl Reader {
             error,
         };
         // Opened again: a clone would share the file offset.
-        let upper_file = File::open(path).map_err(io)?;
-        let mut input = BufReader::with_capacity(1 << 20, file);
+        let mut upper_file = File::open(path).map_err(io)?;
+        let mut input = Block::new(file);
         let (cycle, start) = read_header(&name, &mut input)?;
         let boundary = boundary(&upper_file, start, at).map_err(io)?;
-        let mut upper_input = BufReader::with_capacity(1 << 20, upper_file);
-        upper_input.seek(SeekFrom::Start(boundary)).map_err(io)?;
+        upper_file.seek(SeekFrom::Start(boundary)).map_err(io)?;
+        let upper_input = Block::new(upper_file);
         let lower = Reader::new(
             name.clone(),
             input,
@@ -235,31 +313,36 @@ impl Reader {
         }
         if let Span::Lower { end, .. } = self.span {
             if self.pos >= end {
+                // Every entry of the half is checksummed.
+                let mut crc = self.crc;
+                let head = self.input.head;
+                self.input.sum_to(head, &mut crc);
+                self.crc = crc;
                 self.done = true;
                 return Ok(false);
             }
         }
-        // The line's buffer goes back and forth between `text` and bytes without a copy.
-        let mut buf = std::mem::take(&mut self.text).into_bytes();
-        buf.clear();
         self.line += 1;
-        let n = self
-            .input
-            .read_until(b'\n', &mut buf)
-            .map_err(|error| LogError::Io {
-                path: self.path.clone(),
-                error,
-            })?;
-        if n == 0 || !buf.ends_with(b"\n") {
+        let io = |error| LogError::Io {
+            path: self.path.clone(),
+            error,
+        };
+        let mut crc = self.crc;
+        let next = self.input.next_line(&mut crc).map_err(io);
+        self.crc = crc;
+        let Some((from, to)) = next? else {
             return Err(self.bad("ends without its trailer"));
-        }
-        let Ok(text) = String::from_utf8(buf) else {
+        };
+        let n = to - from + 1;
+        let Ok(line) = std::str::from_utf8(&self.input.buf[from..to]) else {
             return Err(self.bad("not valid UTF-8"));
         };
-        self.text = text;
-        let line = self.text.as_str();
         if let Some(trailer) = line.strip_prefix("#end ") {
             let trailer = trailer.trim_end().to_string();
+            // The entries before the trailer are all checksummed; the trailer is not.
+            let mut crc = self.crc;
+            self.input.sum_to(from, &mut crc);
+            self.crc = crc;
             match self.span {
                 Span::Whole => check_trailer(&trailer, self.count, self.crc)
                     .map_err(|message| self.bad(message))?,
@@ -269,24 +352,23 @@ impl Reader {
             self.done = true;
             return Ok(false);
         }
-        self.crc = crc::append(self.crc, line.as_bytes());
         self.count += 1;
         self.bytes += n as u64;
         // id, fwd_ts, last_seen, pending, tag, domain; the URL is the rest of the line.
         let mut f = [(0usize, 0usize); 7];
-        let mut from = 0;
-        let body = line.len() - 1;
+        let mut at = 0;
+        let body = line.len();
         for (k, field) in f.iter_mut().enumerate() {
-            let to = if k == 6 {
+            let end = if k == 6 {
                 body
             } else {
-                match memchr::memchr(b'\t', &line.as_bytes()[from..body]) {
-                    Some(i) => from + i,
+                match memchr::memchr(b'\t', &line.as_bytes()[at..body]) {
+                    Some(i) => at + i,
                     None => return Err(self.bad("expected 7 fields")),
                 }
             };
-            *field = (from, to);
-            from = to + 1;
+            *field = (at, end);
+            at = end + 1;
         }
         let s = |k: usize| &line[f[k].0..f[k].1];
         let (Ok(id), Ok(fwd_ts), Ok(last_seen), Ok(pending)) = (
@@ -309,6 +391,8 @@ impl Reader {
         self.last_id = Some(id);
         self.numbers = Some((id, fwd_ts, last_seen, pending));
         self.fields = [f[4], f[5], f[6]];
+        self.text.clear();
+        self.text.push_str(line);
         Ok(true)
     }
 }
