@@ -96,8 +96,10 @@ pub struct Reader {
     fields: [(usize, usize); 3],
 }
 
-/// Bytes of a current_log read at a time (a line longer than that makes the block grow).
+/// Bytes of a current_log read at a time (a line longer than that makes the block grow), and
+/// the longest line read.
 const READ_BLOCK: usize = 1 << 20;
+const MAX_LINE_BYTES: usize = 8 << 20;
 
 /// A window on a file, read a block at a time, whose lines are handed out in place. The
 /// bytes from `sum` to `head` are whole lines handed out and not yet checksummed: they are
@@ -143,6 +145,14 @@ impl Block {
             self.head = 0;
             self.sum = 0;
             if self.tail == self.buf.len() {
+                // No entry is this long (a reflog line is at most 1 MiB): damage, not to be
+                // read whole into memory.
+                if self.buf.len() >= MAX_LINE_BYTES {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("a line longer than {MAX_LINE_BYTES} bytes"),
+                    ));
+                }
                 self.buf.resize(self.buf.len() * 2, 0);
             }
             let n = loop {
@@ -601,6 +611,17 @@ mod tests {
             out.push((e.entry.id, format!("{e:?}")));
         }
         Ok(out)
+    }
+
+    #[test]
+    fn a_line_without_end_is_damage_not_a_memory_hog() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("current_log");
+        let mut text = format!("{MAGIC} cycle=3\n").into_bytes();
+        text.extend(std::iter::repeat_n(b'a', MAX_LINE_BYTES + 10));
+        std::fs::write(&p, text).unwrap();
+        let err = read_all(&p).unwrap_err().to_string();
+        assert!(err.contains("longer than"), "{err}");
     }
 
     #[test]
