@@ -195,6 +195,8 @@ fn every_malformed_line_is_rejected_with_its_reason() {
         good(2).into_bytes(),
         b"b\t5\t20231114221320\t1\thttp://[::1/\t1\t\n".to_vec(),
         good(3).into_bytes(),
+        // A domain longer than any DNS name (and partner_domain.domain): not routed.
+        line(T0, &format!("http://{}ru/", "a.".repeat(130)), 1, "").into_bytes(),
     ];
     for l in &lines {
         bytes.extend_from_slice(l);
@@ -207,7 +209,7 @@ fn every_malformed_line_is_rejected_with_its_reason() {
             s.ingest.rejected_total(),
             s.join.forwarded_new
         ),
-        (13, 10, 3)
+        (14, 11, 3)
     );
     let rej = site.rejects("bad.log");
     let reasons: Vec<(&str, &str)> = rej
@@ -230,6 +232,7 @@ fn every_malformed_line_is_rejected_with_its_reason() {
             ("10", "empty line"),
             ("11", "line longer than 1048576 bytes"),
             ("13", "URL does not parse"),
+            ("15", "URL domain longer than 253 bytes"),
         ]
     );
     let long = rej.lines().nth(5).unwrap();
@@ -239,6 +242,7 @@ fn every_malformed_line_is_rejected_with_its_reason() {
     );
     assert!(rej.len() < 20_000, "a 10 MB line leaves no copy of itself");
     assert_eq!(s.ingest.rejected["hits"], 2);
+    assert_eq!(s.ingest.rejected["url"], 2);
     let urls: Vec<String> = site.forwarded().into_iter().map(|(_, r)| r.url).collect();
     assert_eq!(urls.len(), 3);
 }

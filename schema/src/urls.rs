@@ -28,7 +28,12 @@ pub enum UrlError {
     NoHost,
     #[error("URL longer than {0} bytes")]
     TooLong(usize),
+    #[error("URL domain longer than {MAX_DOMAIN_LENGTH} bytes")]
+    DomainTooLong,
 }
+
+/// The longest routing domain: a DNS name's length, and the database's columns'.
+pub const MAX_DOMAIN_LENGTH: usize = 253;
 
 /// A URL in its normal form, before its id is computed: for callers with many URLs, whose ids
 /// [`url_ids`] computes side by side. Borrowed from the raw URL when that was normal already
@@ -74,6 +79,9 @@ pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm<'_>, UrlError
         // The host is lower-case already: domain_of without its copies.
         let domain = host.strip_prefix("www.").filter(|d| !d.is_empty());
         let domain = domain.unwrap_or(host);
+        if domain.len() > MAX_DOMAIN_LENGTH {
+            return Err(UrlError::DomainTooLong);
+        }
         return Ok(NormalForm {
             url: Cow::Borrowed(raw),
             domain: Cow::Borrowed(domain),
@@ -90,6 +98,9 @@ pub fn normal_form(raw: &str, max_len: usize) -> Result<NormalForm<'_>, UrlError
         .filter(|h| !h.is_empty())
         .ok_or(UrlError::NoHost)?;
     let domain = domain_of(host);
+    if domain.len() > MAX_DOMAIN_LENGTH {
+        return Err(UrlError::DomainTooLong);
+    }
     // The host is a piece of the serialisation, which becomes the URL's text.
     let domain_at = host
         .ends_with(domain.as_str())
@@ -500,6 +511,24 @@ mod tests {
             assert!(already_normal(url).is_some(), "{url}");
             assert_eq!(normalize(url, MAX_URL_LENGTH).unwrap().url, url);
         }
+        // A domain longer than a DNS name (and the database's columns) is refused, on either
+        // path; one just short enough, with `www.` before it, is not.
+        let long = "a.".repeat(126) + "ru";
+        assert_eq!(long.len(), 254);
+        for raw in [
+            format!("http://{long}/"),
+            format!("http://{}/", long.to_uppercase()),
+        ] {
+            assert_eq!(
+                normal_form(&raw, MAX_URL_LENGTH),
+                Err(UrlError::DomainTooLong)
+            );
+        }
+        let fits = format!("http://www.b{}/", &long[2..]);
+        assert_eq!(
+            normal_form(&fits, MAX_URL_LENGTH).unwrap().domain.len(),
+            253
+        );
         // The domain's place in the URL, on either path.
         for (raw, url, at) in [
             ("http://www.d7.example/p", "http://www.d7.example/p", 11),

@@ -46,7 +46,7 @@ impl Reject {
             Reject::Hits => "hits",
             Reject::Url(UrlError::Scheme) => "scheme",
             Reject::Url(UrlError::TooLong(_)) => "url_too_long",
-            Reject::Url(UrlError::Unparsable | UrlError::NoHost) => "url",
+            Reject::Url(UrlError::Unparsable | UrlError::NoHost | UrlError::DomainTooLong) => "url",
         }
     }
 
