@@ -32,12 +32,22 @@ pub struct BackgroundWriter {
 }
 
 impl BackgroundWriter {
+    /// A writer of a file that is synced as it goes and at the end.
     pub fn new(file: File) -> std::io::Result<BackgroundWriter> {
+        BackgroundWriter::start(file, true)
+    }
+
+    /// A writer of a scratch file, read back and removed by this process: never synced.
+    pub fn scratch(file: File) -> std::io::Result<BackgroundWriter> {
+        BackgroundWriter::start(file, false)
+    }
+
+    fn start(file: File, sync: bool) -> std::io::Result<BackgroundWriter> {
         let (to_thread, chunks) = sync_channel::<Work>(IN_FLIGHT);
         let (give_back, spare) = sync_channel::<Vec<u8>>(IN_FLIGHT + 1);
         let thread = std::thread::Builder::new()
             .name("bgwrite".into())
-            .spawn(move || write_chunks(file, &chunks, &give_back))?;
+            .spawn(move || write_chunks(file, &chunks, &give_back, sync))?;
         Ok(BackgroundWriter {
             buf: Vec::with_capacity(CHUNK),
             to_thread: Some(to_thread),
@@ -86,7 +96,8 @@ impl BackgroundWriter {
         self.hand_over(Work::File(src))
     }
 
-    /// Writes what is left, syncs the file (data and size) and gives it back.
+    /// Writes what is left, syncs the file (data and size; not a scratch file's) and gives it
+    /// back.
     pub fn finish(mut self) -> std::io::Result<File> {
         self.send()?;
         self.finish_thread()
@@ -122,6 +133,7 @@ fn write_chunks(
     mut file: File,
     chunks: &Receiver<Work>,
     give_back: &SyncSender<Vec<u8>>,
+    sync: bool,
 ) -> std::io::Result<File> {
     let (mut written, mut started) = (0u64, 0u64);
     for work in chunks.iter() {
@@ -137,12 +149,14 @@ fn write_chunks(
                 written += std::io::copy(&mut src, &mut file)?;
             }
         }
-        if written - started >= START_WRITEBACK_EVERY {
+        if sync && written - started >= START_WRITEBACK_EVERY {
             start_writeback(&file);
             started = written;
         }
     }
-    file.sync_all()?;
+    if sync {
+        file.sync_all()?;
+    }
     Ok(file)
 }
 

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::ops::{Range, RangeInclusive};
 use std::path::{Path, PathBuf};
 
@@ -124,16 +124,16 @@ pub fn join(
         parts: upper_parts,
         ids: SPLIT..=u64::MAX,
         reader: upper_reader,
-        // Read back by the lower half's writer thread when it is appended.
-        log: current_log::Writer::continuation(BufWriter::with_capacity(
-            1 << 20,
+        // Read back by the lower half's writer thread when it is appended; written by a
+        // thread of its own, as the lower half's entries are (else this half takes longer).
+        log: current_log::Writer::continuation(BackgroundWriter::scratch(
             File::options()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(true)
                 .open(&upper_log)?,
-        )),
+        )?),
         forwarded: ForwardedList::new(room, &forwarded_path(tmp_dir, 1))?,
     };
     let shared: &Domains = domains;
@@ -153,8 +153,7 @@ pub fn join(
     // The upper half's entries go after the lower's, copied by the writer's thread.
     let (out, entries) = upper.log.into_entries()?;
     let file = out
-        .into_inner()
-        .map_err(|e| e.into_error())
+        .finish()
         .context("writing the upper half of current_log")?;
     lower.log.append(entries, |w| w.append_file(file))?;
     std::fs::remove_file(&upper_log)?;
