@@ -26,24 +26,6 @@ pub(crate) fn prefetch<T>(at: &T) {
     let _ = at;
 }
 
-/// Asks the kernel to back the memory of `v` (allocated, not yet touched) with huge pages
-/// where it can. A table looked up at random misses the TLB on almost every lookup with 4 KiB
-/// pages; with 2 MiB pages its pages' addresses stay in the TLB, and a lookup costs a third
-/// less. Only an advice: where the kernel gives none, nothing changes.
-pub fn huge_pages<T>(v: &Vec<T>) {
-    const HUGE: usize = 2 << 20;
-    let (start, len) = (v.as_ptr() as usize, v.capacity() * std::mem::size_of::<T>());
-    let (from, to) = (start.next_multiple_of(HUGE), (start + len) / HUGE * HUGE);
-    if to > from {
-        // SAFETY: madvise(2) with MADV_HUGEPAGE changes how pages of a range are backed, not
-        // what they hold; the range is within `v`'s allocation, which `v` keeps alive.
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
 /// Multiplicative hashing of a key onto `64 - shift` bits.
 fn home(key: u64, shift: u32) -> usize {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
@@ -73,11 +55,8 @@ pub struct Table {
 impl Table {
     pub fn new(slots: usize) -> Table {
         let slots = slots.next_power_of_two().max(64);
-        let mut all = Vec::with_capacity(slots);
-        huge_pages(&all);
-        all.resize(slots, Slot::default());
         Table {
-            slots: all,
+            slots: vec![Slot::default(); slots],
             shift: 64 - slots.trailing_zeros(),
             len: 0,
         }
