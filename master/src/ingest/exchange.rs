@@ -27,9 +27,11 @@ const INBOX: usize = 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Posted<'a> {
     pub key: (u64, u32),
-    /// The line's place in the inputs (see [`super::worker`]), its thread and its number there.
+    /// The line's place in the inputs (see [`super::worker`]), its thread, its segment and its
+    /// number there.
     pub seq: u64,
     pub src: u32,
+    pub seg: u32,
     pub line_no: u64,
     pub ts: i64,
     pub hits: u64,
@@ -49,6 +51,7 @@ pub struct Chunk {
 struct Head {
     key: (u64, u32),
     src: u32,
+    seg: u32,
     seq: u64,
     line_no: u64,
     ts: i64,
@@ -64,6 +67,7 @@ impl Chunk {
         self.heads.push(Head {
             key: p.key,
             src: p.src,
+            seg: p.seg,
             seq: p.seq,
             line_no: p.line_no,
             ts: p.ts,
@@ -83,6 +87,7 @@ impl Chunk {
                 key: h.key,
                 seq: h.seq,
                 src: h.src,
+                seg: h.seg,
                 line_no: h.line_no,
                 ts: h.ts,
                 hits: h.hits,
@@ -220,6 +225,7 @@ mod tests {
                 key: (i * 7 + 1, i as u32),
                 seq: (3 << 40) | i,
                 src: (i % 3) as u32,
+                seg: (i % 7) as u32,
                 line_no: i + 2,
                 ts: 1_700_000_000 + i as i64 - 500,
                 hits: i * i,
@@ -266,6 +272,7 @@ mod tests {
                                 key: (i, 0),
                                 seq: i,
                                 src: me as u32,
+                                seg: 0,
                                 line_no: i,
                                 ts: 0,
                                 hits: 1,

@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
 
 use rustc_hash::FxHashMap;
 
@@ -40,6 +41,9 @@ pub(crate) use table::prefetch;
 use worker::{Shared, Worker};
 
 use crate::scratch;
+
+/// Segments of the inputs per reading thread.
+const SEGMENTS_PER_THREAD: usize = 16;
 
 /// Lines longer than this are rejected without being held in memory.
 pub const MAX_LINE: usize = 1 << 20;
@@ -163,10 +167,16 @@ pub fn ingest(
 ) -> std::io::Result<Ingested> {
     std::fs::create_dir_all(tmp_dir)?;
     let threads = threads.max(1);
-    let ranges = read::split(inputs, threads)?;
-    let total: u64 = ranges.iter().flatten().map(|s| s.end - s.start).sum();
+    // Pieces of the inputs, many per thread: a thread that falls behind takes fewer of them.
+    let segments: Vec<read::Segment> = read::split(inputs, threads * SEGMENTS_PER_THREAD)?
+        .into_iter()
+        .flatten()
+        .collect();
+    let total: u64 = segments.iter().map(|s| s.end - s.start).sum();
     let shared = Shared {
         inputs,
+        segments,
+        next: AtomicUsize::new(0),
         offset,
         max_url,
         budget: budget / threads as u64,
@@ -179,16 +189,15 @@ pub fn ingest(
         vec![None]
     };
     let mut workers: Vec<Worker<'_>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .zip(mail.iter_mut())
+        let handles: Vec<_> = mail
+            .iter_mut()
             .enumerate()
-            .map(|(t, (range, mail))| {
+            .map(|(t, mail)| {
                 let shared = &shared;
                 let mail = mail.take();
                 scope.spawn(move || {
-                    let mut w = Worker::new(shared, t, range, mail);
-                    w.run(range).map(|()| w)
+                    let mut w = Worker::new(shared, t, mail);
+                    w.run().map(|()| w)
                 })
             })
             .collect();
@@ -213,9 +222,8 @@ pub fn ingest(
             .unwrap_or_default(),
     );
     let mut domain_maps: Vec<Vec<u32>> = Vec::new();
-    let mut bases = Vec::new();
+    let mut seg_lines = vec![0u64; shared.segments.len()];
     let mut logs = Vec::new();
-    let mut lines_before = vec![0u64; inputs.len()];
     for w in &mut workers {
         stats.add(&w.stats);
         domain_maps.push(if domain_maps.is_empty() {
@@ -223,26 +231,27 @@ pub fn ingest(
         } else {
             w.domains.names.iter().map(|d| domains.intern(d)).collect()
         });
-        bases.push(lines_before.clone());
-        for (before, n) in lines_before.iter_mut().zip(&w.lines_of) {
-            *before += n;
+        for &(seg, lines) in &w.seg_lines {
+            seg_lines[seg] = lines;
         }
-        logs.push(w.finish_rejects()?);
+        logs.extend(w.finish_rejects()?.into_iter().flatten());
+    }
+    // Each segment's first line number in its input.
+    let seg_file: Vec<usize> = shared.segments.iter().map(|s| s.file).collect();
+    let mut seg_base = Vec::with_capacity(seg_file.len());
+    let mut before = 0u64;
+    for (i, &file) in seg_file.iter().enumerate() {
+        if i > 0 && seg_file[i - 1] != file {
+            before = 0;
+        }
+        seg_base.push(before);
+        before += seg_lines[i];
     }
     let names: Vec<PathBuf> = inputs
         .iter()
         .map(|i| rejects::reject_path(rejects_dir, i))
         .collect();
-    // By the thread that read the lines: each thread's files for it.
-    let mut by_reader: Vec<Vec<PathBuf>> = vec![Vec::new(); workers.len()];
-    for files in logs {
-        for (t, f) in files.into_iter().enumerate() {
-            if let (Some(f), Some(list)) = (f, by_reader.get_mut(t)) {
-                list.push(f);
-            }
-        }
-    }
-    let rejects = rejects::assemble(&by_reader, &bases, &names)?;
+    let rejects = rejects::assemble(&logs, &seg_file, &seg_base, &names)?;
 
     let spilled = workers.iter().any(|w| !w.spills.is_empty());
     let (parts, runs, spills) = if spilled {

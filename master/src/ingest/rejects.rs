@@ -3,9 +3,9 @@
 //!
 //! A line is rejected by the thread that read it (its fields), or by the thread that keeps its
 //! URL (the URL): each thread notes its rejects in one scratch file per thread that read the
-//! lines, with line numbers counted from the start of that thread's range, each file in line
-//! order. Once every thread is done, the reject file of each input is written from them in line
-//! order: the reading threads' ranges in turn, each one's files merged.
+//! lines, by segment of the inputs and line number counted from the segment's start. A thread
+//! reads its segments in input order, so each file is in input order. Once every thread is
+//! done, the reject file of each input is written from all of them, merged in input order.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -19,8 +19,8 @@ use crate::scratch;
 /// How much of a rejected line its reject file keeps.
 const REJECT_EXCERPT: usize = 1024;
 
-/// Rejects of the lines one thread read: (input, line in its range) and the rest of the
-/// reject line.
+/// Rejects of the lines one thread read: (segment, line in it) and the rest of the reject
+/// line.
 pub struct RejectLog {
     path: PathBuf,
     out: Option<BufWriter<File>>,
@@ -31,13 +31,7 @@ impl RejectLog {
         RejectLog { path, out: None }
     }
 
-    pub fn add(
-        &mut self,
-        file: usize,
-        line: u64,
-        why: &Reject,
-        text: &[u8],
-    ) -> std::io::Result<()> {
+    pub fn add(&mut self, seg: usize, line: u64, why: &Reject, text: &[u8]) -> std::io::Result<()> {
         if self.out.is_none() {
             self.out = Some(BufWriter::new(File::create(&self.path)?));
         }
@@ -52,7 +46,7 @@ impl RejectLog {
             String::new()
         };
         let rest = format!("{why}\t{excerpt}{more}");
-        scratch::write(out, [file as u64, line], &[rest.as_bytes()])
+        scratch::write(out, [seg as u64, line], &[rest.as_bytes()])
     }
 
     /// The scratch file, if anything was rejected.
@@ -89,67 +83,68 @@ pub fn line_at(input: &mut File, offset: u64) -> std::io::Result<Vec<u8>> {
     Ok(line)
 }
 
-/// Writes the reject file of every input with rejects. `logs[t]`: the scratch files of the
-/// lines thread `t` read (each in line order); `bases[t][f]`: lines of input `f` before thread
-/// `t`'s range. Returns (temporary path, final path) of each file written, flushed and fsynced.
+/// Writes the reject file of every input with rejects from the scratch files `logs` (each in
+/// input order). `seg_file[s]`: the input segment `s` is of; `seg_base[s]`: the lines of that
+/// input before it. Returns (temporary path, final path) of each file written, flushed and
+/// fsynced.
 pub fn assemble(
-    logs: &[Vec<PathBuf>],
-    bases: &[Vec<u64>],
+    logs: &[PathBuf],
+    seg_file: &[usize],
+    seg_base: &[u64],
     names: &[PathBuf],
 ) -> std::io::Result<Vec<(PathBuf, PathBuf)>> {
+    let mut readers = Vec::new();
+    for p in logs {
+        readers.push(BufReader::new(File::open(p)?));
+    }
+    // Each reader's next entry; the smallest (segment, line) goes next.
+    let mut heads = Vec::new();
+    for r in &mut readers {
+        heads.push(scratch::read::<2, 1>(r)?);
+    }
     let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut current: Option<(usize, BufWriter<File>)> = None;
-    for (t, files) in logs.iter().enumerate() {
-        let mut readers = Vec::new();
-        for p in files {
-            readers.push(BufReader::new(File::open(p)?));
-        }
-        // Each reader's next entry; the smallest (input, line) goes next.
-        let mut heads = Vec::new();
-        for r in &mut readers {
-            heads.push(scratch::read::<2, 1>(r)?);
-        }
-        loop {
-            let next = heads
-                .iter()
-                .enumerate()
-                .filter_map(|(i, h)| h.as_ref().map(|([file, line], _)| ((*file, *line), i)))
-                .min();
-            let Some((_, i)) = next else {
-                break;
-            };
-            let Some(([file, line], [rest])) = heads[i].take() else {
-                break;
-            };
-            heads[i] = scratch::read::<2, 1>(&mut readers[i])?;
-            let file = file as usize;
-            if current.as_ref().map(|c| c.0) != Some(file) {
-                if let Some((_, w)) = current.take() {
-                    close(w)?;
-                }
-                let (tmp, first) = names_for(names, file, &mut out);
-                if let Some(dir) = tmp.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                // An input split between threads is written in turns.
-                let f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .write(true)
-                    .append(!first)
-                    .truncate(first)
-                    .open(&tmp)?;
-                current = Some((file, BufWriter::new(f)));
+    loop {
+        let next = heads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.as_ref().map(|([seg, line], _)| ((*seg, *line), i)))
+            .min();
+        let Some((_, i)) = next else {
+            break;
+        };
+        let Some(([seg, line], [rest])) = heads[i].take() else {
+            break;
+        };
+        heads[i] = scratch::read::<2, 1>(&mut readers[i])?;
+        let (Some(&file), Some(&base)) = (seg_file.get(seg as usize), seg_base.get(seg as usize))
+        else {
+            return Err(std::io::Error::other("a reject of an unknown segment"));
+        };
+        if current.as_ref().map(|c| c.0) != Some(file) {
+            if let Some((_, w)) = current.take() {
+                close(w)?;
             }
-            if let Some((_, w)) = current.as_mut() {
-                let n = bases[t].get(file).copied().unwrap_or(0) + line;
-                writeln!(w, "{n}\t{rest}")?;
+            let (tmp, first) = names_for(names, file, &mut out);
+            if let Some(dir) = tmp.parent() {
+                std::fs::create_dir_all(dir)?;
             }
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(!first)
+                .truncate(first)
+                .open(&tmp)?;
+            current = Some((file, BufWriter::new(f)));
+        }
+        if let Some((_, w)) = current.as_mut() {
+            writeln!(w, "{}\t{rest}", base + line)?;
         }
     }
     if let Some((_, w)) = current.take() {
         close(w)?;
     }
-    for p in logs.iter().flatten() {
+    for p in logs {
         std::fs::remove_file(p)?;
     }
     Ok(out)

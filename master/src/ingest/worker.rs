@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use focuser_schema::formats::reflog::{self, Reject};
 use focuser_schema::urls::{self, NormalForm};
@@ -27,6 +28,10 @@ type Normalised<'t> = Result<(NormalForm<'t>, (u64, u32)), Reject>;
 /// What every thread shares.
 pub struct Shared<'a> {
     pub inputs: &'a [PathBuf],
+    /// The inputs cut into pieces of whole lines, in order; each thread takes the next one
+    /// not taken yet (`next`), so a thread slowed down reads fewer of them.
+    pub segments: Vec<Segment>,
+    pub next: AtomicUsize,
     pub offset: i64,
     pub max_url: usize,
     /// This thread's share of the memory budget.
@@ -42,8 +47,9 @@ const BATCH: usize = 32;
 /// A line of a batch: good (what it says, its place and its URL's key), or rejected.
 enum Item<'a> {
     Good {
-        /// The thread that read it, and its number there.
+        /// The thread that read it, its segment and its number there.
         src: u32,
+        seg: u32,
         line_no: u64,
         seq: u64,
         /// The line itself, for its reject (empty for a line posted by another thread).
@@ -76,22 +82,23 @@ pub struct Worker<'a> {
     rejects: Vec<RejectLog>,
     /// The inputs, opened to find a posted line that is rejected.
     opened: Vec<Option<File>>,
-    /// Lines read of each input (header included).
-    pub lines_of: Vec<u64>,
+    /// Lines read of each segment this thread read (header included): (segment, lines).
+    pub seg_lines: Vec<(usize, u64)>,
+    /// The input and segment being read.
     file: usize,
+    seg: usize,
     name: usize,
     /// Lines to and from the other threads (none when alone).
     mail: Option<Mailbox>,
+    /// When the thread began (before its tables were made), for its debug line.
+    born: std::time::Instant,
 }
 
 impl<'a> Worker<'a> {
-    pub fn new(
-        shared: &'a Shared<'a>,
-        name: usize,
-        segments: &[Segment],
-        mail: Option<Mailbox>,
-    ) -> Self {
-        let bytes: u64 = segments.iter().map(|s| s.end - s.start).sum();
+    pub fn new(shared: &'a Shared<'a>, name: usize, mail: Option<Mailbox>) -> Self {
+        let born = std::time::Instant::now();
+        let threads = mail.as_ref().map_or(1, Mailbox::threads) as u64;
+        let bytes: u64 = shared.segments.iter().map(|s| s.end - s.start).sum::<u64>() / threads;
         // Room for a new URL every six lines or so of as many bytes as this thread reads (it
         // keeps its share of the URLs of all the inputs), within the budget; the table grows
         // if there are more.
@@ -114,19 +121,27 @@ impl<'a> Worker<'a> {
                 })
                 .collect(),
             opened: shared.inputs.iter().map(|_| None).collect(),
-            lines_of: vec![0; shared.inputs.len()],
+            seg_lines: Vec::new(),
             file: 0,
+            seg: 0,
             name,
             mail,
+            born,
         }
     }
 
-    /// Reads `segments`; sorts what is in memory at the end.
-    pub fn run(&mut self, segments: &[Segment]) -> std::io::Result<()> {
-        let started = std::time::Instant::now();
-        for seg in segments {
+    /// Reads segments until none is left; sorts what is in memory at the end.
+    pub fn run(&mut self) -> std::io::Result<()> {
+        let started = self.born;
+        let made = started.elapsed().as_secs_f64();
+        loop {
+            let i = self.shared.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&seg) = self.shared.segments.get(i) else {
+                break;
+            };
+            self.seg = i;
             self.file = seg.file;
-            let mut reader = SegmentReader::open(&self.shared.inputs[seg.file], *seg)?;
+            let mut reader = SegmentReader::open(&self.shared.inputs[seg.file], seg)?;
             let mut line_no = 0u64;
             while let Some(piece) = reader.next_piece()? {
                 match piece {
@@ -140,7 +155,7 @@ impl<'a> Worker<'a> {
                     Piece::Lines { text, at } => self.lines(text, at, &mut line_no)?,
                 }
             }
-            self.lines_of[seg.file] = line_no;
+            self.seg_lines.push((i, line_no));
         }
         // What is left for the others, then everything they post until they are done.
         while self.mail.as_mut().is_some_and(|m| m.flush().is_err()) {
@@ -156,7 +171,7 @@ impl<'a> Worker<'a> {
             self.run = Some(m.into_run());
         }
         log::debug!(
-            "reading thread {}: read its range in {read:.3} s, took the others' lines by \
+            "reading thread {}: made its tables in {made:.3} s, read its range by {read:.3} s, took the others' lines by \
              {taken:.3} s, sorted its aggregates by {:.3} s",
             self.name,
             started.elapsed().as_secs_f64()
@@ -174,6 +189,7 @@ impl<'a> Worker<'a> {
         for p in chunk.records() {
             batch.push(Item::Good {
                 src: p.src,
+                seg: p.seg,
                 line_no: p.line_no,
                 seq: p.seq,
                 line: &[],
@@ -236,6 +252,7 @@ impl<'a> Worker<'a> {
                                     key,
                                     seq,
                                     src: self.name as u32,
+                                    seg: self.seg as u32,
                                     line_no,
                                     ts: p.timestamp,
                                     hits: p.hits,
@@ -246,6 +263,7 @@ impl<'a> Worker<'a> {
                         }
                         Item::Good {
                             src: self.name as u32,
+                            seg: self.seg as u32,
                             line_no,
                             seq,
                             line,
@@ -279,15 +297,14 @@ impl<'a> Worker<'a> {
 
     fn reject(&mut self, line_no: u64, why: Reject, line: &[u8]) -> std::io::Result<()> {
         *self.stats.rejected.entry(why.kind()).or_insert(0) += 1;
-        self.rejects[self.name].add(self.file, line_no, &why, line)
+        self.rejects[self.name].add(self.seg, line_no, &why, line)
     }
 
-    /// A line thread `src` posted, whose URL is rejected: the line is read again from its
-    /// input (rare: a URL that does not normalise).
+    /// A line thread `src` posted (line `line_no` of segment `seg`), whose URL is rejected:
+    /// the line is read again from its input (rare: a URL that does not normalise).
     fn reject_posted(
         &mut self,
-        src: u32,
-        line_no: u64,
+        (src, seg, line_no): (u32, u32, u64),
         seq: u64,
         why: Reject,
     ) -> std::io::Result<()> {
@@ -303,7 +320,7 @@ impl<'a> Worker<'a> {
             };
         let line = rejects::line_at(input, offset)?;
         match self.rejects.get_mut(src as usize) {
-            Some(log) => log.add(file, line_no, &why, &line),
+            Some(log) => log.add(seg as usize, line_no, &why, &line),
             None => Err(std::io::Error::other("a line posted by an unknown thread")),
         }
     }
@@ -374,6 +391,7 @@ impl<'a> Worker<'a> {
                 Item::Reject { line_no, why, line } => self.reject(line_no, why, line)?,
                 Item::Good {
                     src,
+                    seg,
                     line_no,
                     seq,
                     line,
@@ -390,7 +408,7 @@ impl<'a> Worker<'a> {
                             continue;
                         }
                         Some(Err(why)) => {
-                            self.reject_posted(src, line_no, seq, why)?;
+                            self.reject_posted((src, seg, line_no), seq, why)?;
                             continue;
                         }
                         None => continue,
