@@ -1,6 +1,6 @@
 //! Lines handed between reading threads.
 //!
-//! Every thread reads its own range of the inputs, and a URL on lines of two ranges would
+//! Every thread reads its own ranges of the inputs, and a URL on lines of two threads' would
 //! otherwise get an aggregate in both threads: normalised, its id computed, sorted and merged
 //! twice. Instead each thread keeps the URLs whose raw key falls in its share of the key space
 //! ([`owner`]) and posts every other good line to the thread that keeps it, in a [`Chunk`] of

@@ -1,8 +1,8 @@
 //! analyze_dump and group_sum (SPEC §5 steps 1–2): reflog files in, one aggregate per URL out,
 //! bad lines to reject files.
 //!
-//! The inputs are cut into one byte range per core ([`read`]); each thread reads and parses
-//! its range ([`scan`], [`line`]). A thread keeps the URLs of its share of the raw URL keys and
+//! The inputs are cut into byte ranges of whole lines, 16 per thread ([`read`]); each thread
+//! takes the next range no thread has taken yet, and reads and parses it ([`scan`], [`line`]). A thread keeps the URLs of its share of the raw URL keys and
 //! posts the other lines to the threads that keep theirs ([`exchange`]), so that each URL is
 //! aggregated ([`worker`], [`memory`]) by one thread; the threads' runs ([`run`]) are then
 //! merged in id order, which is also current_log's order. Every rule of group_sum is

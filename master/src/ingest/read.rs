@@ -1,5 +1,5 @@
-//! The inputs cut into byte ranges, one per reading thread, and a range read in large blocks
-//! of whole lines (no copy per line).
+//! The inputs cut into byte ranges of whole lines (the segments the reading threads take in
+//! turn), and a range read in large blocks of whole lines (no copy per line).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

@@ -125,17 +125,14 @@ pub fn assemble(
             if let Some((_, w)) = current.take() {
                 close(w)?;
             }
-            let (tmp, first) = names_for(names, file, &mut out);
+            // Segments are in input order: an input's rejects come together, once.
+            let final_path = names[file].clone();
+            let tmp = focuser_schema::fsutil::temp_path(&final_path);
             if let Some(dir) = tmp.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            let f = std::fs::OpenOptions::new()
-                .create(true)
-                .write(true)
-                .append(!first)
-                .truncate(first)
-                .open(&tmp)?;
-            current = Some((file, BufWriter::new(f)));
+            current = Some((file, BufWriter::new(File::create(&tmp)?)));
+            out.push((tmp, final_path));
         }
         if let Some((_, w)) = current.as_mut() {
             writeln!(w, "{}\t{rest}", base + line)?;
@@ -148,18 +145,6 @@ pub fn assemble(
         std::fs::remove_file(p)?;
     }
     Ok(out)
-}
-
-/// The temporary path of input `file`'s reject file (`names[file]` is the final one), and
-/// whether this is the first time: it is then noted in `out`.
-fn names_for(names: &[PathBuf], file: usize, out: &mut Vec<(PathBuf, PathBuf)>) -> (PathBuf, bool) {
-    let final_path = names[file].clone();
-    let tmp = focuser_schema::fsutil::temp_path(&final_path);
-    let first = !out.iter().any(|(_, f)| *f == final_path);
-    if first {
-        out.push((tmp.clone(), final_path));
-    }
-    (tmp, first)
 }
 
 fn close(w: BufWriter<File>) -> std::io::Result<()> {

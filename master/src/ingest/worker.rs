@@ -171,8 +171,9 @@ impl<'a> Worker<'a> {
             self.run = Some(m.into_run());
         }
         log::debug!(
-            "reading thread {}: made its tables in {made:.3} s, read its range by {read:.3} s, took the others' lines by \
-             {taken:.3} s, sorted its aggregates by {:.3} s",
+            "reading thread {}: made its tables in {made:.3} s, read its segments by \
+             {read:.3} s, took the others' lines by {taken:.3} s, sorted its aggregates by \
+             {:.3} s",
             self.name,
             started.elapsed().as_secs_f64()
         );
