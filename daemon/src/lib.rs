@@ -10,6 +10,7 @@ pub mod access;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod episode;
 pub mod logging;
 pub mod pidfile;
 pub mod privileges;
