@@ -5,6 +5,9 @@ use std::borrow::Cow;
 
 use md5::{Digest, Md5};
 
+mod host;
+pub use host::{host_kind, host_of, ip_kind, HostKind};
+
 /// SPEC's `Url.MaxLength` default: longer normalised URLs are rejected.
 pub const MAX_URL_LENGTH: usize = 2048;
 

@@ -1,9 +1,10 @@
 //! One reflog line (SPEC §5): `batch_id \t priority \t timestamp \t page_id \t url \t hits \t
 //! updatetag`, after a header line that is ignored. A trailing `\r` is dropped, and a line
-//! without the trailing updatetag field (six fields) has an empty updatetag.
+//! without the trailing updatetag field (six fields) has an empty updatetag. A last line
+//! without its `\n` is torn (a file still being written, or cut short) and is rejected.
 
 use crate::formats::stamp;
-use crate::urls::{self, NormalForm, NormalUrl, UrlError};
+use crate::urls::{self, HostKind, NormalForm, NormalUrl, UrlError};
 
 /// The fields the master uses, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +33,14 @@ pub enum Reject {
     Hits,
     #[error("{0}")]
     Url(UrlError),
+    #[error("torn line (no newline at the end of the file)")]
+    Torn,
+    #[error("URL has user info")]
+    UserInfo,
+    #[error("URL host is an IP address")]
+    IpLiteral,
+    #[error("URL host is a loopback or private address")]
+    InternalHost,
 }
 
 impl Reject {
@@ -47,10 +56,14 @@ impl Reject {
             Reject::Url(UrlError::Scheme) => "scheme",
             Reject::Url(UrlError::TooLong(_)) => "url_too_long",
             Reject::Url(UrlError::Unparsable | UrlError::NoHost | UrlError::DomainTooLong) => "url",
+            Reject::Torn => "torn",
+            Reject::UserInfo => "userinfo",
+            Reject::IpLiteral => "ip_literal",
+            Reject::InternalHost => "internal_host",
         }
     }
 
-    pub const KINDS: [&'static str; 9] = [
+    pub const KINDS: [&'static str; 13] = [
         "empty",
         "line_too_long",
         "fields",
@@ -60,7 +73,65 @@ impl Reject {
         "scheme",
         "url_too_long",
         "url",
+        "torn",
+        "userinfo",
+        "ip_literal",
+        "internal_host",
     ];
+}
+
+/// Which URL hosts the master forwards (`Url.AllowIpLiterals`, `Url.AllowPrivate`): by default
+/// neither IP addresses nor this machine's or private networks' hosts, so that a reflog line
+/// cannot send the crawlers to an internal service (SSRF).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostPolicy {
+    /// Public IP addresses as hosts.
+    pub allow_ip_literals: bool,
+    /// Loopback and private addresses and `localhost` (test setups).
+    pub allow_internal: bool,
+}
+
+/// Refuses a normalised URL with user info, or whose host `policy` does not allow (see
+/// [`urls::host_kind`]).
+pub fn check_host(normalized: &str, policy: HostPolicy) -> Result<(), Reject> {
+    let (userinfo, host) = urls::host_of(normalized);
+    if userinfo {
+        return Err(Reject::UserInfo);
+    }
+    match urls::host_kind(host) {
+        HostKind::Name => Ok(()),
+        HostKind::PublicIp if policy.allow_ip_literals => Ok(()),
+        HostKind::PublicIp => Err(Reject::IpLiteral),
+        HostKind::Loopback | HostKind::Private if policy.allow_internal => Ok(()),
+        HostKind::Loopback | HostKind::Private => Err(Reject::InternalHost),
+        HostKind::Invalid => Err(Reject::Url(UrlError::Unparsable)),
+    }
+}
+
+/// `text` made safe to print on a terminal, reversibly: a byte that is not part of printable
+/// UTF-8 — a control character (C0 but tab, DEL, C1) or invalid UTF-8 — is written `\xHH`,
+/// and a backslash `\\`. Everything else, tabs included, is kept as it is.
+pub fn escape(text: &[u8]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\t' => out.push(c),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        out.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 /// Splits and checks the fields of `line` (without its `\n`); `offset` is the reflog's time
@@ -181,5 +252,91 @@ mod tests {
             Reject::Url(UrlError::TooLong(2048)).to_string(),
             "URL longer than 2048 bytes"
         );
+    }
+
+    #[test]
+    fn hosts_the_master_refuses() {
+        let strict = HostPolicy::default();
+        let internal = HostPolicy {
+            allow_internal: true,
+            ..strict
+        };
+        let both = HostPolicy {
+            allow_ip_literals: true,
+            allow_internal: true,
+        };
+        for (raw, by_default, allow_internal, allow_both) in [
+            ("http://a.ru/x", Ok(()), Ok(()), Ok(())),
+            (
+                "http://user:pw@a.ru/",
+                Err(Reject::UserInfo),
+                Err(Reject::UserInfo),
+                Err(Reject::UserInfo),
+            ),
+            (
+                "http://8.8.8.8/",
+                Err(Reject::IpLiteral),
+                Err(Reject::IpLiteral),
+                Ok(()),
+            ),
+            (
+                "http://127.0.0.1:8080/",
+                Err(Reject::InternalHost),
+                Ok(()),
+                Ok(()),
+            ),
+            (
+                "http://2130706433/",
+                Err(Reject::InternalHost),
+                Ok(()),
+                Ok(()),
+            ),
+            ("http://0x7f.1/", Err(Reject::InternalHost), Ok(()), Ok(())),
+            ("http://[::1]/", Err(Reject::InternalHost), Ok(()), Ok(())),
+            (
+                "http://[fd00::1]/",
+                Err(Reject::InternalHost),
+                Ok(()),
+                Ok(()),
+            ),
+            (
+                "http://169.254.169.254/latest",
+                Err(Reject::InternalHost),
+                Ok(()),
+                Ok(()),
+            ),
+            (
+                "http://LocalHost./",
+                Err(Reject::InternalHost),
+                Ok(()),
+                Ok(()),
+            ),
+            (
+                "http://api.localhost/",
+                Err(Reject::InternalHost),
+                Ok(()),
+                Ok(()),
+            ),
+        ] {
+            let n = normalize_url(raw, 2048).unwrap();
+            assert_eq!(check_host(&n.url, strict), by_default, "{raw}");
+            assert_eq!(check_host(&n.url, internal), allow_internal, "{raw}");
+            assert_eq!(check_host(&n.url, both), allow_both, "{raw}");
+        }
+    }
+
+    #[test]
+    fn escaping_keeps_text_and_spells_out_the_rest() {
+        assert_eq!(escape("b\t5\tпример é".as_bytes()), "b\t5\tпример é");
+        assert_eq!(
+            escape(b"\x1b[31mred\x1b[0m\r\x00\x7f\\n"),
+            "\\x1b[31mred\\x1b[0m\\x0d\\x00\\x7f\\\\n"
+        );
+        // C1 controls (U+009B is a CSI on some terminals) and invalid UTF-8, byte by byte.
+        assert_eq!(escape("a\u{9b}b".as_bytes()), "a\\xc2\\x9bb");
+        assert_eq!(escape(b"\xff\xd0"), "\\xff\\xd0");
+        for e in [escape(b"\x1b\x07\x08\x0c\x9b"), escape("\u{85}".as_bytes())] {
+            assert!(!e.chars().any(|c| c.is_control() && c != '\t'), "{e}");
+        }
     }
 }
