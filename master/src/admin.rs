@@ -6,13 +6,15 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 use diesel::mysql::MysqlConnection;
-use focuser_schema::formats::reflog;
+use focuser_schema::formats::reflog::{self, HostPolicy};
 use focuser_schema::models::{NewPartnerDomain, PartnerDomain, YacobotNode};
+use focuser_schema::urls::MAX_URL_LENGTH;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::MasterConfig;
 use crate::cycle::{CycleStats, Master};
 use crate::daemon::summary;
+use crate::names;
 use crate::store::ConnStore;
 
 /// The latest timestamp in a reflog file (a replayed cycle's clock, unless `--now` is given).
@@ -39,7 +41,15 @@ pub fn replay(
     files: &[PathBuf],
     now: Option<i64>,
 ) -> anyhow::Result<Vec<CycleStats>> {
-    let master = Master { cfg };
+    // The journal names its inputs one a line, as text.
+    if let Some(f) = files.iter().find(|f| !names::journaled(f.as_os_str())) {
+        return Err(anyhow!(
+            "{}: a path with control characters, a backslash or bytes that are not UTF-8 \
+             cannot be journaled; rename the file",
+            names::printable(f.as_os_str())
+        ));
+    }
+    let master = Master::new(cfg);
     let mut store = ConnStore(conn);
     if let Some(seq) = master.recover(&mut store)? {
         eprintln!("finished the interrupted cycle {seq} first");
@@ -178,13 +188,28 @@ pub fn domains(conn: &mut MysqlConnection) -> anyhow::Result<String> {
     Ok(out)
 }
 
+/// `text` as a routing domain: what the master makes of the URLs whose host it is
+/// (`WWW.Пример.рф` → `xn--e1afmkfd.xn--p1ai`). Refused unless it is a host alone (no scheme,
+/// user info, port or path) of URLs the master forwards (`hosts`).
+pub fn domain_arg(text: &str, hosts: HostPolicy) -> anyhow::Result<String> {
+    let refused = |why: &dyn std::fmt::Display| anyhow!("{text:?} is not a domain: {why}");
+    let host = url::Host::parse(text).map_err(|e| refused(&e))?;
+    let url = format!("http://{host}/");
+    let n = reflog::normal_form(&url, MAX_URL_LENGTH)
+        .and_then(|n| reflog::check_host(&n.url, hosts).map(|()| n))
+        .map_err(|e| refused(&e))?;
+    Ok(n.domain.into_owned())
+}
+
 /// `master assign DOMAIN NODE`: moves a domain to a node (by id or name); returns what was done.
+/// `hosts`: the config's `Url.*` (a domain of URLs the master refuses is no domain).
 pub fn assign(
     conn: &mut MysqlConnection,
-    domain: &str,
+    (domain, hosts): (&str, HostPolicy),
     node: &str,
     who: &str,
 ) -> anyhow::Result<String> {
+    let domain = domain_arg(domain, hosts)?;
     let target = match node.parse::<u32>() {
         Ok(id) => YacobotNode::find(conn, id),
         Err(_) => YacobotNode::find_by_name(conn, node),
@@ -197,7 +222,6 @@ pub fn assign(
             target.name
         ));
     }
-    let domain = focuser_schema::urls::domain_of(domain);
     let before = PartnerDomain::find(conn, &domain)
         .ok()
         .map(|d| d.yacobot_id);

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use focuser_daemon::{CommonConfig, DaemonConfig};
+use focuser_schema::formats::reflog::HostPolicy;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -19,6 +20,9 @@ pub struct MasterConfig {
     pub done_dir: Option<PathBuf>,
     #[serde(default = "default_rejects_dir")]
     pub rejects_dir: PathBuf,
+    /// Inputs the master cannot process, set aside with their reason (`<name>.why`).
+    #[serde(default = "default_bad_dir")]
+    pub bad_dir: PathBuf,
     /// current_log and the cycle journal.
     #[serde(default = "default_state_dir")]
     pub state_dir: PathBuf,
@@ -48,6 +52,9 @@ pub struct CycleConfig {
     /// MiB the cycle's working set may take; beyond it the cycle partitions through tmp_dir.
     #[serde(rename = "MemoryLimit", default = "default_memory_limit")]
     pub memory_limit: u64,
+    /// A reflog modified less than this many seconds ago is still being written: it waits.
+    #[serde(rename = "SettleSeconds", default = "default_settle_seconds")]
+    pub settle_seconds: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -66,10 +73,19 @@ pub struct FilterConfig {
 pub struct UrlConfig {
     #[serde(rename = "MaxLength", default = "default_max_length")]
     pub max_length: usize,
+    /// Forward URLs whose host is a public IP address.
+    #[serde(rename = "AllowIpLiterals", default)]
+    pub allow_ip_literals: bool,
+    /// Forward URLs whose host is a loopback or private address or `localhost` (test setups).
+    #[serde(rename = "AllowPrivate", default)]
+    pub allow_private: bool,
 }
 
 fn default_rejects_dir() -> PathBuf {
     PathBuf::from("rejects")
+}
+fn default_bad_dir() -> PathBuf {
+    PathBuf::from("bad")
 }
 fn default_state_dir() -> PathBuf {
     PathBuf::from("state")
@@ -85,6 +101,9 @@ fn default_interval() -> u64 {
 }
 fn default_memory_limit() -> u64 {
     1024
+}
+fn default_settle_seconds() -> u64 {
+    5
 }
 fn default_window() -> i64 {
     3600
@@ -102,6 +121,7 @@ impl Default for CycleConfig {
             interval: default_interval(),
             max_files: 0,
             memory_limit: default_memory_limit(),
+            settle_seconds: default_settle_seconds(),
         }
     }
 }
@@ -119,6 +139,8 @@ impl Default for UrlConfig {
     fn default() -> Self {
         UrlConfig {
             max_length: default_max_length(),
+            allow_ip_literals: false,
+            allow_private: false,
         }
     }
 }
@@ -128,6 +150,14 @@ impl MasterConfig {
     pub fn utc_offset(&self) -> Result<i64, String> {
         parse_offset(&self.time_zone)
             .ok_or_else(|| format!("TimeZone: {:?} is not UTC or ±hh:mm", self.time_zone))
+    }
+
+    /// The URL hosts forwarded.
+    pub fn host_policy(&self) -> HostPolicy {
+        HostPolicy {
+            allow_ip_literals: self.url.allow_ip_literals,
+            allow_internal: self.url.allow_private,
+        }
     }
 
     /// The memory budget in bytes.
@@ -153,13 +183,14 @@ fn parse_offset(tz: &str) -> Option<i64> {
 impl DaemonConfig for MasterConfig {
     fn validate(&self, common: &CommonConfig) -> Result<(), String> {
         if self.name.is_empty()
+            || self.name.len() > 64
             || !self
                 .name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
             return Err(
-                "name: letters, digits and `_` only (it is part of queue file names)".into(),
+                "name: 1 to 64 letters, digits and `_` (it is part of queue file names)".into(),
             );
         }
         if common.database.is_none() {

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context};
@@ -25,6 +26,7 @@ use crate::join;
 pub use crate::join::Tally;
 use crate::journal::Journal;
 use crate::logsaver::{self, ForwardedList};
+use crate::names;
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
 
 /// Where the domain map lives: the database, behind retries in the daemon.
@@ -64,6 +66,27 @@ impl CycleStats {
 /// The master's directories, as configured (relative to rootdir, the working directory).
 pub struct Master<'a> {
     pub cfg: &'a MasterConfig,
+    /// Inputs set aside ([`Master::set_aside_count`]).
+    pub(crate) set_aside: AtomicU64,
+}
+
+/// An input an attempt at a cycle could not use: it is taken out and the cycle is computed
+/// again without it.
+struct Unusable {
+    /// Its place in the journal's inputs.
+    input: usize,
+    why: String,
+    /// Set aside for good; otherwise (still changing) left in place for a later cycle.
+    set_aside: bool,
+}
+
+impl<'a> Master<'a> {
+    pub fn new(cfg: &'a MasterConfig) -> Self {
+        Master {
+            cfg,
+            set_aside: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Master<'_> {
@@ -73,27 +96,6 @@ impl Master<'_> {
 
     fn queue_name(&self, seq: u64) -> String {
         format!("{}-{seq:010}.q", self.cfg.name)
-    }
-
-    /// Reflog files ready in incoming_dir, in name order (dot-files are being written).
-    pub fn ready_inputs(&self) -> anyhow::Result<Vec<PathBuf>> {
-        let dir = &self.cfg.incoming_dir;
-        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-            .with_context(|| format!("incoming_dir {}", dir.display()))?
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-            .map(|e| e.path())
-            .filter(|p| {
-                !p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_none_or(|n| n.starts_with('.'))
-            })
-            .collect();
-        names.sort();
-        if self.cfg.cycle.max_files > 0 {
-            names.truncate(self.cfg.cycle.max_files);
-        }
-        Ok(names)
     }
 
     fn ensure_dirs(&self) -> anyhow::Result<()> {
@@ -142,17 +144,31 @@ impl Master<'_> {
         explicit: Option<Vec<PathBuf>>,
     ) -> anyhow::Result<Option<CycleStats>> {
         self.ensure_dirs()?;
+        match explicit {
+            Some(files) => self.run_inputs(store, now, files, true),
+            None => {
+                let ready = self.incoming()?.ready;
+                self.run_inputs(store, now, ready, false)
+            }
+        }
+    }
+
+    /// Runs a cycle over `inputs` (`keep_inputs`: they stay where they are). `None` when there
+    /// is nothing to do, or every input had to be left out.
+    pub fn run_inputs(
+        &self,
+        store: &mut dyn DomainStore,
+        now: i64,
+        inputs: Vec<PathBuf>,
+        keep_inputs: bool,
+    ) -> anyhow::Result<Option<CycleStats>> {
+        self.ensure_dirs()?;
         if let Some(j) = Journal::load(&self.cfg.state_dir)? {
             return Err(anyhow!(
                 "cycle {} is still journaled; recover it first",
                 j.seq
             ));
         }
-        let keep_inputs = explicit.is_some();
-        let inputs = match explicit {
-            Some(files) => files,
-            None => self.ready_inputs()?,
-        };
         if inputs.is_empty() {
             return Ok(None);
         }
@@ -169,19 +185,65 @@ impl Master<'_> {
             prepared: false,
         };
         journal.save(&self.cfg.state_dir)?;
-        self.execute(journal, store).map(Some)
+        self.execute(journal, store)
     }
 
-    /// Computes every output under temporary names, commits, publishes.
+    /// Computes the journaled cycle; an input it cannot use is taken out (and set aside, if
+    /// it cannot be processed at all) and the cycle computed again without it, so that the
+    /// journal is never redone over the same bad input for ever. `None`: no input was left.
     fn execute(
         &self,
         mut journal: Journal,
         store: &mut dyn DomainStore,
-    ) -> anyhow::Result<CycleStats> {
+    ) -> anyhow::Result<Option<CycleStats>> {
+        loop {
+            let unusable = match self.attempt(&mut journal, store)? {
+                Ok(stats) => return Ok(Some(stats)),
+                Err(u) => u,
+            };
+            let input = journal.inputs.remove(unusable.input);
+            if unusable.set_aside {
+                self.set_aside(
+                    &input,
+                    &unusable.why,
+                    Some(journal.seq),
+                    journal.keep_inputs,
+                )?;
+            } else {
+                log::warn!(
+                    "cycle {}: {}: {}; left for a later cycle",
+                    journal.seq,
+                    names::printable(input.as_os_str()),
+                    unusable.why
+                );
+            }
+            // The plan was made with that input: planned again (what reached the database is
+            // in the map the next attempt reads).
+            journal.plan = None;
+            if journal.inputs.is_empty() {
+                self.discard_temporaries(journal.seq)?;
+                Journal::remove(&self.cfg.state_dir)?;
+                return Ok(None);
+            }
+            journal.save(&self.cfg.state_dir)?;
+        }
+    }
+
+    /// Computes every output under temporary names, commits, publishes; or says which input
+    /// it could not use.
+    fn attempt(
+        &self,
+        journal: &mut Journal,
+        store: &mut dyn DomainStore,
+    ) -> anyhow::Result<Result<CycleStats, Unusable>> {
         let started = Instant::now();
         let cfg = self.cfg;
         self.discard_temporaries(journal.seq)?;
-        let offset = cfg.utc_offset().map_err(|e| anyhow!(e))?;
+        let rules = ingest::LineRules {
+            offset: cfg.utc_offset().map_err(|e| anyhow!(e))?,
+            max_url: cfg.url.max_length,
+            hosts: cfg.host_policy(),
+        };
         // The domain map is read from the database while the inputs are read.
         let (map, ingested) = std::thread::scope(|scope| {
             let reading = scope.spawn(|| {
@@ -189,10 +251,8 @@ impl Master<'_> {
                     &journal.inputs,
                     ingest::threads(),
                     cfg.memory_budget(),
-                    &cfg.tmp_dir,
-                    &cfg.rejects_dir,
-                    offset,
-                    cfg.url.max_length,
+                    (&cfg.tmp_dir, &cfg.rejects_dir),
+                    rules,
                 )
             });
             let map = store.load().context("reading the domain map");
@@ -201,8 +261,20 @@ impl Master<'_> {
                 .unwrap_or_else(|_| Err(std::io::Error::other("reading thread panicked")));
             (map, ingested)
         });
+        let mut ingested = match ingested {
+            Err(e) => match ingest::failed_input(&e) {
+                Some(failed) => {
+                    return Ok(Err(Unusable {
+                        input: failed.input,
+                        why: failed.error.to_string(),
+                        set_aside: true,
+                    }))
+                }
+                None => return Err(anyhow::Error::new(e).context("reading the reflog files")),
+            },
+            Ok(i) => i,
+        };
         let map = map?;
-        let mut ingested = ingested.context("reading the reflog files")?;
         let mut domains = std::mem::take(&mut ingested.domains);
         let parts = ingested.parts;
         log::debug!(
@@ -250,7 +322,7 @@ impl Master<'_> {
         );
         let mut forwarded = joined.forwarded;
         let (new_domains, writers) = self.route_and_save(
-            &mut journal,
+            journal,
             store,
             &map,
             &domains.names,
@@ -299,11 +371,36 @@ impl Master<'_> {
             journal.seq,
             started.elapsed().as_secs_f64()
         );
+        if let Some(changed) = self.changed_input(journal, &ingested.sizes) {
+            return Ok(Err(changed));
+        }
         journal.prepared = true;
         journal.save(&cfg.state_dir)?;
-        self.publish(&journal)?;
+        self.publish(journal)?;
         stats.seconds = started.elapsed().as_secs_f64();
-        Ok(stats)
+        Ok(Ok(stats))
+    }
+
+    /// An input that changed size since the cycle read it (`sizes`): written to still, its
+    /// disposal would lose what was added. It waits for a later cycle. (`master replay`'s
+    /// inputs stay where they are: no loss.)
+    fn changed_input(&self, journal: &Journal, sizes: &[u64]) -> Option<Unusable> {
+        if journal.keep_inputs {
+            return None;
+        }
+        journal
+            .inputs
+            .iter()
+            .zip(sizes)
+            .enumerate()
+            .find_map(|(input, (path, &read))| {
+                let now = std::fs::metadata(path).ok()?.len();
+                (now != read).then(|| Unusable {
+                    input,
+                    why: format!("changed while the cycle read it ({read} bytes read, {now} now)"),
+                    set_aside: false,
+                })
+            })
     }
 
     /// route and logsaver (SPEC §5 steps 5–7) at once: the plan is journaled (before it reaches
@@ -428,7 +525,7 @@ impl Master<'_> {
             }
         }
         for input in &journal.inputs {
-            let final_path = cfg.rejects_dir.join(format!("{}.rej", file_name(input)));
+            let final_path = ingest::reject_path(&cfg.rejects_dir, input);
             let tmp = fsutil::temp_path(&final_path);
             if tmp.exists() {
                 fsutil::publish(&tmp, &final_path)?;
@@ -443,14 +540,18 @@ impl Master<'_> {
                 if !input.exists() {
                     continue;
                 }
-                match &cfg.done_dir {
-                    Some(done) => fsutil::publish(input, &done.join(file_name(input)))?,
-                    None => {
-                        std::fs::remove_file(input)?;
-                        if let Some(dir) = input.parent() {
-                            fsutil::sync_dir(dir)?;
-                        }
-                    }
+                let disposed = match &cfg.done_dir {
+                    Some(done) => fsutil::publish(input, &done.join(names::file_name(input))),
+                    None => std::fs::remove_file(input).and_then(|()| match input.parent() {
+                        Some(dir) => fsutil::sync_dir(dir),
+                        None => Ok(()),
+                    }),
+                };
+                // Processed, but not out of the way: set aside, or the next cycle would read
+                // it again.
+                if let Err(e) = disposed {
+                    let why = format!("processed, but could not be moved out of the way: {e}");
+                    self.set_aside(input, &why, Some(journal.seq), false)?;
                 }
             }
         }
@@ -511,12 +612,6 @@ fn journal_seq_done(state_dir: &Path) -> anyhow::Result<u64> {
     Ok(current_log::Reader::open(&state_dir.join("current_log"))?
         .map(|r| r.cycle)
         .unwrap_or(0))
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 fn remove_if_there(p: &Path) -> std::io::Result<()> {

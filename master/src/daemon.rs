@@ -9,6 +9,7 @@ use focuser_daemon::{Runtime, Signal};
 
 use crate::config::MasterConfig;
 use crate::cycle::{CycleStats, Master};
+use crate::intake::SettleLog;
 use crate::journal::Journal;
 use crate::status::CycleFigures;
 use crate::store::PoolStore;
@@ -58,6 +59,7 @@ pub fn main_loop(rt: &mut Runtime<MasterConfig>, fixed_now: Option<i64>) -> anyh
         .ok_or_else(|| anyhow!("no database configured"))?;
     let figures = Arc::new(CycleFigures::default());
     rt.add_status_source(figures.clone());
+    let mut settle_log = SettleLog::default();
     let mut next_cycle = Instant::now();
     loop {
         let wait = next_cycle.saturating_duration_since(Instant::now());
@@ -74,13 +76,20 @@ pub fn main_loop(rt: &mut Runtime<MasterConfig>, fixed_now: Option<i64>) -> anyh
             continue;
         }
         let cfg = rt.config().daemon.clone();
-        let master = Master { cfg: &cfg };
+        let master = Master::new(&cfg);
         let mut store = PoolStore(&db);
+        let mut settling = false;
         let result = match Journal::load(&cfg.state_dir) {
             Ok(Some(_)) => master.recover(&mut store).map(|_| None),
-            Ok(None) => master.run(&mut store, fixed_now.unwrap_or_else(unix_now), None),
+            Ok(None) => master.incoming().and_then(|incoming| {
+                settle_log.note(&incoming.settling, cfg.cycle.settle_seconds);
+                settling = !incoming.settling.is_empty();
+                let now = fixed_now.unwrap_or_else(unix_now);
+                master.run_inputs(&mut store, now, incoming.ready, false)
+            }),
             Err(e) => Err(e.into()),
         };
+        figures.set_aside(master.set_aside_count());
         match result {
             Ok(Some(stats)) => {
                 log::info!("{}", summary(&stats));
@@ -97,7 +106,12 @@ pub fn main_loop(rt: &mut Runtime<MasterConfig>, fixed_now: Option<i64>) -> anyh
                 log::error!("{e:#}");
             }
         }
-        next_cycle = Instant::now() + Duration::from_secs(cfg.cycle.interval);
+        // A file still being written is looked at again once it may have settled.
+        let mut interval = cfg.cycle.interval;
+        if settling {
+            interval = interval.min(cfg.cycle.settle_seconds.max(1));
+        }
+        next_cycle = Instant::now() + Duration::from_secs(interval);
         if rt.once() {
             break;
         }

@@ -118,7 +118,8 @@ fn tool(cli: &Cli, cmd: &Cmd) -> anyhow::Result<()> {
             let who = std::env::var("SUDO_USER")
                 .or_else(|_| std::env::var("USER"))
                 .unwrap_or_else(|_| "unknown".into());
-            println!("{}", admin::assign(&mut conn, domain, node, &who)?);
+            let hosts = config.daemon.host_policy();
+            println!("{}", admin::assign(&mut conn, (domain, hosts), node, &who)?);
         }
         Cmd::Common(_) => {}
     }

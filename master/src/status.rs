@@ -27,6 +27,8 @@ struct Totals {
     lines: u64,
     rejected: BTreeMap<&'static str, u64>,
     forwarded: [u64; 3],
+    /// Inputs set aside to bad_dir.
+    set_aside: u64,
     /// Newest first: committed cycles and failed attempts.
     recent: VecDeque<Recent>,
 }
@@ -69,6 +71,13 @@ impl CycleFigures {
         }
     }
 
+    /// Counts `n` inputs set aside.
+    pub fn set_aside(&self, n: u64) {
+        if let Ok(mut t) = self.inner.lock() {
+            t.set_aside += n;
+        }
+    }
+
     pub fn failed(&self, why: &str) {
         if let Ok(mut t) = self.inner.lock() {
             t.failures += 1;
@@ -102,6 +111,11 @@ impl StatusSource for CycleFigures {
                 t.failures as f64,
             ),
             Figure::counter("master_lines_total", "reflog lines read", t.lines as f64),
+            Figure::counter(
+                "master_inputs_set_aside_total",
+                "inputs that could not be processed, moved to bad_dir",
+                t.set_aside as f64,
+            ),
         ];
         for (reason, n) in &t.rejected {
             f.push(
@@ -212,6 +226,10 @@ impl StatusSource for CycleFigures {
                 .unit("lines")
                 .help("in rejects_dir/<reflog>.rej, with the reason"),
             Card::number("URLs forwarded", forwarded as f64).unit("URLs"),
+            Card::number("inputs set aside", t.set_aside as f64)
+                .unit("files")
+                .warn_if(t.set_aside > 0)
+                .help("could not be processed: in bad_dir, each with <name>.why"),
         ];
         if let Some(s) = &t.last {
             cards.extend([

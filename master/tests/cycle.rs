@@ -336,7 +336,7 @@ mod properties {
         ) {
             let site = Site::new("mysql://unused:unused@127.0.0.1:1/unused", "");
             let cfg = site.cfg();
-            let master = Master { cfg: &cfg };
+            let master = Master::new(&cfg);
             let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % lines.len()).collect();
             cuts.sort_unstable();
             cuts.dedup();
@@ -419,7 +419,7 @@ fn queue_files_follow_the_database_when_another_master_assigned_a_planned_domain
         store: ConnStore(db.conn()),
         node: ids[1],
     };
-    let s = Master { cfg: &cfg }
+    let s = Master::new(&cfg)
         .run(&mut rival, T0 + 100, None)
         .unwrap()
         .unwrap();
@@ -458,4 +458,59 @@ fn walkdir(dir: std::path::PathBuf) -> Vec<String> {
         }
     }
     out
+}
+
+/// A store that appends a line to a reflog while the cycle writes the plan: the writer of a
+/// file the master has read already.
+struct Appender {
+    store: ConnStore,
+    file: std::path::PathBuf,
+    line: String,
+}
+
+impl DomainStore for Appender {
+    fn load(&mut self) -> anyhow::Result<DomainMap> {
+        self.store.load()
+    }
+
+    fn apply(
+        &mut self,
+        plan: &[Assignment],
+        by: &str,
+        now: i64,
+    ) -> anyhow::Result<HashMap<String, u32>> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&self.file)?;
+        f.write_all(std::mem::take(&mut self.line).as_bytes())?;
+        self.store.apply(plan, by, now)
+    }
+}
+
+#[test]
+fn a_reflog_that_grows_while_the_cycle_reads_it_waits_for_a_later_cycle_and_loses_nothing() {
+    let db = TestDb::new();
+    nodes(&db, &[("yb1", true)]);
+    let site = Site::new(db.url(), "");
+    site.reflog("a.log", &[line(T0, "http://a.ru/1", 1, "")]);
+    let growing = site.reflog("b.log", &[line(T0, "http://b.ru/1", 1, "")]);
+    let cfg = site.cfg();
+    let mut store = Appender {
+        store: ConnStore(db.conn()),
+        file: growing,
+        line: line(T0, "http://b.ru/late", 1, ""),
+    };
+    // The cycle is computed again without b.log, which stays in incoming_dir.
+    let s = Master::new(&cfg)
+        .run(&mut store, T0 + 100, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!((s.ingest.files, s.forwarded()), (1, 1));
+    assert!(site.root().join("done/a.log").exists());
+    assert!(site.root().join("incoming/b.log").exists());
+    // The next cycle takes it whole.
+    let s = site.cycle(&db, T0 + 200).unwrap();
+    assert_eq!((s.ingest.files, s.ingest.lines, s.forwarded()), (1, 2, 2));
+    let mut urls: Vec<String> = site.forwarded().into_iter().map(|(_, r)| r.url).collect();
+    urls.sort();
+    assert_eq!(urls, ["http://a.ru/1", "http://b.ru/1", "http://b.ru/late"]);
 }

@@ -146,6 +146,39 @@ fn assign_and_domains_for_the_operator() {
 }
 
 #[test]
+fn assign_takes_only_what_the_master_would_make_a_domain_of() {
+    let db = TestDb::new();
+    nodes(&db, &[("yb1", true)]);
+    let site = Site::new(db.url(), "");
+    for bad in [
+        "",
+        "<script>",
+        "http://x.com/",
+        "x.com/path",
+        "x.com:80",
+        "u@x.com",
+        "x.com#f",
+        "a b.ru",
+        "10.0.0.1",
+        "[::1]",
+        "localhost",
+    ] {
+        let out = site.master(&["assign", bad, "yb1"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad:?}: {err}");
+        assert!(err.contains("is not a domain"), "{bad:?}: {err}");
+    }
+    assert!(common::partner_domains(&db).is_empty());
+    // An IDN is kept as a URL's domain is: in punycode, `www.` dropped.
+    let out = site.master(&["assign", "WWW.Пример.РФ", "yb1"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("xn--e1afmkfd.xn--p1ai assigned to node"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn a_damaged_current_log_fails_the_cycle_with_its_place_and_loses_nothing() {
     let db = TestDb::new();
     nodes(&db, &[("yb1", true), ("yb2", true)]);

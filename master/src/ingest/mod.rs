@@ -33,8 +33,11 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
+use focuser_schema::formats::reflog::HostPolicy;
+use nix::errno::Errno;
 use rustc_hash::FxHashMap;
 
+pub use rejects::reject_path;
 use run::RunBuilder;
 pub use run::{AggView, Merged, Run};
 pub(crate) use table::prefetch;
@@ -47,6 +50,52 @@ const SEGMENTS_PER_THREAD: usize = 16;
 
 /// Lines longer than this are rejected without being held in memory.
 pub const MAX_LINE: usize = 1 << 20;
+
+/// How lines are judged: the reflog's time zone (seconds east of UTC), the longest URL, and
+/// the URL hosts forwarded.
+#[derive(Debug, Clone, Copy)]
+pub struct LineRules {
+    pub offset: i64,
+    pub max_url: usize,
+    pub hosts: HostPolicy,
+}
+
+/// A failure of one input of its own (it cannot be opened or read: gone, unreadable, a
+/// directory, a media error), carried in the `std::io::Error` a reading thread returns so
+/// that the cycle can set that input aside and go on without it.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {error}")]
+pub struct InputFailed {
+    /// Its place in the cycle's inputs.
+    pub input: usize,
+    pub path: String,
+    pub error: std::io::Error,
+}
+
+/// `e`, met reading input `input` at `path`: the input's own failure, unless it is one of the
+/// whole process (out of memory or file descriptors), which the cycle's redo may not meet.
+pub(crate) fn input_failed(input: usize, path: &Path, e: std::io::Error) -> std::io::Error {
+    let path = crate::names::printable(path.as_os_str());
+    let of_the_process = e.raw_os_error().is_some_and(|n| {
+        [Errno::EMFILE, Errno::ENFILE, Errno::ENOMEM, Errno::EINTR].contains(&Errno::from_raw(n))
+    }) || e.kind() == std::io::ErrorKind::OutOfMemory;
+    if of_the_process {
+        return std::io::Error::new(e.kind(), format!("{path}: {e}"));
+    }
+    std::io::Error::new(
+        e.kind(),
+        InputFailed {
+            input,
+            path,
+            error: e,
+        },
+    )
+}
+
+/// The input a failed [`ingest`] failed on, if the failure is that input's own.
+pub fn failed_input(e: &std::io::Error) -> Option<&InputFailed> {
+    e.get_ref()?.downcast_ref::<InputFailed>()
+}
 
 /// The cycle's domains, numbered. Domains are few (hundreds of thousands at most) and repeat on
 /// every line: each is kept once, found by the 96-bit hash of its name.
@@ -142,6 +191,8 @@ pub struct Ingested {
     pub stats: IngestStats,
     /// Reject files written (temporary names) and where each is to be published.
     pub rejects: Vec<(PathBuf, PathBuf)>,
+    /// The bytes read of each input (its size when the cycle looked).
+    pub sizes: Vec<u64>,
 }
 
 /// How many threads read: one per core (the result is the same with any number).
@@ -154,21 +205,19 @@ pub fn threads() -> usize {
 
 /// Reads `inputs` in order with `threads` threads within `budget` bytes. Reject files go to
 /// `rejects_dir` under temporary names (listed in the result, published by the caller at
-/// commit).
-#[allow(clippy::too_many_arguments)]
+/// commit). A failure of one input's own is an [`InputFailed`] ([`failed_input`]).
 pub fn ingest(
     inputs: &[PathBuf],
     threads: usize,
     budget: u64,
-    tmp_dir: &Path,
-    rejects_dir: &Path,
-    offset: i64,
-    max_url: usize,
+    (tmp_dir, rejects_dir): (&Path, &Path),
+    rules: LineRules,
 ) -> std::io::Result<Ingested> {
     std::fs::create_dir_all(tmp_dir)?;
     let threads = threads.max(1);
+    let sizes = read::sizes(inputs)?;
     // Pieces of the inputs, many per thread: a thread that falls behind takes fewer of them.
-    let segments: Vec<read::Segment> = read::split(inputs, threads * SEGMENTS_PER_THREAD)?
+    let segments: Vec<read::Segment> = read::split(inputs, &sizes, threads * SEGMENTS_PER_THREAD)?
         .into_iter()
         .flatten()
         .collect();
@@ -177,8 +226,7 @@ pub fn ingest(
         inputs,
         segments,
         next: AtomicUsize::new(0),
-        offset,
-        max_url,
+        rules,
         budget: budget / threads as u64,
         parts: parts_for(total, budget),
         tmp_dir,
@@ -284,6 +332,7 @@ pub fn ingest(
         domains,
         stats,
         rejects,
+        sizes,
     })
 }
 
@@ -387,7 +436,12 @@ mod tests {
     ) -> (Seen, IngestStats, Vec<String>, usize) {
         let tmp = dir.join(format!("tmp-{threads}-{budget}"));
         let rej = dir.join(format!("rej-{threads}-{budget}"));
-        let ing = ingest(inputs, threads, budget, &tmp, &rej, 0, 2048).unwrap();
+        let rules = LineRules {
+            offset: 0,
+            max_url: 2048,
+            hosts: HostPolicy::default(),
+        };
+        let ing = ingest(inputs, threads, budget, (&tmp, &rej), rules).unwrap();
         let mut seen = Vec::new();
         for p in 0..ing.parts {
             let part = ing.part(p, &ing.domains).unwrap();

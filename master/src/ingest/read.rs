@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
-use super::MAX_LINE;
+use super::{input_failed, MAX_LINE};
 
 /// A byte range `[start, end)` of input `file`; `start` is 0 or just after a `\n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,20 +15,25 @@ pub struct Segment {
     pub end: u64,
 }
 
-/// Cuts the inputs into `n` ranges of about equal size, each starting at the start of a line
-/// (some may be empty). A range is the list of its segments, in input order.
-pub fn split(inputs: &[PathBuf], n: usize) -> std::io::Result<Vec<Vec<Segment>>> {
+/// The size of each input: what the cycle reads of it.
+pub fn sizes(inputs: &[PathBuf]) -> std::io::Result<Vec<u64>> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            std::fs::metadata(p)
+                .map(|m| m.len())
+                .map_err(|e| input_failed(i, p, e))
+        })
+        .collect()
+}
+
+/// Cuts the inputs (of `sizes` bytes) into `n` ranges of about equal size, each starting at the
+/// start of a line (some may be empty). A range is the list of its segments, in input order.
+pub fn split(inputs: &[PathBuf], sizes: &[u64], n: usize) -> std::io::Result<Vec<Vec<Segment>>> {
     if inputs.is_empty() {
         return Ok(vec![Vec::new(); n]);
     }
-    let sizes: Vec<u64> = inputs
-        .iter()
-        .map(|p| {
-            std::fs::metadata(p)
-                .map(|m| m.len())
-                .map_err(|e| with_path(e, p))
-        })
-        .collect::<Result<_, _>>()?;
     let total: u64 = sizes.iter().sum();
     // Cut k falls at byte total*k/n of the concatenated inputs, moved to the next line start.
     let mut cuts: Vec<(usize, u64)> = vec![(0, 0)];
@@ -39,7 +44,10 @@ pub fn split(inputs: &[PathBuf], n: usize) -> std::io::Result<Vec<Vec<Segment>>>
             at -= sizes[file];
             file += 1;
         }
-        let cut = (file, line_start(&inputs[file], at)?);
+        let cut = (
+            file,
+            line_start(&inputs[file], at).map_err(|e| input_failed(file, &inputs[file], e))?,
+        );
         let last = cuts[cuts.len() - 1];
         cuts.push(cut.max(last));
     }
@@ -63,16 +71,12 @@ pub fn split(inputs: &[PathBuf], n: usize) -> std::io::Result<Vec<Vec<Segment>>>
         .collect())
 }
 
-fn with_path(e: std::io::Error, p: &std::path::Path) -> std::io::Error {
-    std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
-}
-
 /// The offset of the first line starting at or after `at`.
 fn line_start(path: &std::path::Path, at: u64) -> std::io::Result<u64> {
     if at == 0 {
         return Ok(0);
     }
-    let mut f = File::open(path).map_err(|e| with_path(e, path))?;
+    let mut f = File::open(path)?;
     f.seek(SeekFrom::Start(at - 1))?;
     let mut buf = vec![0u8; 64 << 10];
     let mut pos = at - 1;
@@ -114,8 +118,9 @@ pub struct SegmentReader {
 }
 
 impl SegmentReader {
+    /// Errors (of this and [`SegmentReader::next_piece`]) are the caller's to attribute.
     pub fn open(path: &std::path::Path, seg: Segment) -> std::io::Result<Self> {
-        let mut file = File::open(path).map_err(|e| with_path(e, path))?;
+        let mut file = File::open(path)?;
         file.seek(SeekFrom::Start(seg.start))?;
         Ok(SegmentReader {
             file,
@@ -211,7 +216,7 @@ mod tests {
     /// Every line of the inputs, as (file, offset, text or None for too long), via `n` ranges.
     fn read_all(inputs: &[PathBuf], n: usize) -> Vec<(usize, u64, Option<Vec<u8>>)> {
         let mut out = Vec::new();
-        for range in split(inputs, n).unwrap() {
+        for range in split(inputs, &sizes(inputs).unwrap(), n).unwrap() {
             for seg in range {
                 let mut r = SegmentReader::open(&inputs[seg.file], seg).unwrap();
                 while let Some(p) = r.next_piece().unwrap() {
@@ -278,6 +283,6 @@ mod tests {
         for n in 2..12 {
             assert_eq!(read_all(&inputs, n), one, "{n} ranges");
         }
-        assert_eq!(split(&[], 2).unwrap(), [vec![], vec![]]);
+        assert_eq!(split(&[], &[], 2).unwrap(), [vec![], vec![]]);
     }
 }

@@ -1,5 +1,5 @@
-//! Reject files: `<line> \t <reason> \t <the line, cut at 1 KiB>` for each rejected line of
-//! one input.
+//! Reject files: `<line> \t <reason> \t <the line, cut at 1 KiB, escaped>` for each rejected
+//! line of one input, named after it ([`reject_path`]).
 //!
 //! A line is rejected by the thread that read it (its fields), or by the thread that keeps its
 //! URL (the URL): each thread notes its rejects in one scratch file per thread that read the
@@ -11,10 +11,10 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use focuser_schema::formats::reflog::Reject;
+use focuser_schema::formats::reflog::{self, Reject};
 
 use super::MAX_LINE;
-use crate::scratch;
+use crate::{names, scratch};
 
 /// How much of a rejected line its reject file keeps.
 const REJECT_EXCERPT: usize = 1024;
@@ -38,8 +38,9 @@ impl RejectLog {
         let Some(out) = self.out.as_mut() else {
             return Ok(());
         };
-        let cut = &text[..text.len().min(REJECT_EXCERPT)];
-        let excerpt = String::from_utf8_lossy(cut).replace(['\n', '\r'], " ");
+        // A `\r` that ends the line is its line ending, as the parser takes it.
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let excerpt = reflog::escape(&text[..text.len().min(REJECT_EXCERPT)]);
         let more = if text.len() > REJECT_EXCERPT {
             format!(" [... {} bytes]", text.len())
         } else {
@@ -152,13 +153,10 @@ fn close(w: BufWriter<File>) -> std::io::Result<()> {
     f.sync_all()
 }
 
-/// The reject file of `input`, in `rejects_dir`.
+/// The reject file of `input`, in `rejects_dir`: `<input's name>.rej`, fitted
+/// ([`names::fitted`]).
 pub fn reject_path(rejects_dir: &Path, input: &Path) -> PathBuf {
-    let name = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    rejects_dir.join(format!("{name}.rej"))
+    rejects_dir.join(names::fitted(&names::file_name(input), ".rej"))
 }
 
 #[cfg(test)]

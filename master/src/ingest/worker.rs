@@ -18,7 +18,7 @@ use super::rejects::{self, RejectLog};
 use super::run::Run;
 use super::scan;
 use super::table::{raw_hash, DomainTable};
-use super::{part_of, IngestStats, MAX_LINE};
+use super::{input_failed, part_of, IngestStats, LineRules, MAX_LINE};
 use crate::scratch;
 
 /// A new URL normalised (its id computed with the batch's), with its domain's key; or why it
@@ -32,8 +32,7 @@ pub struct Shared<'a> {
     /// not taken yet (`next`), so a thread slowed down reads fewer of them.
     pub segments: Vec<Segment>,
     pub next: AtomicUsize,
-    pub offset: i64,
-    pub max_url: usize,
+    pub rules: LineRules,
     /// This thread's share of the memory budget.
     pub budget: u64,
     /// The parts a spill is cut into.
@@ -105,7 +104,7 @@ impl<'a> Worker<'a> {
         let urls = (bytes / 600).min(shared.budget / 256) as usize;
         Worker {
             shared,
-            parser: Parser::new(shared.offset),
+            parser: Parser::new(shared.rules.offset),
             memory: Some(Memory::new(urls)),
             run: None,
             domains: DomainTable::default(),
@@ -141,9 +140,11 @@ impl<'a> Worker<'a> {
             };
             self.seg = i;
             self.file = seg.file;
-            let mut reader = SegmentReader::open(&self.shared.inputs[seg.file], seg)?;
+            let path = &self.shared.inputs[seg.file];
+            let failed = |e| input_failed(seg.file, path, e);
+            let mut reader = SegmentReader::open(path, seg).map_err(failed)?;
             let mut line_no = 0u64;
-            while let Some(piece) = reader.next_piece()? {
+            while let Some(piece) = reader.next_piece().map_err(failed)? {
                 match piece {
                     Piece::TooLong { at } => {
                         line_no += 1;
@@ -224,6 +225,8 @@ impl<'a> Worker<'a> {
 
     fn lines(&mut self, text: &[u8], at: u64, line_no: &mut u64) -> std::io::Result<()> {
         let mut batch: Vec<Item<'_>> = Vec::with_capacity(BATCH);
+        // Only the file's last piece may end without a `\n`: its last line is torn.
+        let torn_at = (!text.ends_with(b"\n")).then_some(text.len());
         scan::lines(text, |s| -> std::io::Result<()> {
             let line = s.bytes;
             let offset = at + s.at.start as u64;
@@ -238,6 +241,12 @@ impl<'a> Worker<'a> {
                     line_no,
                     why: Reject::LineTooLong(MAX_LINE),
                     line: &[],
+                }
+            } else if torn_at == Some(s.at.end) {
+                Item::Reject {
+                    line_no,
+                    why: Reject::Torn,
+                    line,
                 }
             } else {
                 match self.parser.parse_scanned(s) {
@@ -312,14 +321,12 @@ impl<'a> Worker<'a> {
         *self.stats.rejected.entry(why.kind()).or_insert(0) += 1;
         let (file, offset) = ((seq >> 40) as usize, seq & ((1 << 40) - 1));
         let path = &self.shared.inputs[file];
-        let input =
-            match &mut self.opened[file] {
-                Some(f) => f,
-                slot => slot.insert(File::open(path).map_err(|e| {
-                    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
-                })?),
-            };
-        let line = rejects::line_at(input, offset)?;
+        let failed = |e| input_failed(file, path, e);
+        let input = match &mut self.opened[file] {
+            Some(f) => f,
+            slot => slot.insert(File::open(path).map_err(failed)?),
+        };
+        let line = rejects::line_at(input, offset).map_err(failed)?;
         match self.rejects.get_mut(src as usize) {
             Some(log) => log.add(seg as usize, line_no, &why, &line),
             None => Err(std::io::Error::other("a line posted by an unknown thread")),
@@ -359,11 +366,16 @@ impl<'a> Worker<'a> {
                     continue;
                 }
             }
-            *n = Some(reflog::normal_form(url, self.shared.max_url).map(|n| {
-                let key = raw_hash(n.domain.as_bytes());
-                self.domains.touch(key.0);
-                (n, key)
-            }));
+            let rules = self.shared.rules;
+            *n = Some(
+                reflog::normal_form(url, rules.max_url)
+                    .and_then(|n| reflog::check_host(&n.url, rules.hosts).map(|()| n))
+                    .map(|n| {
+                        let key = raw_hash(n.domain.as_bytes());
+                        self.domains.touch(key.0);
+                        (n, key)
+                    }),
+            );
         }
         // Ids are computed here only for lines that go to spill files; those kept in memory
         // get theirs at the end, side by side in full groups.

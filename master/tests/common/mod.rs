@@ -33,7 +33,8 @@ pub struct Site {
 }
 
 impl Site {
-    /// A rootdir with a master.cf (`extra` appended) pointing at `url`.
+    /// A rootdir with a master.cf (`extra` appended) pointing at `url`. Reflogs are taken as
+    /// soon as they are there (`Cycle.SettleSeconds = 0`) unless `extra` says otherwise.
     pub fn new(url: &str, extra: &str) -> Site {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("incoming")).unwrap();
@@ -42,8 +43,13 @@ impl Site {
             &config,
             format!(
                 "rootdir = {}\ndatabase = {url}\nname = m1\nincoming_dir = incoming\nqueue_dir = queue\n\
-                 done_dir = done\nlogfile = master.log\npidfile = master.pid\n{extra}",
-                dir.path().display()
+                 done_dir = done\nlogfile = master.log\npidfile = master.pid\n{settle}{extra}",
+                dir.path().display(),
+                settle = if extra.contains("Cycle.SettleSeconds") {
+                    ""
+                } else {
+                    "Cycle.SettleSeconds = 0\n"
+                }
             ),
         )
         .unwrap();
@@ -119,6 +125,22 @@ impl Site {
         std::fs::read_to_string(self.root().join("state/current_log")).unwrap_or_default()
     }
 
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.root().join("master.log")).unwrap_or_default()
+    }
+
+    /// The names in `sub` of the rootdir, sorted.
+    pub fn names(&self, sub: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.root().join(sub))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     pub fn rejects(&self, input: &str) -> String {
         std::fs::read_to_string(self.root().join("rejects").join(format!("{input}.rej")))
             .unwrap_or_default()
@@ -127,7 +149,7 @@ impl Site {
     /// One cycle through the library, against the database.
     pub fn cycle(&self, db: &TestDb, now: i64) -> Option<CycleStats> {
         let cfg = self.cfg();
-        Master { cfg: &cfg }
+        Master::new(&cfg)
             .run(&mut ConnStore(db.conn()), now, None)
             .unwrap()
     }
