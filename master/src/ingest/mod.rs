@@ -583,7 +583,7 @@ mod tests {
         assert_eq!(rejects.len(), 3);
         let rejected: usize = rejects.iter().map(|r| r.lines().count()).sum();
         assert_eq!(rejected as u64, stats.rejected_total());
-        // Most of the bad ones (`http://` and a number is a good URL: an IPv4 host).
+        // Most of them (`http://` and a number is an IPv4 host: refused as internal).
         assert!(rejected > 400, "{rejected}");
         assert!(rejects[0].contains("[... "), "{}", &rejects[0][..200]);
         for threads in [2, 3, 4, 7] {
