@@ -27,6 +27,7 @@ pub use crate::join::Tally;
 use crate::journal::Journal;
 use crate::logsaver::{self, ForwardedList};
 use crate::names;
+use crate::publish::remove_if_there;
 use crate::route::{self, Assignment, DomainCounts, DomainMap};
 
 /// Where the domain map lives: the database, behind retries in the daemon.
@@ -90,11 +91,11 @@ impl<'a> Master<'a> {
 }
 
 impl Master<'_> {
-    fn current_log(&self) -> PathBuf {
+    pub(crate) fn current_log(&self) -> PathBuf {
         self.cfg.state_dir.join("current_log")
     }
 
-    fn queue_name(&self, seq: u64) -> String {
+    pub(crate) fn queue_name(&self, seq: u64) -> String {
         format!("{}-{seq:010}.q", self.cfg.name)
     }
 
@@ -510,89 +511,6 @@ impl Master<'_> {
         }
         Ok((plan.len() as u64, writers))
     }
-
-    /// Puts a prepared cycle's outputs in place; safe to repeat after a crash.
-    fn publish(&self, journal: &Journal) -> anyhow::Result<()> {
-        let cfg = self.cfg;
-        let name = self.queue_name(journal.seq);
-        if let Ok(nodes) = std::fs::read_dir(&cfg.queue_dir) {
-            for node in nodes.filter_map(|e| e.ok()) {
-                let final_path = node.path().join(&name);
-                let tmp = fsutil::temp_path(&final_path);
-                if tmp.exists() {
-                    fsutil::publish(&tmp, &final_path)?;
-                }
-            }
-        }
-        for input in &journal.inputs {
-            let final_path = ingest::reject_path(&cfg.rejects_dir, input);
-            let tmp = fsutil::temp_path(&final_path);
-            if tmp.exists() {
-                fsutil::publish(&tmp, &final_path)?;
-            }
-        }
-        let next_log = cfg.state_dir.join("current_log.next");
-        if next_log.exists() {
-            fsutil::publish(&next_log, &self.current_log())?;
-        }
-        if !journal.keep_inputs {
-            for input in &journal.inputs {
-                if !input.exists() {
-                    continue;
-                }
-                let disposed = match &cfg.done_dir {
-                    Some(done) => fsutil::publish(input, &done.join(names::file_name(input))),
-                    None => std::fs::remove_file(input).and_then(|()| match input.parent() {
-                        Some(dir) => fsutil::sync_dir(dir),
-                        None => Ok(()),
-                    }),
-                };
-                // Processed, but not out of the way: set aside, or the next cycle would read
-                // it again.
-                if let Err(e) = disposed {
-                    let why = format!("processed, but could not be moved out of the way: {e}");
-                    self.set_aside(input, &why, Some(journal.seq), false)?;
-                }
-            }
-        }
-        Journal::remove(&cfg.state_dir)?;
-        Ok(())
-    }
-
-    /// The queue files of cycle `seq` not yet published.
-    fn discard_queue_temporaries(&self, seq: u64) -> anyhow::Result<()> {
-        let name = self.queue_name(seq);
-        if let Ok(nodes) = std::fs::read_dir(&self.cfg.queue_dir) {
-            for node in nodes.filter_map(|e| e.ok()) {
-                remove_if_there(&fsutil::temp_path(&node.path().join(&name)))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Leftovers of an attempt at cycle `seq` that did not reach its commit point.
-    fn discard_temporaries(&self, seq: u64) -> anyhow::Result<()> {
-        let cfg = self.cfg;
-        self.discard_queue_temporaries(seq)?;
-        let next_log = cfg.state_dir.join("current_log.next");
-        remove_if_there(&next_log)?;
-        remove_if_there(&join::upper_path(&next_log))?;
-        if let Ok(entries) = std::fs::read_dir(&cfg.tmp_dir) {
-            for e in entries.filter_map(|e| e.ok()) {
-                remove_if_there(&e.path())?;
-            }
-        }
-        if let Ok(entries) = std::fs::read_dir(&cfg.rejects_dir) {
-            for e in entries.filter_map(|e| e.ok()) {
-                let n = e.file_name();
-                let n = n.to_string_lossy();
-                if n.starts_with('.') && n.ends_with(".rej.tmp") {
-                    remove_if_there(&e.path())?;
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Frees `x` on a thread of its own: giving back hundreds of megabytes takes a while, and the
@@ -612,12 +530,4 @@ fn journal_seq_done(state_dir: &Path) -> anyhow::Result<u64> {
     Ok(current_log::Reader::open(&state_dir.join("current_log"))?
         .map(|r| r.cycle)
         .unwrap_or(0))
-}
-
-fn remove_if_there(p: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(p) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
 }

@@ -18,6 +18,7 @@ mod join;
 pub mod journal;
 mod logsaver;
 pub mod names;
+mod publish;
 pub mod route;
 mod scratch;
 pub mod status;
