@@ -31,7 +31,7 @@ pub struct Incoming {
 pub struct Settling {
     pub path: PathBuf,
     pub size: u64,
-    /// How long ago it was modified (zero for a time in the future).
+    /// How long ago it was modified (or how far ahead, for a time in the future).
     pub age: Duration,
 }
 
@@ -62,11 +62,11 @@ impl Master<'_> {
                 continue; // gone since the listing
             };
             if !settle.is_zero() {
-                let age = meta
-                    .modified()
-                    .ok()
-                    .and_then(|m| now.duration_since(m).ok())
-                    .unwrap_or(Duration::ZERO);
+                // A time in the future counts by its distance: a file stamped far ahead (a
+                // wrong clock, `touch -d`) does not wait until then.
+                let age = meta.modified().map_or(Duration::ZERO, |m| {
+                    now.duration_since(m).unwrap_or_else(|ahead| ahead.duration())
+                });
                 if age < settle {
                     found.settling.push(Settling {
                         path,
