@@ -65,7 +65,8 @@ impl Master<'_> {
                 // A time in the future counts by its distance: a file stamped far ahead (a
                 // wrong clock, `touch -d`) does not wait until then.
                 let age = meta.modified().map_or(Duration::ZERO, |m| {
-                    now.duration_since(m).unwrap_or_else(|ahead| ahead.duration())
+                    now.duration_since(m)
+                        .unwrap_or_else(|ahead| ahead.duration())
                 });
                 if age < settle {
                     found.settling.push(Settling {
