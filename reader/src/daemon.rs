@@ -106,6 +106,7 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
                         log::info!("retention: deleted {} segments", r.deleted);
                     }
                     if let Ok(mut t) = figures.retention.lock() {
+                        t.checks += 1;
                         t.deleted += r.deleted;
                         t.overflowed += r.overflowed;
                         t.lost_items += r.lost_items;

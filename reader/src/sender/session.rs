@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use focuser_schema::segment::{Cursor, Position};
 
 use super::batch::Batcher;
+use super::identity;
 use super::saver::Saver;
 use super::{SendCtx, SenderState};
 use crate::wire::frame::Fields;
@@ -25,6 +26,8 @@ pub(super) struct SessionError {
     pub message: String,
     /// Something was acknowledged before it failed: the backoff starts over.
     pub made_progress: bool,
+    /// A position that cannot be this store's ([`super::identity`]): nothing was sent.
+    pub mismatch: bool,
 }
 
 impl std::fmt::Display for SessionError {
@@ -37,6 +40,46 @@ pub(super) fn fail(message: impl std::fmt::Display) -> SessionError {
     SessionError {
         message: message.to_string(),
         made_progress: false,
+        mismatch: false,
+    }
+}
+
+/// A stream identity mismatch: `what` is wrong; says what the operator can do about it.
+fn mismatch(st: &SenderState, what: String) -> SessionError {
+    SessionError {
+        message: format!(
+            "{what}: this store is not the one that stream {} was shipped from (was the store \
+             rebuilt, or its state_dir copied?); nothing is sent to this receiver and retention \
+             keeps every segment for it. To ship this store as a new stream, raise \
+             stream_epoch (now {}) and restart: see \"Stream identity mismatch\" in \
+             docs/operations.md",
+            st.spec.stream,
+            epoch_of(&st.spec.stream)
+        ),
+        made_progress: false,
+        mismatch: true,
+    }
+}
+
+/// The `N` of a stream name ending in `.epochN` (0 without).
+fn epoch_of(stream: &str) -> u32 {
+    stream
+        .rsplit_once(".epoch")
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Refuses a position the store cannot have.
+fn check_identity(
+    st: &SenderState,
+    ctx: &SendCtx,
+    next: Position,
+    whose: impl FnOnce() -> String,
+) -> Result<(), SessionError> {
+    match identity::impossible(&ctx.store, next) {
+        Ok(None) => Ok(()),
+        Ok(Some(why)) => Err(mismatch(st, format!("{} {why}", whose()))),
+        Err(e) => Err(fail(format!("reading the store: {e}"))),
     }
 }
 
@@ -47,6 +90,11 @@ const DRAIN: Duration = Duration::from_secs(2);
 
 pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     let timeout = Duration::from_secs(ctx.send.timeout.max(1));
+    // A position file of another store is refused before the receiver is even asked.
+    let saved = st.saved();
+    check_identity(st, ctx, saved, || {
+        format!("the position file {}:", st.spec.position_file.display())
+    })?;
     let addr = st
         .spec
         .address
@@ -62,15 +110,21 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     let last =
         handshake::client(&mut s, &ctx.secret, Mode::Items, &st.spec.stream).map_err(fail)?;
     st.connects.fetch_add(1, Ordering::Relaxed);
-    st.connected.store(true, Ordering::SeqCst);
-    let mut acked = st.saved();
-    // The receiver holds everything of this stream up to `last`: no need to send it again.
+    let mut acked = saved;
+    // The receiver holds everything of this stream up to `last`: no need to send it again,
+    // if `last` is one of this store's items.
     if last != Position::default() {
         let after = Position {
             file_id: last.file_id,
             item_idx: last.item_idx.saturating_add(1),
         };
         if after > acked {
+            check_identity(st, ctx, after, || {
+                format!(
+                    "the receiver holds stream {} up to {last}, but",
+                    st.spec.stream
+                )
+            })?;
             log::info!(
                 "sender {} {}: the receiver holds up to {last}; going on from {after}",
                 st.spec.group,
@@ -79,6 +133,8 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
             acked = after;
         }
     }
+    st.identity_confirmed();
+    st.connected.store(true, Ordering::SeqCst);
     s.set_read_timeout(None).map_err(fail)?;
     let acks = spawn_ack_reader(&s, ctx.max_frame)?;
     std::thread::scope(|scope| {
@@ -95,6 +151,7 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
             last_save: Instant::now(),
             inflight: VecDeque::new(),
             progress: false,
+            delivering: false,
         };
         let result = sess.pump(&mut s, &acks, timeout);
         // The ack reader holds a clone of the socket: shutting it down ends that thread too.
@@ -129,6 +186,8 @@ struct Session<'a> {
     /// Batches sent and not yet acknowledged: (their end, their items).
     inflight: VecDeque<(Position, u64)>,
     progress: bool,
+    /// Whether this session has been seen to deliver (see [`Session::delivering`]).
+    delivering: bool,
 }
 
 impl Session<'_> {
@@ -166,6 +225,9 @@ impl Session<'_> {
             }
             let idle = !sent && self.inflight.is_empty();
             self.st.caught_up.store(idle, Ordering::SeqCst);
+            if idle {
+                self.delivering();
+            }
             let wait = if self.inflight.len() >= self.ctx.send.window || (!sent && !idle) {
                 Duration::from_millis(50)
             } else if idle {
@@ -235,12 +297,21 @@ impl Session<'_> {
                 self.unsaved_items += n;
                 self.progress = true;
                 self.st.acked_items.fetch_add(n, Ordering::Relaxed);
+                self.delivering();
                 Ok(())
             }
             other => Err(fail(format!(
                 "ack for {upto}, expected {}",
                 other.map(|(p, _)| p.to_string()).unwrap_or("none".into())
             ))),
+        }
+    }
+
+    /// Acks come back, or everything is sent: whatever failed before works again.
+    fn delivering(&mut self) {
+        if !self.delivering {
+            self.delivering = true;
+            self.st.delivering();
         }
     }
 
