@@ -156,6 +156,15 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
     if let Some(bad) = &rec.left_behind {
         log::error!("{bad}: left behind; new segment {} opened", rec.file_id);
     }
+    let inbox_dir = common.path(&cfg.daemon.recv.inbox_dir);
+    match recv::files::remove_temporaries(&inbox_dir) {
+        Ok(0) => {}
+        Ok(n) => log::warn!(
+            "{}: removed {n} temporary files of transfers a stop cut short (their senders send them again)",
+            inbox_dir.display()
+        ),
+        Err(e) => log::error!("{}: cleaning temporary files: {e}", inbox_dir.display()),
+    }
     let listener = TcpListener::bind(&cfg.daemon.recv.listen)
         .with_context(|| format!("Recv.Listen {}", cfg.daemon.recv.listen))?;
     log::info!(
@@ -163,16 +172,22 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         listener.local_addr()?,
         dir.display()
     );
-    let shared = Arc::new(RecvShared::new(
-        store,
-        secret,
-        allow,
-        cfg.daemon.max_frame,
-        common.path(&cfg.daemon.recv.inbox_dir),
-        Duration::from_secs(cfg.daemon.recv.idle_timeout.max(1)),
-        cfg.daemon.recv.max_connections,
-        rt.stop_flag(),
-    ));
+    let shared = Arc::new(
+        RecvShared::new(
+            store,
+            secret,
+            allow,
+            cfg.daemon.max_frame,
+            inbox_dir,
+            Duration::from_secs(cfg.daemon.recv.idle_timeout.max(1)),
+            cfg.daemon.recv.max_connections,
+            rt.stop_flag(),
+        )
+        .with_limits(
+            cfg.daemon.recv.max_per_address,
+            Duration::from_secs(cfg.daemon.recv.handshake_timeout),
+        ),
+    );
     rt.add_status_source(shared.clone());
     let acceptor = recv::serve(listener, Arc::clone(&shared))?;
     loop {
