@@ -89,3 +89,42 @@ fn a_receiver_outage_is_logged_once_per_problem_and_once_when_it_ends() {
     assert!(odd.exists(), "left alone");
     assert!(sender.stop());
 }
+
+#[test]
+fn a_receiver_closing_an_idle_sender_is_no_failure() {
+    let rig = Rig::new();
+    rig.write(20, &[]);
+    let (r_cf, port) = rig.receiver_cf("r", "Recv.IdleTimeout = 1");
+    let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
+    wait_until("the receiver listening", Duration::from_secs(60), || {
+        rig.log("r").contains("listening on")
+    });
+    let status = free_port();
+    let s_cf = rig.sender_cf(
+        &[("Index.0", &[port])],
+        &format!("status_listen = 127.0.0.1:{status}"),
+    );
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let got = rig.root().join("r/received");
+    wait_until("everything delivered", Duration::from_secs(60), || {
+        ns(&got) == (1..=20).collect::<Vec<u64>>()
+    });
+    // The receiver closes the idle sender every second; the sender connects again.
+    wait_until("idle closes", Duration::from_secs(60), || {
+        rig.log("r").matches("(Recv.IdleTimeout): closed").count() >= 3
+    });
+    let labels = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{port}\"");
+    let failures = metric(
+        status,
+        &format!("focuser_reader_sender_failures_total{{{labels}}}"),
+    );
+    assert_eq!(failures, Some(0.0));
+    assert!(sender.stop());
+    for (who, log) in [("sender", rig.log("sender")), ("r", rig.log("r"))] {
+        let noisy: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+            .collect();
+        assert!(noisy.is_empty(), "{who}: {noisy:#?}");
+    }
+}

@@ -76,7 +76,7 @@ pub(super) fn greet(
 }
 
 /// What a read or write that ran out of time returns (`SO_RCVTIMEO` gives `EAGAIN`).
-fn timed_out(e: &std::io::Error) -> bool {
+pub(super) fn timed_out(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut

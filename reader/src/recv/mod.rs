@@ -277,6 +277,13 @@ fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) {
     let Some(fe) = e.downcast_ref::<FrameError>() else {
         return sh.problem(Problem::connection(ip, "i/o error"), &detail);
     };
+    if matches!(fe, FrameError::Io(io) if greet::timed_out(io)) {
+        // Recv.IdleTimeout: an idle sender is closed, as it should be; it comes back.
+        return log::info!(
+            "{peer}: stream {stream} silent for {} s (Recv.IdleTimeout): closed",
+            sh.idle.as_secs()
+        );
+    }
     if matches!(fe, FrameError::Io(_) | FrameError::Closed) {
         return sh.problem(Problem::connection(ip, frame_class(fe)), &detail);
     }

@@ -242,6 +242,15 @@ pub fn run(st: Arc<SenderState>, ctx: Arc<SendCtx>) {
         st.connected.store(false, Ordering::SeqCst);
         match outcome {
             Ok(()) => break,
+            Err(e) if e.idle_close => {
+                log::debug!(
+                    "sender {} {}: {e} while idle; connecting again",
+                    st.spec.group,
+                    st.spec.address
+                );
+                backoff = min;
+                sleep_unless_stopped(backoff, &ctx.stop);
+            }
             Err(e) => {
                 if e.made_progress {
                     backoff = min;

@@ -28,6 +28,9 @@ pub(super) struct SessionError {
     pub made_progress: bool,
     /// A position that cannot be this store's ([`super::identity`]): nothing was sent.
     pub mismatch: bool,
+    /// The receiver closed the connection with nothing in flight (its `Recv.IdleTimeout`):
+    /// not a failure, the sender just connects again.
+    pub idle_close: bool,
 }
 
 impl std::fmt::Display for SessionError {
@@ -41,8 +44,11 @@ pub(super) fn fail(message: impl std::fmt::Display) -> SessionError {
         message: message.to_string(),
         made_progress: false,
         mismatch: false,
+        idle_close: false,
     }
 }
+
+const CLOSED: &str = "the receiver closed the connection";
 
 /// A stream identity mismatch: `what` is wrong; says what the operator can do about it.
 fn mismatch(st: &SenderState, what: String) -> SessionError {
@@ -58,6 +64,7 @@ fn mismatch(st: &SenderState, what: String) -> SessionError {
         ),
         made_progress: false,
         mismatch: true,
+        idle_close: false,
     }
 }
 
@@ -259,7 +266,7 @@ impl Session<'_> {
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(fail("the receiver closed the connection"));
+                    return Err(self.closed(CLOSED.into()));
                 }
             }
             if self.unsaved_items >= self.ctx.send.save_every
@@ -290,7 +297,7 @@ impl Session<'_> {
     }
 
     fn on_ack(&mut self, r: Result<Position, String>) -> Result<(), SessionError> {
-        let upto = r.map_err(fail)?;
+        let upto = r.map_err(|e| self.closed(e))?;
         match self.inflight.pop_front() {
             Some((want, n)) if want == upto => {
                 self.acked = upto;
@@ -304,6 +311,16 @@ impl Session<'_> {
                 "ack for {upto}, expected {}",
                 other.map(|(p, _)| p.to_string()).unwrap_or("none".into())
             ))),
+        }
+    }
+
+    /// The connection ended on `message`; a close with nothing in flight is the receiver's
+    /// idle timeout, not a failure.
+    fn closed(&self, message: String) -> SessionError {
+        let idle_close = message == CLOSED && self.inflight.is_empty();
+        SessionError {
+            idle_close,
+            ..fail(message)
         }
     }
 
@@ -352,7 +369,7 @@ fn spawn_ack_reader(
                         })
                         .unwrap_or_else(|e| e.to_string())),
                     Ok(f) => Err(format!("unexpected {:?} frame", f.kind)),
-                    Err(FrameError::Closed) => Err("the receiver closed the connection".into()),
+                    Err(FrameError::Closed) => Err(CLOSED.into()),
                     Err(e) => Err(e.to_string()),
                 };
                 let end = msg.is_err();
