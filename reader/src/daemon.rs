@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use focuser_daemon::access::AllowList;
+use focuser_daemon::episode::Episode;
 use focuser_daemon::{Runtime, Signal};
 
 use crate::config::ReaderConfig;
@@ -87,6 +88,7 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
     );
     let check = Duration::from_secs(cfg.daemon.store.check_interval.max(1));
     let mut last_check = Instant::now();
+    let mut failing = Episode::new(format!("retention in {}", store.display()));
     loop {
         match rt.next_signal(Duration::from_millis(250)) {
             Some(Signal::Stop) => break,
@@ -102,6 +104,7 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
             last_check = Instant::now();
             match retention::enforce(&store, &states, rt.config().daemon.store.max_bytes) {
                 Ok(r) => {
+                    failing.resolved(&"works again");
                     if r.deleted > 0 {
                         log::info!("retention: deleted {} segments", r.deleted);
                     }
@@ -112,7 +115,9 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
                         t.lost_items += r.lost_items;
                     }
                 }
-                Err(e) => log::error!("retention: {e}"),
+                Err(e) => {
+                    failing.occurred(log::Level::Error, &e);
+                }
             }
         }
         if rt.once()
