@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 pub struct ReaderConfig {
     /// This reader's name: with a group's name it makes the stream name receivers know it by.
     pub name: String,
+    /// From 1 on, `.epoch<N>` ends every stream name: the receivers see new streams and
+    /// take this store's items from the start (after a stream identity mismatch).
+    #[serde(default)]
+    pub stream_epoch: u32,
     /// The segment store this reader ships (yacobot's archive).
     #[serde(default = "default_store_dir")]
     pub store_dir: PathBuf,
@@ -139,6 +143,12 @@ pub struct RecvConfig {
     pub inbox_dir: PathBuf,
     #[serde(rename = "MaxConnections", default = "default_max_connections")]
     pub max_connections: usize,
+    /// Connections from one address at once (within MaxConnections).
+    #[serde(rename = "MaxPerAddress", default = "default_max_per_address")]
+    pub max_per_address: usize,
+    /// Seconds a peer has for its whole handshake, however it trickles its bytes.
+    #[serde(rename = "HandshakeTimeout", default = "default_handshake_timeout")]
+    pub handshake_timeout: u64,
     /// Seconds a connection may stay silent.
     #[serde(rename = "IdleTimeout", default = "default_idle")]
     pub idle_timeout: u64,
@@ -232,6 +242,12 @@ fn default_inbox() -> PathBuf {
 fn default_max_connections() -> usize {
     64
 }
+fn default_max_per_address() -> usize {
+    16
+}
+fn default_handshake_timeout() -> u64 {
+    10
+}
 fn default_idle() -> u64 {
     300
 }
@@ -280,6 +296,8 @@ defaults!(RecvConfig {
     store_dir: default_recv_store(),
     inbox_dir: default_inbox(),
     max_connections: default_max_connections(),
+    max_per_address: default_max_per_address(),
+    handshake_timeout: default_handshake_timeout(),
     idle_timeout: default_idle(),
 });
 defaults!(SegmentConfig {
@@ -296,6 +314,12 @@ impl DaemonConfig for ReaderConfig {
             .map_err(|e| format!("name: {e} (it names this reader's streams)"))?;
         for (kind, groups) in [("Index", &self.index), ("Summary", &self.summary)] {
             for (n, g) in groups {
+                let stream = match self.stream_epoch {
+                    0 => format!("{}.{kind}.{n}", self.name),
+                    e => format!("{}.{kind}.{n}.epoch{e}", self.name),
+                };
+                crate::wire::check_stream_name(&stream)
+                    .map_err(|e| format!("name, stream_epoch: stream name {stream:?}: {e}"))?;
                 if g.addresses.is_empty() {
                     return Err(format!("{kind}.{n}.Addresses: empty"));
                 }
@@ -328,6 +352,15 @@ impl DaemonConfig for ReaderConfig {
         if !(self.send.retry_min > 0.0 && self.send.retry_max >= self.send.retry_min) {
             return Err("Send.RetryMin > 0 and Send.RetryMax >= Send.RetryMin".into());
         }
+        if self.recv.max_connections == 0
+            || self.recv.max_per_address == 0
+            || self.recv.handshake_timeout == 0
+        {
+            return Err(
+                "Recv.MaxConnections, Recv.MaxPerAddress and Recv.HandshakeTimeout: at least 1"
+                    .into(),
+            );
+        }
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }
@@ -336,8 +369,9 @@ impl DaemonConfig for ReaderConfig {
 
     fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
         let mut keys = Vec::new();
-        let pairs: [(&'static str, bool); 8] = [
+        let pairs: [(&'static str, bool); 9] = [
             ("name", self.name != new.name),
+            ("stream_epoch", self.stream_epoch != new.stream_epoch),
             ("store_dir", self.store_dir != new.store_dir),
             ("state_dir", self.state_dir != new.state_dir),
             ("Index", self.index != new.index),

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use focuser_daemon::access::AllowList;
+use focuser_daemon::episode::Episode;
 use focuser_daemon::{Runtime, Signal};
 
 use crate::config::ReaderConfig;
@@ -87,6 +88,7 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
     );
     let check = Duration::from_secs(cfg.daemon.store.check_interval.max(1));
     let mut last_check = Instant::now();
+    let mut failing = Episode::new(format!("retention in {}", store.display()));
     loop {
         match rt.next_signal(Duration::from_millis(250)) {
             Some(Signal::Stop) => break,
@@ -102,16 +104,20 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
             last_check = Instant::now();
             match retention::enforce(&store, &states, rt.config().daemon.store.max_bytes) {
                 Ok(r) => {
+                    failing.resolved(&"works again");
                     if r.deleted > 0 {
                         log::info!("retention: deleted {} segments", r.deleted);
                     }
                     if let Ok(mut t) = figures.retention.lock() {
+                        t.checks += 1;
                         t.deleted += r.deleted;
                         t.overflowed += r.overflowed;
                         t.lost_items += r.lost_items;
                     }
                 }
-                Err(e) => log::error!("retention: {e}"),
+                Err(e) => {
+                    failing.occurred(log::Level::Error, &e);
+                }
             }
         }
         if rt.once()
@@ -155,6 +161,15 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
     if let Some(bad) = &rec.left_behind {
         log::error!("{bad}: left behind; new segment {} opened", rec.file_id);
     }
+    let inbox_dir = common.path(&cfg.daemon.recv.inbox_dir);
+    match recv::files::remove_temporaries(&inbox_dir) {
+        Ok(0) => {}
+        Ok(n) => log::warn!(
+            "{}: removed {n} temporary files of transfers a stop cut short (their senders send them again)",
+            inbox_dir.display()
+        ),
+        Err(e) => log::error!("{}: cleaning temporary files: {e}", inbox_dir.display()),
+    }
     let listener = TcpListener::bind(&cfg.daemon.recv.listen)
         .with_context(|| format!("Recv.Listen {}", cfg.daemon.recv.listen))?;
     log::info!(
@@ -162,16 +177,22 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         listener.local_addr()?,
         dir.display()
     );
-    let shared = Arc::new(RecvShared::new(
-        store,
-        secret,
-        allow,
-        cfg.daemon.max_frame,
-        common.path(&cfg.daemon.recv.inbox_dir),
-        Duration::from_secs(cfg.daemon.recv.idle_timeout.max(1)),
-        cfg.daemon.recv.max_connections,
-        rt.stop_flag(),
-    ));
+    let shared = Arc::new(
+        RecvShared::new(
+            store,
+            secret,
+            allow,
+            cfg.daemon.max_frame,
+            inbox_dir,
+            Duration::from_secs(cfg.daemon.recv.idle_timeout.max(1)),
+            cfg.daemon.recv.max_connections,
+            rt.stop_flag(),
+        )
+        .with_limits(
+            cfg.daemon.recv.max_per_address,
+            Duration::from_secs(cfg.daemon.recv.handshake_timeout),
+        ),
+    );
     rt.add_status_source(shared.clone());
     let acceptor = recv::serve(listener, Arc::clone(&shared))?;
     loop {

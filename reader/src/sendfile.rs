@@ -1,6 +1,8 @@
 //! sendfile: whole files from a spool directory (or sealed segment pairs) to a receiver's
 //! inbox, in order, each confirmed before the next; the last one shipped is recorded.
 
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -9,17 +11,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use anyhow::Context;
+
 use focuser_schema::fsutil;
 use focuser_schema::segment::crc;
 use focuser_schema::segment::{index_path, item_path, list_segments};
 
 use crate::config::SendFileConfig;
 use crate::sender::sleep_unless_stopped;
+use crate::sender::trouble::Trouble;
 use crate::wire::frame::{encode_frame, Fields};
 use crate::wire::handshake;
 use crate::wire::{FileBegin, FrameType, Mode, Secret};
 
 const CHUNK: usize = 1 << 20;
+/// Names that are not UTF-8 warned about (once each); beyond this many, no more are.
+const ODD_NAMES_KEPT: usize = 1000;
 
 pub struct FileShipper {
     pub n: u32,
@@ -32,6 +39,9 @@ pub struct FileShipper {
     pub failures: AtomicU64,
     pub connected: AtomicBool,
     pub last: Mutex<Option<String>>,
+    trouble: Mutex<Trouble>,
+    /// Spool files whose names are not UTF-8: left alone, and said so once.
+    odd_names: Mutex<HashSet<OsString>>,
 }
 
 /// A file to ship, with the key that orders it.
@@ -51,7 +61,6 @@ impl FileShipper {
             .filter(|s| !s.is_empty());
         FileShipper {
             n,
-            cfg,
             dir,
             state_file,
             shipped: AtomicU64::new(0),
@@ -59,6 +68,25 @@ impl FileShipper {
             failures: AtomicU64::new(0),
             connected: AtomicBool::new(false),
             last: Mutex::new(last),
+            trouble: Mutex::new(Trouble::new(format!("sendfile {n} to {}", cfg.address))),
+            odd_names: Mutex::new(HashSet::new()),
+            cfg,
+        }
+    }
+
+    /// A spool file whose name is not UTF-8 cannot be named to the receiver: it is left
+    /// alone, warned about once (not at every look at the spool).
+    fn odd_name(&self, name: OsString) {
+        let Ok(mut seen) = self.odd_names.lock() else {
+            return;
+        };
+        if seen.len() < ODD_NAMES_KEPT && !seen.contains(&name) {
+            log::warn!(
+                "sendfile {}: {}: {name:?}: not a UTF-8 file name; left alone",
+                self.n,
+                self.dir.display()
+            );
+            seen.insert(name);
         }
     }
 
@@ -92,7 +120,13 @@ impl FileShipper {
             let pattern = glob::Pattern::new(&self.cfg.pattern).map_err(std::io::Error::other)?;
             for entry in std::fs::read_dir(&self.dir)? {
                 let entry = entry?;
-                let name = entry.file_name().to_string_lossy().into_owned();
+                let name = match entry.file_name().into_string() {
+                    Ok(name) => name,
+                    Err(odd) => {
+                        self.odd_name(odd);
+                        continue;
+                    }
+                };
                 if name.starts_with('.') || !pattern.matches(&name) || !entry.file_type()?.is_file()
                 {
                     continue;
@@ -132,15 +166,19 @@ pub fn run(
     while !stop.load(Ordering::SeqCst) {
         match ship_ready(&sh, &secret, max_frame, &stop) {
             Ok(0) => sleep_unless_stopped(Duration::from_millis(500), &stop),
-            Ok(_) => backoff = retry.0,
+            Ok(_) => {
+                backoff = retry.0;
+                if let Ok(mut t) = sh.trouble.lock() {
+                    t.recovered();
+                }
+            }
             Err(e) => {
                 sh.failures.fetch_add(1, Ordering::Relaxed);
-                log::warn!(
-                    "sendfile {} to {}: {e:#} (retrying in {backoff:.1} s)",
-                    sh.n,
-                    sh.cfg.address
-                );
-                sleep_unless_stopped(Duration::from_secs_f64(backoff), &stop);
+                let wait = Duration::from_secs_f64(backoff);
+                if let Ok(mut t) = sh.trouble.lock() {
+                    t.failed(&format_args!("{e:#}"), wait);
+                }
+                sleep_unless_stopped(wait, &stop);
                 backoff = (backoff * 2.0).min(retry.1);
             }
         }
@@ -162,13 +200,14 @@ pub fn ship_ready(
     let addr = sh
         .cfg
         .address
-        .to_socket_addrs()?
+        .to_socket_addrs()
+        .context("resolving")?
         .next()
-        .ok_or_else(|| anyhow::anyhow!("{} resolves to no address", sh.cfg.address))?;
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+        .ok_or_else(|| anyhow::anyhow!("resolving: {} resolves to no address", sh.cfg.address))?;
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).context("connect")?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
     s.set_write_timeout(Some(Duration::from_secs(60)))?;
-    handshake::client(&mut s, secret, Mode::Files, &sh.cfg.inbox)?;
+    handshake::client(&mut s, secret, Mode::Files, &sh.cfg.inbox).context("handshake")?;
     sh.connected.store(true, Ordering::SeqCst);
     let mut r = BufReader::new(s.try_clone()?);
     let mut done = 0;

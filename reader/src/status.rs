@@ -17,6 +17,8 @@ const LAG_WARN_SECONDS: f64 = 60.0;
 /// What retention deleted since start.
 #[derive(Default)]
 pub struct RetentionTotals {
+    /// Retention checks run.
+    pub checks: u64,
     pub deleted: u64,
     pub overflowed: u64,
     pub lost_items: u64,
@@ -48,6 +50,11 @@ impl StatusSource for SenderFigures {
             ),
         ];
         if let Ok(t) = self.retention.lock() {
+            f.push(Figure::counter(
+                "reader_retention_checks_total",
+                "retention checks run (every Store.CheckInterval s)",
+                t.checks as f64,
+            ));
             f.push(Figure::counter(
                 "reader_segments_deleted_total",
                 "segments deleted by retention",
@@ -118,6 +125,16 @@ impl StatusSource for SenderFigures {
                     "damaged items skipped",
                     n(&s.corrupt_items),
                 )),
+                label(Figure::gauge(
+                    "reader_sender_stream_mismatch",
+                    "1 while the receiver's position (or the saved one) cannot be this store's",
+                    s.in_mismatch() as u8 as f64,
+                )),
+                label(Figure::counter(
+                    "reader_sender_stream_mismatches_total",
+                    "connections given up on a stream identity mismatch",
+                    n(&s.mismatches),
+                )),
             ]);
         }
         for sh in &self.shippers {
@@ -158,6 +175,7 @@ impl StatusSource for SenderFigures {
             self.senders.iter().map(|s| f(s)).sum::<u64>() as f64
         };
         let lost = sum(|s| s.lost_items.load(Ordering::Relaxed));
+        let mismatched = self.senders.iter().filter(|s| s.in_mismatch()).count();
         let mut cards = vec![
             Card::text(
                 "receivers connected",
@@ -181,6 +199,10 @@ impl StatusSource for SenderFigures {
                 .unit("items")
                 .error_if(lost > 0.0)
                 .help("deleted past Store.MaxBytes before they were sent"),
+            Card::number("stream mismatches", mismatched as f64)
+                .unit("receivers")
+                .error_if(mismatched > 0)
+                .help("receivers whose position cannot be this store's: nothing is sent to them; see the log and docs/operations.md"),
             Card::number(
                 "store",
                 (focuser_schema::segment::store_bytes(&self.store).unwrap_or(0) as f64 / 1e5)
@@ -236,18 +258,20 @@ impl StatusSource for SenderFigures {
             let connected = s.connected.load(Ordering::Relaxed);
             let seconds = (l.seconds(now) * 10.0).round() / 10.0;
             let lost = s.lost_items.load(Ordering::Relaxed);
-            let state = if !connected || lost > 0 {
+            let state = if !connected || lost > 0 || s.in_mismatch() {
                 State::Error
             } else if seconds > LAG_WARN_SECONDS {
                 State::Warn
             } else {
                 State::Ok
             };
+            // A mismatch is what matters while it lasts, whatever failed since.
             let last_error = s
-                .last_error
+                .mismatch
                 .lock()
                 .ok()
-                .and_then(|e| e.clone())
+                .and_then(|m| m.clone())
+                .or_else(|| s.last_error.lock().ok().and_then(|e| e.clone()))
                 .unwrap_or_default();
             receivers.push(
                 Row::new(vec![

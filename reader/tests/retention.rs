@@ -189,3 +189,35 @@ fn the_daemon_past_max_bytes_logs_an_error_and_counts_the_lost_items_in_stat_and
     });
     assert!(sender.stop());
 }
+
+#[test]
+fn a_saved_position_this_store_cannot_have_keeps_every_segment() {
+    let rig = Rig::new();
+    rig.write(600, &["--max-items", "200"]); // segments 1..=3 sealed, 4 active and empty
+    let whole = Partition { count: 1, index: 0 };
+    // Position files of another store: past its end, and past the end of segment 2.
+    for (name, at) in [
+        (
+            "beyond",
+            Position {
+                file_id: 9,
+                item_idx: 1,
+            },
+        ),
+        (
+            "inside",
+            Position {
+                file_id: 2,
+                item_idx: 500,
+            },
+        ),
+    ] {
+        let s = sender(&rig, name, whole, Some(at));
+        let r = retention::enforce(&rig.store(), std::slice::from_ref(&s), 0).unwrap();
+        assert_eq!(r.deleted, 0, "{name}");
+        assert_eq!(list_segments(&rig.store()).unwrap(), vec![1, 2, 3, 4]);
+        // And it lags by everything, not by nothing.
+        let l = focuser_reader::sender::lag::lag(&rig.store(), s.saved(), whole).unwrap();
+        assert_eq!(l.items, 600, "{name}");
+    }
+}

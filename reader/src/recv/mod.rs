@@ -1,13 +1,15 @@
 //! `reader --recv`: accepts senders that are in `allowdb` and prove the shared secret, stores
 //! their items durably before acknowledging them, and takes whole files into its inbox.
 
-mod files;
+pub mod admit;
+pub mod files;
+mod greet;
 mod status;
 pub mod store;
 
 use std::collections::HashMap;
 use std::io::BufReader;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,16 +17,18 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use focuser_daemon::access::AllowList;
+use focuser_daemon::episode::Episodes;
 use focuser_schema::segment::Position;
 
 use crate::wire::frame::{encode_frame, read_frame_unchecked};
-use crate::wire::handshake::{self, Accepted, ProtoError};
+use crate::wire::handshake::{self, Accepted};
 use crate::wire::messages::{code, put_position};
 use crate::wire::{BatchRef, FrameError, FrameType, Mode, Secret};
+use admit::{frame_class, Problem, Refusal, Refused, RefusedError, Slots};
 pub use store::{Applied, RecvStore, StoreError};
 
-/// How long a peer has to finish the handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Addresses (and kinds of problem) whose episodes are tracked at once; more share one line.
+const PROBLEM_KEYS: usize = 256;
 
 /// What every connection of one receiver shares.
 pub struct RecvShared {
@@ -35,10 +39,16 @@ pub struct RecvShared {
     pub inbox_dir: PathBuf,
     pub idle: Duration,
     pub max_connections: usize,
+    /// `Recv.MaxPerAddress`: connections from one address at once.
+    pub max_per_address: usize,
+    /// `Recv.HandshakeTimeout`: the whole handshake, however slowly its bytes come.
+    pub handshake_timeout: Duration,
     pub stop: Arc<AtomicBool>,
     pub counts: RecvCounts,
     conns: Mutex<HashMap<u64, TcpStream>>,
     next_conn: AtomicU64,
+    slots: Mutex<Slots>,
+    problems: Mutex<Episodes<Problem>>,
 }
 
 /// Running totals for the status page.
@@ -51,11 +61,7 @@ pub struct RecvCounts {
     pub bytes: AtomicU64,
     pub files: AtomicU64,
     pub file_bytes: AtomicU64,
-    pub refused_peers: AtomicU64,
-    pub auth_failures: AtomicU64,
-    pub protocol_errors: AtomicU64,
-    pub bad_names: AtomicU64,
-    pub store_errors: AtomicU64,
+    pub refused: Refused,
 }
 
 fn add(c: &AtomicU64, n: u64) {
@@ -82,11 +88,23 @@ impl RecvShared {
             inbox_dir,
             idle,
             max_connections,
+            max_per_address: max_connections,
+            handshake_timeout: Duration::from_secs(10),
             stop,
             counts: RecvCounts::default(),
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(1),
+            slots: Mutex::new(Slots::default()),
+            problems: Mutex::new(Episodes::new("peer", PROBLEM_KEYS)),
         }
+    }
+
+    /// With `Recv.MaxPerAddress` and `Recv.HandshakeTimeout` (by default: no cap of its own,
+    /// 10 s).
+    pub fn with_limits(mut self, max_per_address: usize, handshake_timeout: Duration) -> Self {
+        self.max_per_address = max_per_address;
+        self.handshake_timeout = handshake_timeout;
+        self
     }
 
     /// Closes every open connection (at stop: their threads then end).
@@ -95,6 +113,19 @@ impl RecvShared {
             for s in conns.values() {
                 let _ = s.shutdown(Shutdown::Both);
             }
+        }
+    }
+
+    /// Counts a refusal and logs it, once per episode of its address and problem.
+    fn refused(&self, ip: IpAddr, e: &RefusedError, detail: &dyn std::fmt::Display) {
+        self.counts.refused.add(e.reason);
+        self.problem(e.problem(ip), detail);
+    }
+
+    /// Logs a problem with a peer, once per episode of its address and kind.
+    fn problem(&self, p: Problem, detail: &dyn std::fmt::Display) {
+        if let Ok(mut e) = self.problems.lock() {
+            e.occurred(p, p.level(), detail);
         }
     }
 }
@@ -130,82 +161,102 @@ pub fn serve(listener: TcpListener, shared: Arc<RecvShared>) -> std::io::Result<
         })
 }
 
+/// Refuses a peer at accept (answered with ERROR, then closed), or gives it a slot and a
+/// thread.
 fn start_connection(
     s: TcpStream,
     peer: SocketAddr,
     sh: &Arc<RecvShared>,
 ) -> Option<JoinHandle<()>> {
-    let c = &sh.counts;
-    if !sh.allow.allows(peer.ip()) {
-        log::warn!("refused {peer}: not in allowdb");
-        add(&c.refused_peers, 1);
+    let ip = peer.ip();
+    let refusal = if !sh.allow.allows(ip) {
+        Err((Refusal::NotAllowed, "this address is not allowed"))
+    } else {
+        let taken = match sh.slots.lock() {
+            Ok(mut slots) => slots.take(ip, sh.max_connections, sh.max_per_address),
+            Err(_) => Err(Refusal::Busy),
+        };
+        match taken {
+            Ok(n) => {
+                sh.counts.connections.store(n, Ordering::SeqCst);
+                Ok(())
+            }
+            Err(r @ Refusal::AddressBusy) => Err((r, "too many connections from this address")),
+            Err(r) => Err((r, "too many connections")),
+        }
+    };
+    if let Err((r, message)) = refusal {
+        let (code, why) = match r {
+            Refusal::NotAllowed => (code::NOT_ALLOWED, "not in allowdb".to_string()),
+            Refusal::AddressBusy => (
+                code::BUSY,
+                format!("Recv.MaxPerAddress ({}) reached", sh.max_per_address),
+            ),
+            _ => (
+                code::BUSY,
+                format!("Recv.MaxConnections ({}) reached", sh.max_connections),
+            ),
+        };
+        sh.refused(
+            ip,
+            &RefusedError::new(r, message),
+            &format_args!("refused {peer}: {why}"),
+        );
+        // Best effort and bounded: a peer that does not read must not hold the acceptor.
         let mut s = s;
-        handshake::refuse(&mut s, code::NOT_ALLOWED, "this address is not allowed");
-        return None;
-    }
-    if c.connections.load(Ordering::SeqCst) >= sh.max_connections {
-        log::warn!("refused {peer}: Recv.MaxConnections reached");
-        let mut s = s;
-        handshake::refuse(&mut s, code::BUSY, "too many connections");
+        let _ = s.set_write_timeout(Some(Duration::from_secs(1)));
+        handshake::refuse(&mut s, code, message);
         return None;
     }
     let id = sh.next_conn.fetch_add(1, Ordering::Relaxed);
     if let (Ok(clone), Ok(mut conns)) = (s.try_clone(), sh.conns.lock()) {
         conns.insert(id, clone);
     }
-    c.connections.fetch_add(1, Ordering::SeqCst);
     let shared = Arc::clone(sh);
     let spawned = std::thread::Builder::new()
         .name(format!("recv-{peer}"))
         .spawn(move || {
-            if let Err(e) = connection(s, peer, &shared) {
-                log::warn!("{peer}: {e:#}");
-            }
+            connection(s, peer, &shared);
             if let Ok(mut conns) = shared.conns.lock() {
                 conns.remove(&id);
             }
-            shared.counts.connections.fetch_sub(1, Ordering::SeqCst);
+            give_back(&shared, ip);
         });
     match spawned {
         Ok(h) => Some(h),
         Err(e) => {
             log::error!("cannot start a thread for {peer}: {e}");
-            sh.counts.connections.fetch_sub(1, Ordering::SeqCst);
+            give_back(sh, ip);
             None
         }
     }
 }
 
-fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result<()> {
-    s.set_nonblocking(false)?;
-    // A peer gets a few seconds to prove itself, however long the idle timeout is.
-    s.set_read_timeout(Some(sh.idle.min(HANDSHAKE_TIMEOUT)))?;
-    s.set_nodelay(true)?;
-    let mut w = s.try_clone()?;
-    let mut r = BufReader::with_capacity(1 << 20, s);
-    let accepted = {
-        let mut both = ReadWrite {
-            r: &mut r,
-            w: &mut w,
-        };
-        match handshake::server(&mut both, &sh.secret) {
-            Ok(a) => a,
-            Err(e) => {
-                if let ProtoError::Frame(fe) = &e {
-                    if !matches!(fe, FrameError::Io(_) | FrameError::Closed) {
-                        handshake::refuse(both.w, code::PROTOCOL, &fe.to_string());
-                    }
-                }
-                match e {
-                    ProtoError::Auth(_) => add(&sh.counts.auth_failures, 1),
-                    ProtoError::BadStream { .. } => add(&sh.counts.bad_names, 1),
-                    _ => add(&sh.counts.protocol_errors, 1),
-                }
-                anyhow::bail!("handshake refused: {e}");
-            }
-        }
+fn give_back(sh: &RecvShared, ip: IpAddr) {
+    if let Ok(mut slots) = sh.slots.lock() {
+        let n = slots.give_back(ip);
+        sh.counts.connections.store(n, Ordering::SeqCst);
+    }
+}
+
+/// One connection: the handshake within its deadline, then items or files until the peer
+/// closes; whatever ends it is counted and logged here.
+fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) {
+    let ip = peer.ip();
+    let opened = (|| -> std::io::Result<(BufReader<TcpStream>, TcpStream)> {
+        s.set_nonblocking(false)?;
+        s.set_nodelay(true)?;
+        let w = s.try_clone()?;
+        Ok((BufReader::with_capacity(1 << 20, s), w))
+    })();
+    let (mut r, mut w) = match opened {
+        Ok(rw) => rw,
+        Err(e) => return sh.problem(Problem::connection(ip, "i/o error"), &e),
     };
-    r.get_ref().set_read_timeout(Some(sh.idle))?;
+    let accepted = match greet::greet(&mut r, &mut w, sh) {
+        Ok(a) => a,
+        Err(e) => return sh.refused(ip, &e, &format_args!("{peer}: {e}")),
+    };
     let stream = accepted.hello.stream.clone();
     log::info!(
         "{peer}: stream {stream} ({:?}) connected",
@@ -215,18 +266,30 @@ fn connection(s: TcpStream, peer: SocketAddr, sh: &RecvShared) -> anyhow::Result
         Mode::Items => items(&mut r, &mut w, &accepted, sh),
         Mode::Files => files::receive(&mut r, &mut w, &accepted, sh),
     };
-    match &result {
-        Ok(()) => log::info!("{peer}: stream {stream} closed"),
-        Err(e) => {
-            if let Some(fe) = e.downcast_ref::<FrameError>() {
-                if !matches!(fe, FrameError::Io(_) | FrameError::Closed) {
-                    add(&sh.counts.protocol_errors, 1);
-                    handshake::refuse(&mut w, code::PROTOCOL, &fe.to_string());
-                }
-            }
-        }
+    let e = match result {
+        Ok(()) => return log::info!("{peer}: stream {stream} closed"),
+        Err(e) => e,
+    };
+    let detail = format_args!("{peer}: stream {stream}: {e:#}");
+    if let Some(r) = e.downcast_ref::<RefusedError>() {
+        return sh.refused(ip, r, &detail);
     }
-    result.map_err(|e| e.context(format!("stream {stream}")))
+    let Some(fe) = e.downcast_ref::<FrameError>() else {
+        return sh.problem(Problem::connection(ip, "i/o error"), &detail);
+    };
+    if matches!(fe, FrameError::Io(io) if greet::timed_out(io)) {
+        // Recv.IdleTimeout: an idle sender is closed, as it should be; it comes back.
+        return log::info!(
+            "{peer}: stream {stream} silent for {} s (Recv.IdleTimeout): closed",
+            sh.idle.as_secs()
+        );
+    }
+    if matches!(fe, FrameError::Io(_) | FrameError::Closed) {
+        return sh.problem(Problem::connection(ip, frame_class(fe)), &detail);
+    }
+    handshake::refuse(&mut w, code::PROTOCOL, &fe.to_string());
+    let refused = RefusedError::new(Refusal::Protocol, "").class(frame_class(fe));
+    sh.refused(ip, &refused, &detail);
 }
 
 /// The items loop: each ITEMS frame is stored and synced, then acknowledged.
@@ -237,8 +300,6 @@ fn items(
     sh: &RecvShared,
 ) -> anyhow::Result<()> {
     let stream = &a.hello.stream;
-    let last = lock(&sh.store)?.last(stream);
-    handshake::welcome(w, a, last)?;
     let mut payload = Vec::new();
     let mut body_crcs = Vec::new();
     // Batches stored and not yet synced: one sync, then one ack each (group commit while the
@@ -263,7 +324,7 @@ fn items(
             let mut store = lock(&sh.store)?;
             match store.append_with_crcs(stream, &batch, &body_crcs) {
                 Ok(a) => a,
-                Err(e) => return Err(store_failed(w, sh, stream, e)),
+                Err(e) => return Err(store_failed(w, stream, e)),
             }
         };
         let c = &sh.counts;
@@ -276,7 +337,7 @@ fn items(
             continue;
         }
         if let Err(e) = lock(&sh.store)?.sync() {
-            return Err(store_failed(w, sh, stream, e));
+            return Err(store_failed(w, stream, e));
         }
         acks.clear();
         for upto in unsynced.drain(..) {
@@ -307,35 +368,13 @@ fn more_waiting(r: &mut BufReader<TcpStream>) -> std::io::Result<bool> {
     }
 }
 
-fn store_failed(w: &mut TcpStream, sh: &RecvShared, stream: &str, e: StoreError) -> anyhow::Error {
-    add(&sh.counts.store_errors, 1);
-    log::error!("storing items of {stream}: {e}");
+/// Refuses the batch, unacknowledged: counted and logged (as an error) by the caller.
+fn store_failed(w: &mut TcpStream, stream: &str, e: StoreError) -> anyhow::Error {
     handshake::refuse(w, code::STORE, "the receiver cannot store items now");
-    e.into()
+    RefusedError::new(Refusal::Store, format!("storing items of {stream}: {e}")).into()
 }
 
 fn lock<T>(m: &Mutex<T>) -> anyhow::Result<std::sync::MutexGuard<'_, T>> {
     m.lock()
         .map_err(|_| anyhow::anyhow!("a connection thread panicked holding the store"))
-}
-
-/// Reads from the buffered half, writes to the other: one socket for the handshake.
-struct ReadWrite<'a> {
-    r: &'a mut BufReader<TcpStream>,
-    w: &'a mut TcpStream,
-}
-
-impl std::io::Read for ReadWrite<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.r.read(buf)
-    }
-}
-
-impl std::io::Write for ReadWrite<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.w.write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.w.flush()
-    }
 }

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
 
+use super::admit::Refusal;
 use super::RecvShared;
 
 impl StatusSource for RecvShared {
@@ -40,20 +41,14 @@ impl StatusSource for RecvShared {
                 n(&c.file_bytes),
             ),
         ];
-        for (reason, v) in [
-            ("not_allowed", &c.refused_peers),
-            ("auth", &c.auth_failures),
-            ("protocol", &c.protocol_errors),
-            ("bad_name", &c.bad_names),
-            ("store", &c.store_errors),
-        ] {
+        for r in Refusal::ALL {
             f.push(
                 Figure::counter(
                     "reader_recv_refused_total",
                     "connections refused or closed, by reason",
-                    n(v),
+                    c.refused.get(r) as f64,
                 )
-                .with_label("reason", reason),
+                .with_label("reason", r.label()),
             );
         }
         if let Ok(store) = self.store.lock() {
@@ -82,11 +77,7 @@ impl StatusSource for RecvShared {
     fn cards(&self) -> Vec<Card> {
         let c = &self.counts;
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
-        let refused = n(&c.refused_peers)
-            + n(&c.auth_failures)
-            + n(&c.protocol_errors)
-            + n(&c.bad_names)
-            + n(&c.store_errors);
+        let refused = c.refused.total() as f64;
         let mut cards = vec![
             Card::number(
                 "senders connected",
@@ -105,7 +96,7 @@ impl StatusSource for RecvShared {
             Card::number("refused", refused)
                 .unit("connections")
                 .warn_if(refused > 0.0)
-                .help("not in allowdb, wrong secret, bad frames or names: see the log"),
+                .help("not in allowdb, too many, handshake too slow, wrong secret, bad frames, names or files: see the log and reader_recv_refused_total"),
         ];
         if let Ok(store) = self.store.lock() {
             let bytes = focuser_schema::segment::store_bytes(store.dir()).unwrap_or(0);

@@ -20,7 +20,9 @@ impl Lag {
     }
 }
 
+/// The lag of `from`; a position that cannot be this store's lags by everything it holds.
 pub fn lag(store: &Path, from: Position, partition: Partition) -> Result<Lag, SegmentError> {
+    let from = super::identity::trusted(store, from);
     let mut out = Lag::default();
     for id in list_segments(store)? {
         if id < from.file_id {

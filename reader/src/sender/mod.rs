@@ -1,10 +1,12 @@
 //! The sender side: one thread per receiver address, each with its own position file.
 
 mod batch;
+pub mod identity;
 pub mod lag;
 pub mod retention;
 mod saver;
 mod session;
+pub mod trouble;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,10 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use focuser_daemon::episode::Episode;
 use focuser_schema::segment::{read_position, Partition, Position, PositionError, Status};
 
 use crate::config::{ReaderConfig, SendConfig};
 use crate::wire::Secret;
+use trouble::Trouble;
 
 /// One sender: receiver `index` of the `count` addresses of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +29,8 @@ pub struct SenderSpec {
     pub address: String,
     pub partition: Partition,
     pub statuses: Vec<Status>,
-    /// The name the receiver knows this stream by: `<reader name>.<group>`.
+    /// The name the receiver knows this stream by: `<reader name>.<group>`, and
+    /// `.epoch<N>` after it from `stream_epoch = N` on (a new stream to the receivers).
     pub stream: String,
     pub position_file: PathBuf,
     /// How many of its items `Store.MaxBytes` deleted before they were sent, in decimal: kept
@@ -37,6 +42,11 @@ impl SenderSpec {
     /// Every sender the config describes, in group order.
     pub fn all(cfg: &ReaderConfig, state_dir: &Path) -> Result<Vec<SenderSpec>, String> {
         let mut out = Vec::new();
+        // A new epoch is a new stream: its positions start over in files of their own.
+        let epoch = match cfg.stream_epoch {
+            0 => String::new(),
+            n => format!(".epoch{n}"),
+        };
         for (kind, groups) in [("Index", &cfg.index), ("Summary", &cfg.summary)] {
             for (n, g) in groups {
                 let group = format!("{kind}.{n}");
@@ -60,9 +70,9 @@ impl SenderSpec {
                             index: k as u32,
                         },
                         statuses: statuses.clone(),
-                        stream: format!("{}.{group}", cfg.name),
-                        position_file: state_dir.join(format!("pos_{group}_{k}_{safe}.dat")),
-                        lost_file: state_dir.join(format!("lost_{group}_{k}_{safe}.txt")),
+                        stream: format!("{}.{group}{epoch}", cfg.name),
+                        position_file: state_dir.join(format!("pos_{group}_{k}_{safe}{epoch}.dat")),
+                        lost_file: state_dir.join(format!("lost_{group}_{k}_{safe}{epoch}.txt")),
                     });
                 }
             }
@@ -110,8 +120,15 @@ pub struct SenderState {
     pub bad_position_files: AtomicU64,
     pub lost_items: AtomicU64,
     pub last_error: Mutex<Option<String>>,
+    /// While the receiver's position, or the saved one, cannot be this store's
+    /// ([`identity`]): why. Nothing is sent and retention keeps everything for it.
+    pub mismatch: Mutex<Option<String>>,
+    /// Connections given up on a stream identity mismatch.
+    pub mismatches: AtomicU64,
     /// Set when a session fails: up to here the next sessions send ITEMS (see `batch`).
     verify_until: Mutex<Position>,
+    trouble: Mutex<Trouble>,
+    mismatch_episode: Mutex<Episode>,
 }
 
 impl SenderState {
@@ -129,6 +146,7 @@ impl SenderState {
     pub fn new(spec: SenderSpec) -> SenderState {
         let (pos, err) = spec.load_position();
         let lost = spec.load_lost();
+        let name = format!("sender {} {}", spec.group, spec.address);
         let st = SenderState {
             spec,
             saved: Mutex::new(pos),
@@ -143,7 +161,11 @@ impl SenderState {
             bad_position_files: AtomicU64::new(0),
             lost_items: AtomicU64::new(lost),
             last_error: Mutex::new(None),
+            mismatch: Mutex::new(None),
+            mismatches: AtomicU64::new(0),
             verify_until: Mutex::new(Position::default()),
+            mismatch_episode: Mutex::new(Episode::new(format!("{name}: stream identity mismatch"))),
+            trouble: Mutex::new(Trouble::new(name)),
         };
         if let Some(e) = err {
             log::error!(
@@ -157,6 +179,47 @@ impl SenderState {
 
     pub fn saved(&self) -> Position {
         self.saved.lock().map(|p| *p).unwrap_or_default()
+    }
+
+    pub fn in_mismatch(&self) -> bool {
+        self.mismatch.lock().map(|m| m.is_some()).unwrap_or(false)
+    }
+
+    /// The positions agree with the store (again).
+    pub(crate) fn identity_confirmed(&self) {
+        let was = self.mismatch.lock().ok().and_then(|mut m| m.take());
+        if was.is_some() {
+            if let Ok(mut e) = self.mismatch_episode.lock() {
+                e.resolved(&"the positions agree with the store again");
+            }
+        }
+    }
+
+    /// A session delivers (an ack came, or there is nothing to send).
+    pub(crate) fn delivering(&self) {
+        if let Ok(mut t) = self.trouble.lock() {
+            t.recovered();
+        }
+    }
+
+    fn failed(&self, e: &session::SessionError, retry: Duration) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut l) = self.last_error.lock() {
+            *l = Some(e.to_string());
+        }
+        if !e.mismatch {
+            if let Ok(mut t) = self.trouble.lock() {
+                t.failed(e, retry);
+            }
+            return;
+        }
+        self.mismatches.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut m) = self.mismatch.lock() {
+            *m = Some(e.to_string());
+        }
+        if let Ok(mut ep) = self.mismatch_episode.lock() {
+            ep.occurred(log::Level::Error, e);
+        }
     }
 }
 
@@ -174,32 +237,25 @@ pub fn run(st: Arc<SenderState>, ctx: Arc<SendCtx>) {
     let min = Duration::from_secs_f64(ctx.send.retry_min);
     let max = Duration::from_secs_f64(ctx.send.retry_max);
     let mut backoff = min;
-    let mut failures_in_row = 0u32;
     while !ctx.stop.load(Ordering::SeqCst) {
         let outcome = session::run(&st, &ctx);
         st.connected.store(false, Ordering::SeqCst);
         match outcome {
             Ok(()) => break,
+            Err(e) if e.idle_close => {
+                log::debug!(
+                    "sender {} {}: {e} while idle; connecting again",
+                    st.spec.group,
+                    st.spec.address
+                );
+                backoff = min;
+                sleep_unless_stopped(backoff, &ctx.stop);
+            }
             Err(e) => {
-                st.failures.fetch_add(1, Ordering::Relaxed);
-                if let Ok(mut l) = st.last_error.lock() {
-                    *l = Some(e.to_string());
-                }
                 if e.made_progress {
                     backoff = min;
-                    failures_in_row = 0;
                 }
-                failures_in_row += 1;
-                // The first failure is news; the same one every few seconds is noise.
-                if failures_in_row <= 1 || failures_in_row.is_power_of_two() {
-                    log::warn!(
-                        "sender {} {}: {} (retrying in {:.1} s)",
-                        st.spec.group,
-                        st.spec.address,
-                        e,
-                        backoff.as_secs_f64()
-                    );
-                }
+                st.failed(&e, backoff);
                 sleep_unless_stopped(backoff, &ctx.stop);
                 backoff = (backoff * 2).min(max);
             }

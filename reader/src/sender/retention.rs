@@ -1,5 +1,7 @@
 //! Deleting segments: only those every sender has passed (by its saved position); past
 //! `Store.MaxBytes`, the oldest anyway, with the items senders had not sent counted as lost.
+//! A saved position that cannot be this store's (a stream identity mismatch) counts as the
+//! oldest segment: nothing is deleted on its account.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -9,7 +11,8 @@ use focuser_schema::segment::{
     delete_segment, list_segments, store_bytes, SegmentError, SegmentIndex,
 };
 
-use super::SenderState;
+use super::identity::trusted;
+use super::{Position, SenderState};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Retention {
@@ -33,7 +36,8 @@ pub fn enforce(
     let Some((_, sealed)) = ids.split_last() else {
         return Ok(r);
     };
-    let min = senders.iter().map(|s| s.saved().file_id).min().unwrap_or(0);
+    let positions: Vec<Position> = senders.iter().map(|s| trusted(store, s.saved())).collect();
+    let min = positions.iter().map(|p| p.file_id).min().unwrap_or(0);
     let mut left: Vec<u64> = Vec::new();
     for &id in sealed {
         if id < min {
@@ -52,8 +56,7 @@ pub fn enforce(
         }
         let mut lost = 0;
         if let Some(seg) = SegmentIndex::open(store, id)? {
-            for s in senders {
-                let pos = s.saved();
+            for (s, &pos) in senders.iter().zip(&positions) {
                 if pos.file_id > id {
                     continue;
                 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use focuser_schema::segment::{Cursor, Position};
 
 use super::batch::Batcher;
+use super::identity;
 use super::saver::Saver;
 use super::{SendCtx, SenderState};
 use crate::wire::frame::Fields;
@@ -25,6 +26,11 @@ pub(super) struct SessionError {
     pub message: String,
     /// Something was acknowledged before it failed: the backoff starts over.
     pub made_progress: bool,
+    /// A position that cannot be this store's ([`super::identity`]): nothing was sent.
+    pub mismatch: bool,
+    /// The receiver closed the connection with nothing in flight (its `Recv.IdleTimeout`):
+    /// not a failure, the sender just connects again.
+    pub idle_close: bool,
 }
 
 impl std::fmt::Display for SessionError {
@@ -37,6 +43,50 @@ pub(super) fn fail(message: impl std::fmt::Display) -> SessionError {
     SessionError {
         message: message.to_string(),
         made_progress: false,
+        mismatch: false,
+        idle_close: false,
+    }
+}
+
+const CLOSED: &str = "the receiver closed the connection";
+
+/// A stream identity mismatch: `what` is wrong; says what the operator can do about it.
+fn mismatch(st: &SenderState, what: String) -> SessionError {
+    SessionError {
+        message: format!(
+            "{what}: this store is not the one that stream {} was shipped from (was the store \
+             rebuilt, or its state_dir copied?); nothing is sent to this receiver and retention \
+             keeps every segment for it. To ship this store as a new stream, raise \
+             stream_epoch (now {}) and restart: see \"Stream identity mismatch\" in \
+             docs/operations.md",
+            st.spec.stream,
+            epoch_of(&st.spec.stream)
+        ),
+        made_progress: false,
+        mismatch: true,
+        idle_close: false,
+    }
+}
+
+/// The `N` of a stream name ending in `.epochN` (0 without).
+fn epoch_of(stream: &str) -> u32 {
+    stream
+        .rsplit_once(".epoch")
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Refuses a position the store cannot have.
+fn check_identity(
+    st: &SenderState,
+    ctx: &SendCtx,
+    next: Position,
+    whose: impl FnOnce() -> String,
+) -> Result<(), SessionError> {
+    match identity::impossible(&ctx.store, next) {
+        Ok(None) => Ok(()),
+        Ok(Some(why)) => Err(mismatch(st, format!("{} {why}", whose()))),
+        Err(e) => Err(fail(format!("reading the store: {e}"))),
     }
 }
 
@@ -47,6 +97,11 @@ const DRAIN: Duration = Duration::from_secs(2);
 
 pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     let timeout = Duration::from_secs(ctx.send.timeout.max(1));
+    // A position file of another store is refused before the receiver is even asked.
+    let saved = st.saved();
+    check_identity(st, ctx, saved, || {
+        format!("the position file {}:", st.spec.position_file.display())
+    })?;
     let addr = st
         .spec
         .address
@@ -62,15 +117,21 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     let last =
         handshake::client(&mut s, &ctx.secret, Mode::Items, &st.spec.stream).map_err(fail)?;
     st.connects.fetch_add(1, Ordering::Relaxed);
-    st.connected.store(true, Ordering::SeqCst);
-    let mut acked = st.saved();
-    // The receiver holds everything of this stream up to `last`: no need to send it again.
+    let mut acked = saved;
+    // The receiver holds everything of this stream up to `last`: no need to send it again,
+    // if `last` is one of this store's items.
     if last != Position::default() {
         let after = Position {
             file_id: last.file_id,
             item_idx: last.item_idx.saturating_add(1),
         };
         if after > acked {
+            check_identity(st, ctx, after, || {
+                format!(
+                    "the receiver holds stream {} up to {last}, but",
+                    st.spec.stream
+                )
+            })?;
             log::info!(
                 "sender {} {}: the receiver holds up to {last}; going on from {after}",
                 st.spec.group,
@@ -79,6 +140,8 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
             acked = after;
         }
     }
+    st.identity_confirmed();
+    st.connected.store(true, Ordering::SeqCst);
     s.set_read_timeout(None).map_err(fail)?;
     let acks = spawn_ack_reader(&s, ctx.max_frame)?;
     std::thread::scope(|scope| {
@@ -95,6 +158,7 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
             last_save: Instant::now(),
             inflight: VecDeque::new(),
             progress: false,
+            delivering: false,
         };
         let result = sess.pump(&mut s, &acks, timeout);
         // The ack reader holds a clone of the socket: shutting it down ends that thread too.
@@ -129,6 +193,8 @@ struct Session<'a> {
     /// Batches sent and not yet acknowledged: (their end, their items).
     inflight: VecDeque<(Position, u64)>,
     progress: bool,
+    /// Whether this session has been seen to deliver (see [`Session::delivering`]).
+    delivering: bool,
 }
 
 impl Session<'_> {
@@ -166,6 +232,9 @@ impl Session<'_> {
             }
             let idle = !sent && self.inflight.is_empty();
             self.st.caught_up.store(idle, Ordering::SeqCst);
+            if idle {
+                self.delivering();
+            }
             let wait = if self.inflight.len() >= self.ctx.send.window || (!sent && !idle) {
                 Duration::from_millis(50)
             } else if idle {
@@ -197,7 +266,7 @@ impl Session<'_> {
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(fail("the receiver closed the connection"));
+                    return Err(self.closed(CLOSED.into()));
                 }
             }
             if self.unsaved_items >= self.ctx.send.save_every
@@ -228,19 +297,38 @@ impl Session<'_> {
     }
 
     fn on_ack(&mut self, r: Result<Position, String>) -> Result<(), SessionError> {
-        let upto = r.map_err(fail)?;
+        let upto = r.map_err(|e| self.closed(e))?;
         match self.inflight.pop_front() {
             Some((want, n)) if want == upto => {
                 self.acked = upto;
                 self.unsaved_items += n;
                 self.progress = true;
                 self.st.acked_items.fetch_add(n, Ordering::Relaxed);
+                self.delivering();
                 Ok(())
             }
             other => Err(fail(format!(
                 "ack for {upto}, expected {}",
                 other.map(|(p, _)| p.to_string()).unwrap_or("none".into())
             ))),
+        }
+    }
+
+    /// The connection ended on `message`; a close with nothing in flight is the receiver's
+    /// idle timeout, not a failure.
+    fn closed(&self, message: String) -> SessionError {
+        let idle_close = message == CLOSED && self.inflight.is_empty();
+        SessionError {
+            idle_close,
+            ..fail(message)
+        }
+    }
+
+    /// Acks come back, or everything is sent: whatever failed before works again.
+    fn delivering(&mut self) {
+        if !self.delivering {
+            self.delivering = true;
+            self.st.delivering();
         }
     }
 
@@ -281,7 +369,7 @@ fn spawn_ack_reader(
                         })
                         .unwrap_or_else(|e| e.to_string())),
                     Ok(f) => Err(format!("unexpected {:?} frame", f.kind)),
-                    Err(FrameError::Closed) => Err("the receiver closed the connection".into()),
+                    Err(FrameError::Closed) => Err(CLOSED.into()),
                     Err(e) => Err(e.to_string()),
                 };
                 let end = msg.is_err();

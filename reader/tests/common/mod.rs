@@ -245,3 +245,14 @@ pub fn get(port: u16, path: &str) -> String {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default()
 }
+
+/// The value of one series of a status endpoint's /metrics (`name{labels}`), if present
+/// (None too while the daemon is not listening yet).
+pub fn metric(port: u16, series: &str) -> Option<f64> {
+    std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    get(port, "/metrics").lines().find_map(|l| {
+        l.strip_prefix(series)
+            .and_then(|v| v.strip_prefix(' '))
+            .and_then(|v| v.trim().parse().ok())
+    })
+}
