@@ -17,7 +17,10 @@ use std::time::{Duration, Instant};
 
 use apply::{Applied, Batching, LoadError, QueueFile};
 use check::Expect;
+use focuser_daemon::episode::Episodes;
 use focuser_daemon::Config;
+use inbox::Held;
+use log::Level;
 
 use crate::config::YacobotConfig;
 use crate::status::{add, FileRow};
@@ -27,10 +30,34 @@ use crate::worker::{self, Ctx};
 /// row is taken to be one the database cannot hold, and goes to `bad/`.
 const MAX_DB_FAILURES: u32 = 3;
 
+/// A file of an inbox being handled.
+#[derive(Clone, Copy)]
+struct InboxFile<'a> {
+    master: &'a str,
+    /// Its name (lossy, for the log and the status page).
+    name: &'a str,
+    path: &'a Path,
+    started: Instant,
+}
+
+/// Bad files that could not be moved to `bad/` whose episodes are tracked at most.
+const UNMOVABLE_TRACKED: usize = 100;
+
 /// The loader's state between passes.
-#[derive(Default)]
 pub struct Loader {
     db_failures: HashMap<PathBuf, u32>,
+    /// Bad files that stay in the inbox (`bad/` cannot take them): one line each, not one a
+    /// pass.
+    unmovable: Episodes<String>,
+}
+
+impl Default for Loader {
+    fn default() -> Self {
+        Loader {
+            db_failures: HashMap::new(),
+            unmovable: Episodes::new("bad queue file left in the inbox", UNMOVABLE_TRACKED),
+        }
+    }
 }
 
 /// The worker thread: a pass over the inboxes every `Loader.Interval` seconds.
@@ -73,46 +100,62 @@ impl Loader {
 
     fn load(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>, master: &str, path: &Path) {
         let started = Instant::now();
+        // A name that is not UTF-8 comes out with U+FFFD: not ASCII either.
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let at = InboxFile {
+            master,
+            name: &name,
+            path,
+            started,
+        };
+        let bad = |loader: &mut Loader, held: Option<&Held>, why: &str| {
+            loader.reject(ctx, &at, held, why)
+        };
+        if name.len() > 255 || !name.is_ascii() {
+            let why = "the file name is not ASCII of at most 255 bytes (queue_applied.file_name)";
+            return bad(self, None, why);
+        }
+        let held = match Held::open(path) {
+            Ok(h) => h,
+            // Taken away since the scan (by an operator): nothing to do.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => return bad(self, None, &format!("cannot open: {e}")),
+        };
         let expect = Expect {
             master,
             node: cfg.daemon.node_id,
         };
-        let checked = if name.len() > 255 || !name.is_ascii() {
-            Err("the file name is not ASCII of at most 255 bytes (queue_applied.file_name)".into())
-        } else {
-            check::whole_file(path, &expect).map_err(|e| e.to_string())
-        };
-        let records = match checked {
+        let records = match check::whole_file(&held.file, &expect) {
             Ok(n) => n,
-            Err(why) => return self.reject(ctx, master, &name, path, &why, started),
+            Err(e) => return bad(self, Some(&held), &e.to_string()),
         };
         let file = QueueFile {
             source: master,
             name: &name,
-            path,
+            held: &held,
             expect,
             records,
         };
-        let loader = &cfg.daemon.loader;
         log::debug!("inbox {master}: loading {name} ({records} URLs)");
-        let row = |result: &str, bad: bool| FileRow {
+        let loader = &cfg.daemon.loader;
+        let how = Batching {
+            batch: loader.batch,
+            sort_buffer: loader.sort_buffer,
+        };
+        let result = apply::apply_file(ctx, &file, how, worker::now());
+        let row = |result: &str| FileRow {
             time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
             inbox: master.to_string(),
             file: name.clone(),
             records,
             seconds: started.elapsed().as_secs_f64(),
             result: result.to_string(),
-            bad,
+            bad: false,
         };
-        let how = Batching {
-            batch: loader.batch,
-            sort_buffer: loader.sort_buffer,
-        };
-        match apply::apply_file(ctx, &file, how, worker::now()) {
+        match result {
             Ok(Applied::Applied(args)) => {
                 self.db_failures.remove(path);
                 let s = &ctx.stats;
@@ -128,21 +171,26 @@ impl Loader {
                     args.new_rules,
                     started.elapsed().as_secs_f64()
                 );
-                ctx.stats.file_done(row("applied", false));
-                done_with(path, loader.keep_applied);
+                ctx.stats.file_done(row("applied"));
+                done_with(master, &name, path, &held, loader.keep_applied);
             }
-            Ok(Applied::Already) => {
+            Ok(Applied::Already { row_count }) if u64::from(row_count) != records => {
+                self.db_failures.remove(path);
+                let why = format!(
+                    "a file of this name was applied before with {row_count} URLs, this one has {records}: not applied"
+                );
+                bad(self, Some(&held), &why);
+            }
+            Ok(Applied::Already { .. }) => {
                 self.db_failures.remove(path);
                 add(&ctx.stats.files_already, 1);
                 log::warn!(
                     "inbox {master}: {name} was applied before (queue_applied); not applied again"
                 );
-                ctx.stats.file_done(row("already applied", false));
-                done_with(path, loader.keep_applied);
+                ctx.stats.file_done(row("already applied"));
+                done_with(master, &name, path, &held, loader.keep_applied);
             }
-            Err(LoadError::Bad(e)) => {
-                self.reject(ctx, master, &name, path, &e.to_string(), started)
-            }
+            Err(LoadError::Bad(e)) => bad(self, Some(&held), &e.to_string()),
             Err(LoadError::Stopped) => {
                 log::info!("inbox {master}: stopping: {name} was rolled back; it is applied at the next start")
             }
@@ -152,7 +200,7 @@ impl Loader {
                 if *n >= MAX_DB_FAILURES {
                     self.db_failures.remove(path);
                     let why = format!("the database refused it {MAX_DB_FAILURES} times: {e}");
-                    self.reject(ctx, master, &name, path, &why, started);
+                    bad(self, Some(&held), &why);
                 } else {
                     log::error!("inbox {master}: {name} not applied, tried again later: {e}");
                 }
@@ -160,22 +208,37 @@ impl Loader {
         }
     }
 
-    fn reject(
-        &mut self,
-        ctx: &Ctx,
-        master: &str,
-        name: &str,
-        path: &Path,
-        why: &str,
-        started: Instant,
-    ) {
-        add(&ctx.stats.files_bad, 1);
-        match inbox::reject(path, why) {
-            Ok(_) => log::error!("inbox {master}: bad queue file {name}: {why}; moved to bad/"),
-            Err(e) => log::error!(
-                "inbox {master}: bad queue file {name}: {why}; cannot move it to bad/: {e}"
-            ),
+    /// Sets a bad file aside in `bad/` (unless another file was renamed over its name since it
+    /// was opened: that one is checked at the next pass). A file that cannot be moved is
+    /// logged once, and then in a summary a minute while it stays.
+    fn reject(&mut self, ctx: &Ctx, at: &InboxFile<'_>, held: Option<&Held>, why: &str) {
+        let InboxFile {
+            master,
+            name,
+            path,
+            started,
+        } = *at;
+        if held.is_some_and(|h| !h.named(path)) {
+            log::error!(
+                "inbox {master}: bad queue file {name}: {why}; another file was put under its name meanwhile: left for the next pass"
+            );
+        } else {
+            match inbox::reject(path, why) {
+                Ok(_) => {
+                    log::error!("inbox {master}: bad queue file {name}: {why}; moved to bad/");
+                }
+                Err(e) => {
+                    let detail = format!("{why}; cannot move it to bad/: {e}");
+                    if !self
+                        .unmovable
+                        .occurred(name.to_string(), Level::Error, &detail)
+                    {
+                        return;
+                    }
+                }
+            }
         }
+        add(&ctx.stats.files_bad, 1);
         ctx.stats.file_done(FileRow {
             time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
             inbox: master.to_string(),
@@ -189,8 +252,15 @@ impl Loader {
 }
 
 /// An applied file leaves the inbox: to `done/`, or deleted. If this fails (or the process
-/// dies first), the next pass finds the file recorded in `queue_applied` and tries again.
-fn done_with(path: &Path, keep: bool) {
+/// dies first), the next pass finds the file recorded in `queue_applied` and tries again. A
+/// file renamed over the applied one's name meanwhile is another file: left for the next pass.
+fn done_with(master: &str, name: &str, path: &Path, held: &Held, keep: bool) {
+    if !held.named(path) {
+        log::warn!(
+            "inbox {master}: {name}: applied, but another file was put under its name meanwhile: left for the next pass"
+        );
+        return;
+    }
     let result = if keep {
         inbox::move_into(path, "done").map(|_| ())
     } else {
