@@ -29,7 +29,7 @@ fn site(db: &TestDb, server: &WebServer, extra: &str) -> Site {
     Site::with(
         db.url(),
         &format!(
-            "Qargfilter.Enable = 0\nFetch.Resolve = {}\nFetch.ConnectTimeout = 2\nFetch.Timeout = 5\n{extra}",
+            "Qargfilter.Enable = 0\nFetch.Resolve = {}\nFetch.AllowPrivate = 127.0.0.1\nFetch.ConnectTimeout = 2\nFetch.Timeout = 5\n{extra}",
             server.resolve().join(" ")
         ),
     )
