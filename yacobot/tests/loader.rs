@@ -513,3 +513,49 @@ fn a_queue_file_written_in_place_while_it_is_loaded_is_set_aside() {
     assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), 0);
     assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM queue_applied"), 0);
 }
+
+#[test]
+fn files_that_cannot_be_moved_away_and_an_unreadable_inbox_are_said_once() {
+    let db = TestDb::new();
+    let site = Site::new(
+        db.url(),
+        &format!("{NO_CRAWL}Loader.KeepApplied = 1\nLoader.Inbox.m2 = inbox/m2\n"),
+    );
+    std::fs::create_dir_all(site.inbox()).unwrap();
+    // Where the files would go leads nowhere (root may write anywhere: permissions would not
+    // stop it); the inbox of m2 is a file.
+    std::os::unix::fs::symlink("/nonexistent/bad", site.inbox().join("bad")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/done", site.inbox().join("done")).unwrap();
+    std::fs::write(site.root().join("inbox/m2"), b"").unwrap();
+    site.drop_file("m1-0000000000.q", b"not a queue file");
+    let daemon = site.spawn();
+    // Every file applied is one more pass over the inboxes.
+    for i in 1..=4 {
+        let name = format!("m1-000000000{i}.q");
+        site.queue(&name, &[record(&format!("http://a.ru/{i}"), 1, "")]);
+        common::wait_for("the file to be applied", 30, || {
+            site.log().contains(&format!("applied {name}: "))
+        });
+    }
+    daemon.stop();
+    let log = site.log();
+    let lines = |what: &str| -> Vec<&str> { log.lines().filter(|l| l.contains(what)).collect() };
+    let bad = lines("m1-0000000000.q");
+    assert_eq!(bad.len(), 1, "{log}");
+    assert!(
+        bad[0].contains("line 1: not a queue file") && bad[0].contains("cannot move it to bad/")
+    );
+    for i in 1..=4 {
+        // Applied, then said once that it stays.
+        let applied = lines(&format!("m1-000000000{i}.q"));
+        assert_eq!(applied.len(), 2, "{log}");
+        assert!(
+            applied[1].contains("applied, but cannot move it away"),
+            "{log}"
+        );
+    }
+    assert_eq!(lines("inbox m2").len(), 1, "{log}");
+    // Nothing was lost: every file is still in the inbox, each applied once.
+    assert_eq!(site.files("").len(), 5);
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM queue_applied"), 4);
+}

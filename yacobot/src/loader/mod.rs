@@ -7,6 +7,7 @@
 mod apply;
 mod check;
 mod inbox;
+mod left;
 pub mod qargs;
 
 use std::collections::HashMap;
@@ -17,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use apply::{Applied, Batching, LoadError, QueueFile};
 use check::Expect;
-use focuser_daemon::episode::Episodes;
+use focuser_daemon::episode::Episode;
 use focuser_daemon::Config;
 use inbox::Held;
+use left::Left;
 use log::Level;
 
 use crate::config::YacobotConfig;
@@ -40,24 +42,14 @@ struct InboxFile<'a> {
     started: Instant,
 }
 
-/// Bad files that could not be moved to `bad/` whose episodes are tracked at most.
-const UNMOVABLE_TRACKED: usize = 100;
-
 /// The loader's state between passes.
+#[derive(Default)]
 pub struct Loader {
     db_failures: HashMap<PathBuf, u32>,
-    /// Bad files that stay in the inbox (`bad/` cannot take them): one line each, not one a
-    /// pass.
-    unmovable: Episodes<String>,
-}
-
-impl Default for Loader {
-    fn default() -> Self {
-        Loader {
-            db_failures: HashMap::new(),
-            unmovable: Episodes::new("bad queue file left in the inbox", UNMOVABLE_TRACKED),
-        }
-    }
+    /// Files that could not be moved away: one line each, not one a pass.
+    left: Left,
+    /// An inbox that cannot be read, by master: one line, not one a pass.
+    unreadable: HashMap<String, Episode>,
 }
 
 /// The worker thread: a pass over the inboxes every `Loader.Interval` seconds.
@@ -80,13 +72,21 @@ impl Loader {
         for (master, dir) in &cfg.daemon.loader.inbox {
             let dir = cfg.common.path(dir);
             let files = std::fs::create_dir_all(&dir).and_then(|()| inbox::ready(&dir));
+            let episode = self
+                .unreadable
+                .entry(master.clone())
+                .or_insert_with(|| Episode::new(format!("inbox {master}: {}", dir.display())));
             let files = match files {
-                Ok(f) => f,
+                Ok(f) => {
+                    episode.resolved(&"readable again");
+                    f
+                }
                 Err(e) => {
-                    log::error!("inbox {master}: {}: {e}", dir.display());
+                    episode.occurred(Level::Error, &e);
                     continue;
                 }
             };
+            self.left.listed(&dir, &files);
             for path in files {
                 if ctx.stopping() {
                     return handled;
@@ -172,7 +172,7 @@ impl Loader {
                     started.elapsed().as_secs_f64()
                 );
                 ctx.stats.file_done(row("applied"));
-                done_with(master, &name, path, &held, loader.keep_applied);
+                self.done_with(&at, &held, loader.keep_applied);
             }
             Ok(Applied::Already { row_count }) if u64::from(row_count) != records => {
                 self.db_failures.remove(path);
@@ -183,12 +183,15 @@ impl Loader {
             }
             Ok(Applied::Already { .. }) => {
                 self.db_failures.remove(path);
-                add(&ctx.stats.files_already, 1);
-                log::warn!(
-                    "inbox {master}: {name} was applied before (queue_applied); not applied again"
-                );
-                ctx.stats.file_done(row("already applied"));
-                done_with(master, &name, path, &held, loader.keep_applied);
+                // One this loader applied or found before and could not move away: said then.
+                if !self.left.contains(path) {
+                    add(&ctx.stats.files_already, 1);
+                    log::warn!(
+                        "inbox {master}: {name} was applied before (queue_applied); not applied again"
+                    );
+                    ctx.stats.file_done(row("already applied"));
+                }
+                self.done_with(&at, &held, loader.keep_applied);
             }
             Err(LoadError::Bad(e)) => bad(self, Some(&held), &e.to_string()),
             Err(LoadError::Stopped) => {
@@ -225,14 +228,12 @@ impl Loader {
         } else {
             match inbox::reject(path, why) {
                 Ok(_) => {
+                    self.left.moved(path);
                     log::error!("inbox {master}: bad queue file {name}: {why}; moved to bad/");
                 }
                 Err(e) => {
-                    let detail = format!("{why}; cannot move it to bad/: {e}");
-                    if !self
-                        .unmovable
-                        .occurred(name.to_string(), Level::Error, &detail)
-                    {
+                    let detail = format!("bad queue file: {why}; cannot move it to bad/: {e}");
+                    if !self.left.failed(master, name, path, &detail) {
                         return;
                     }
                 }
@@ -249,24 +250,32 @@ impl Loader {
             bad: true,
         });
     }
-}
 
-/// An applied file leaves the inbox: to `done/`, or deleted. If this fails (or the process
-/// dies first), the next pass finds the file recorded in `queue_applied` and tries again. A
-/// file renamed over the applied one's name meanwhile is another file: left for the next pass.
-fn done_with(master: &str, name: &str, path: &Path, held: &Held, keep: bool) {
-    if !held.named(path) {
-        log::warn!(
-            "inbox {master}: {name}: applied, but another file was put under its name meanwhile: left for the next pass"
-        );
-        return;
-    }
-    let result = if keep {
-        inbox::move_into(path, "done").map(|_| ())
-    } else {
-        inbox::remove(path)
-    };
-    if let Err(e) = result {
-        log::error!("{}: applied, but cannot move it away: {e}", path.display());
+    /// An applied file leaves the inbox: to `done/`, or deleted. If this fails (or the process
+    /// dies first), the next pass finds the file recorded in `queue_applied` and tries again.
+    /// A file renamed over the applied one's name meanwhile is another file: left for the next
+    /// pass.
+    fn done_with(&mut self, at: &InboxFile<'_>, held: &Held, keep: bool) {
+        let InboxFile {
+            master, name, path, ..
+        } = *at;
+        if !held.named(path) {
+            log::warn!(
+                "inbox {master}: {name}: applied, but another file was put under its name meanwhile: left for the next pass"
+            );
+            return;
+        }
+        let result = if keep {
+            inbox::move_into(path, "done").map(|_| ())
+        } else {
+            inbox::remove(path)
+        };
+        match result {
+            Ok(()) => self.left.moved(path),
+            Err(e) => {
+                let detail = format!("applied, but cannot move it away: {e}");
+                self.left.failed(master, name, path, &detail);
+            }
+        }
     }
 }
