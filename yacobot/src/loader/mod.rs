@@ -23,6 +23,7 @@ use focuser_daemon::Config;
 use inbox::Held;
 use left::Left;
 use log::Level;
+use qargs::ArgCounts;
 
 use crate::config::YacobotConfig;
 use crate::status::{add, FileRow};
@@ -158,19 +159,7 @@ impl Loader {
         match result {
             Ok(Applied::Applied(args)) => {
                 self.db_failures.remove(path);
-                let s = &ctx.stats;
-                add(&s.files_applied, 1);
-                add(&s.urls_loaded, records);
-                add(&s.args_dropped, args.dropped);
-                add(&s.args_kept, args.kept);
-                add(&s.rules_new, args.new_rules);
-                log::info!(
-                    "inbox {master}: applied {name}: {records} URLs, query arguments {} dropped, {} kept ({} new), {:.2} s",
-                    args.dropped,
-                    args.kept,
-                    args.new_rules,
-                    started.elapsed().as_secs_f64()
-                );
+                note_applied(ctx, &at, records, args);
                 ctx.stats.file_done(row("applied"));
                 self.done_with(&at, &held, loader.keep_applied);
             }
@@ -278,4 +267,23 @@ impl Loader {
             }
         }
     }
+}
+
+/// Counts and logs a file applied.
+fn note_applied(ctx: &Ctx, at: &InboxFile<'_>, records: u64, args: ArgCounts) {
+    let s = &ctx.stats;
+    add(&s.files_applied, 1);
+    add(&s.urls_loaded, records);
+    add(&s.args_dropped, args.dropped);
+    add(&s.args_kept, args.kept);
+    add(&s.rules_new, args.new_rules);
+    log::info!(
+        "inbox {}: applied {}: {records} URLs, query arguments {} dropped, {} kept ({} new), {:.2} s",
+        at.master,
+        at.name,
+        args.dropped,
+        args.kept,
+        args.new_rules,
+        at.started.elapsed().as_secs_f64()
+    );
 }
