@@ -385,7 +385,10 @@ fn bad_fetch_keys_are_clear_errors_and_a_reload_takes_new_ones() {
         ("Fetch.HostDelay = -1\n", "Fetch.HostDelay"),
         ("Fetch.PerHost = 0\n", "Fetch.PerHost"),
         ("Fetch.Resolve = nowhere\n", "Fetch.Resolve"),
-        ("Fetch.AllowPrivate = 1\n", "Fetch.AllowPrivate: \"1\" is not an address"),
+        (
+            "Fetch.AllowPrivate = 1\n",
+            "Fetch.AllowPrivate: \"1\" is not an address",
+        ),
         ("Fetch.Backend = wget\n", "Fetch.Backend"),
     ] {
         let s = Site::with(db.url(), extra);
