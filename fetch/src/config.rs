@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::guard::AllowedPrivate;
 use crate::FetchError;
 
 /// The fetcher's settings. Field names follow the config keys (`Fetch.Connections` → `connections`);
@@ -52,6 +53,11 @@ pub struct FetchConfig {
     /// `Fetch.Resolve`: `host:port:address` entries as curl's `--resolve`; the host `*` stands for
     /// every host (tests and benchmarks point many names at 127.0.0.1 with it).
     pub resolve: Vec<String>,
+    /// `Fetch.AllowPrivate`: addresses that are not public (loopback, private, link-local …)
+    /// fetched from all the same — addresses, `address/prefix` networks, or `*` for all: test
+    /// setups and benchmarks serve their web on 127.0.0.1. Other such addresses, at a URL's
+    /// host or as a host name's address, fail with kind `refused` (see `guard`).
+    pub allow_private: Vec<String>,
 }
 
 impl Default for FetchConfig {
@@ -75,6 +81,7 @@ impl Default for FetchConfig {
             keep_alive: 1024,
             pending: 4096,
             resolve: Vec::new(),
+            allow_private: Vec::new(),
         }
     }
 }
@@ -101,6 +108,8 @@ impl FetchConfig {
         if self.user_agent.trim().is_empty() {
             return bad("Fetch.UserAgent must not be empty");
         }
+        AllowedPrivate::parse(&self.allow_private)
+            .map_err(|e| FetchError::Config(format!("Fetch.AllowPrivate: {e}")))?;
         for entry in &self.resolve {
             if parse_resolve(entry).is_none() {
                 return Err(FetchError::Config(format!(
@@ -174,6 +183,10 @@ mod tests {
             },
             FetchConfig {
                 resolve: vec!["a.test:x:127.0.0.1".into()],
+                ..ok.clone()
+            },
+            FetchConfig {
+                allow_private: vec!["1".into()],
                 ..ok.clone()
             },
         ] {

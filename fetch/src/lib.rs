@@ -9,6 +9,7 @@
 
 mod config;
 mod fetcher;
+mod guard;
 mod hosts;
 mod outcome;
 mod robots;
@@ -17,6 +18,7 @@ mod transfer;
 
 pub use config::FetchConfig;
 pub use fetcher::Fetcher;
+pub use guard::{non_public, AllowedPrivate};
 pub use outcome::{Completed, Document, FailKind, Outcome, Request};
 pub use stats::FetchStats;
 

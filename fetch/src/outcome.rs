@@ -78,10 +78,14 @@ pub enum FailKind {
     Redirect,
     /// The host's robots.txt answered 5xx or not at all: nothing of the host is fetched for a while.
     Robots,
+    /// Not fetched, for safety (server-side request forgery): user info in the URL, or a host
+    /// (an IP address, or a name's address) that is loopback, private, link-local … and not in
+    /// `Fetch.AllowPrivate`, at the URL itself or at a redirect hop.
+    Refused,
 }
 
 impl FailKind {
-    pub const ALL: [FailKind; 12] = [
+    pub const ALL: [FailKind; 13] = [
         FailKind::Url,
         FailKind::Dns,
         FailKind::Connect,
@@ -94,6 +98,7 @@ impl FailKind {
         FailKind::RateLimited,
         FailKind::Redirect,
         FailKind::Robots,
+        FailKind::Refused,
     ];
 
     /// A short lower-case name (metrics labels, logs).
@@ -111,6 +116,7 @@ impl FailKind {
             FailKind::RateLimited => "rate_limited",
             FailKind::Redirect => "redirect",
             FailKind::Robots => "robots",
+            FailKind::Refused => "refused",
         }
     }
 }

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use texting_robots::Robot;
 
+use crate::outcome::FailKind;
+
 /// What we know of one host's robots.txt.
 #[derive(Debug)]
 pub(crate) enum RobotsState {
@@ -26,8 +28,13 @@ pub(crate) enum RobotsState {
         crawl_delay: Option<Duration>,
         until: Instant,
     },
-    /// 5xx or unreachable: disallow everything until `until`.
-    Unavailable { until: Instant, reason: String },
+    /// 5xx or unreachable: disallow everything until `until`; the host's requests fail with
+    /// `kind` (`robots`, or `refused` when the host's address is one not fetched from).
+    Unavailable {
+        until: Instant,
+        reason: String,
+        kind: FailKind,
+    },
 }
 
 impl RobotsState {
@@ -39,9 +46,11 @@ impl RobotsState {
             RobotsState::Known { rules, until, .. } if *until > now => {
                 Current::Rules(rules.as_deref())
             }
-            RobotsState::Unavailable { until, reason } if *until > now => {
-                Current::Unavailable(reason)
-            }
+            RobotsState::Unavailable {
+                until,
+                reason,
+                kind,
+            } if *until > now => Current::Unavailable(*kind, reason),
             _ => Current::Fetch,
         }
     }
@@ -69,7 +78,7 @@ pub(crate) enum Current<'a> {
     Fetch,
     Wait,
     Rules(Option<&'a Robot>),
-    Unavailable(&'a str),
+    Unavailable(FailKind, &'a str),
 }
 
 /// The state after a robots.txt answer with `status` and `body`.
@@ -103,6 +112,7 @@ pub(crate) fn from_answer(
         _ => RobotsState::Unavailable {
             until: now + retry,
             reason: format!("robots.txt answered {status}"),
+            kind: FailKind::Robots,
         },
     }
 }
@@ -112,6 +122,17 @@ pub(crate) fn unreachable(reason: String, now: Instant, retry: Duration) -> Robo
     RobotsState::Unavailable {
         until: now + retry,
         reason: format!("robots.txt unreachable: {reason}"),
+        kind: FailKind::Robots,
+    }
+}
+
+/// The state after the host's address was refused (not public): its requests fail with kind
+/// `refused` until robots.txt is tried again.
+pub(crate) fn refused(reason: String, now: Instant, retry: Duration) -> RobotsState {
+    RobotsState::Unavailable {
+        until: now + retry,
+        reason: format!("refused: {reason}"),
+        kind: FailKind::Refused,
     }
 }
 
@@ -156,7 +177,10 @@ mod tests {
         assert!(matches!(s.current(now + ttl), Current::Fetch));
 
         let s = from_answer("yacobot", 503, b"", now, ttl, retry);
-        assert!(matches!(s.current(now), Current::Unavailable(_)));
+        assert!(matches!(
+            s.current(now),
+            Current::Unavailable(FailKind::Robots, _)
+        ));
         assert!(matches!(s.current(now + retry), Current::Fetch));
     }
 

@@ -1,11 +1,13 @@
 //! One libcurl transfer: the handler that collects an answer (and aborts it when it is too large
 //! or of a type we do not want), the options every transfer gets, and what a finished one means.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use curl::easy::{Easy2, Handler, List, WriteError};
 
 use crate::config::FetchConfig;
+use crate::guard::{self, SocketGuard};
 use crate::outcome::FailKind;
 
 /// Why the handler stopped a transfer itself.
@@ -29,9 +31,20 @@ pub(crate) struct Collector {
     pub body: Vec<u8>,
     pub received: u64,
     pub abort: Option<Abort>,
+    /// Decides on every address the handle connects to; kept for the handle's whole life
+    /// (libcurl holds a pointer to it).
+    pub guard: Arc<SocketGuard>,
 }
 
 impl Collector {
+    /// A collector for a new handle, whose sockets `guard` decides on.
+    pub fn guarded(guard: SocketGuard) -> Self {
+        Collector {
+            guard: Arc::new(guard),
+            ..Collector::default()
+        }
+    }
+
     #[cfg(test)]
     pub fn new(max_bytes: u64, allowed: Option<Vec<String>>) -> Self {
         Collector {
@@ -41,14 +54,16 @@ impl Collector {
         }
     }
 
-    /// Ready for the next transfer, keeping the body's allocation.
+    /// Ready for the next transfer, keeping the body's allocation and the guard.
     pub fn reset(&mut self, max_bytes: u64, allowed: Option<Vec<String>>) {
         let mut body = std::mem::take(&mut self.body);
         body.clear();
+        let guard = Arc::clone(&self.guard);
         *self = Collector {
             max_bytes,
             allowed,
             body,
+            guard,
             ..Collector::default()
         };
     }
@@ -160,6 +175,8 @@ pub(crate) fn prepare(
     easy.accept_encoding("")?;
     easy.tcp_nodelay(true)?;
     easy.signal(false)?;
+    let socket_guard = Arc::clone(&easy.get_ref().guard);
+    guard::install(easy, &socket_guard)?;
     if let Some(entry) = resolve {
         let mut list = List::new();
         list.append(&entry)?;

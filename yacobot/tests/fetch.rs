@@ -29,7 +29,7 @@ fn site(db: &TestDb, server: &WebServer, extra: &str) -> Site {
     Site::with(
         db.url(),
         &format!(
-            "Qargfilter.Enable = 0\nFetch.Resolve = {}\nFetch.ConnectTimeout = 2\nFetch.Timeout = 5\n{extra}",
+            "Qargfilter.Enable = 0\nFetch.Resolve = {}\nFetch.AllowPrivate = 127.0.0.1\nFetch.ConnectTimeout = 2\nFetch.Timeout = 5\n{extra}",
             server.resolve().join(" ")
         ),
     )
@@ -385,6 +385,10 @@ fn bad_fetch_keys_are_clear_errors_and_a_reload_takes_new_ones() {
         ("Fetch.HostDelay = -1\n", "Fetch.HostDelay"),
         ("Fetch.PerHost = 0\n", "Fetch.PerHost"),
         ("Fetch.Resolve = nowhere\n", "Fetch.Resolve"),
+        (
+            "Fetch.AllowPrivate = 1\n",
+            "Fetch.AllowPrivate: \"1\" is not an address",
+        ),
         ("Fetch.Backend = wget\n", "Fetch.Backend"),
     ] {
         let s = Site::with(db.url(), extra);

@@ -333,3 +333,229 @@ fn kill_9_during_a_load_applies_the_file_exactly_once_after_restart() {
     );
     assert!(site.files("").is_empty());
 }
+
+/// The open files of process `pid` that are `path`.
+fn holds_open(pid: u32, path: &std::path::Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == path))
+}
+
+#[test]
+fn a_queue_file_renamed_over_the_one_being_loaded_is_not_applied_in_its_place() {
+    let db = TestDb::new();
+    let site = Site::new(db.url(), NO_CRAWL);
+    // Large enough that checking it takes a while: the other file comes in meanwhile.
+    let n = 60_000u64;
+    let first: Vec<_> = (0..n)
+        .map(|i| record(&format!("http://d{}.ru/p/{i}", i % 97), 1, ""))
+        .collect();
+    let other: Vec<_> = (0..1000)
+        .map(|i| record(&format!("http://wrong.ru/{i}"), 1, ""))
+        .collect();
+    let name = "m1-0000000001.q";
+    let path = site.queue(name, &first);
+    let path = path.canonicalize().unwrap();
+    // Written aside (a name starting with `.` is left alone), renamed over the first one.
+    let aside = site.inbox().join(".other.tmp");
+    std::fs::write(&aside, common::queue_bytes("m1", &other)).unwrap();
+    let daemon = site.spawn();
+    let pid = daemon.child.id();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !holds_open(pid, &path) {
+        assert!(std::time::Instant::now() < until, "{name} never opened");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::fs::rename(&aside, &path).unwrap();
+    common::wait_for("the first file to be applied", 60, || {
+        site.log().contains(&format!("applied {name}: "))
+    });
+    // What lands is the first file, recorded as itself.
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), n as i64);
+    assert_eq!(
+        number(
+            &db,
+            "SELECT COUNT(*) AS n FROM url WHERE domain = 'wrong.ru'"
+        ),
+        0
+    );
+    assert_eq!(
+        number(&db, "SELECT row_count AS n FROM queue_applied"),
+        n as i64
+    );
+    // The other file is not applied under the first one's name: it is set aside with why.
+    common::wait_for("the other file in bad/", 30, || {
+        site.files("bad").contains(&name.to_string())
+    });
+    daemon.stop();
+    let why =
+        std::fs::read_to_string(site.inbox().join("bad").join(format!("{name}.why"))).unwrap();
+    assert!(
+        why.contains(&format!("applied before with {n} URLs, this one has 1000")),
+        "{why}"
+    );
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), n as i64);
+}
+
+#[test]
+fn bad_queue_files_of_one_name_are_all_kept_in_bad() {
+    let db = TestDb::new();
+    let site = Site::new(db.url(), NO_CRAWL);
+    let text = String::from_utf8(queue_bytes("m1", &[record("http://a.ru/1", 1, "")])).unwrap();
+    let cases = [
+        (text.replace("#end records=1\n", ""), "missing trailer"),
+        (
+            text.replace("#focuser-queue 1", "#queue 9"),
+            "not a queue file",
+        ),
+        (
+            text.replace("\t1\t\t1\n#end", "\tmany\t\t1\n#end"),
+            "bad hits",
+        ),
+    ];
+    for (bytes, _) in &cases {
+        site.drop_file("m1-01.q", bytes.as_bytes());
+        site.once();
+    }
+    assert_eq!(
+        site.files("bad"),
+        [
+            "m1-01.q",
+            "m1-01.q.2",
+            "m1-01.q.2.why",
+            "m1-01.q.3",
+            "m1-01.q.3.why",
+            "m1-01.q.why"
+        ]
+    );
+    for ((bytes, why), name) in cases.iter().zip(["m1-01.q", "m1-01.q.2", "m1-01.q.3"]) {
+        let bad = site.inbox().join("bad");
+        assert_eq!(&std::fs::read_to_string(bad.join(name)).unwrap(), bytes);
+        let reason = std::fs::read_to_string(bad.join(format!("{name}.why"))).unwrap();
+        assert!(reason.contains(why), "{name}: {reason}");
+    }
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), 0);
+}
+
+#[test]
+fn a_file_name_that_is_not_utf8_is_set_aside_once_not_warned_at_every_pass() {
+    use std::os::unix::ffi::OsStrExt;
+    let db = TestDb::new();
+    let site = Site::new(db.url(), NO_CRAWL);
+    std::fs::create_dir_all(site.inbox()).unwrap();
+    let odd = std::ffi::OsStr::from_bytes(b"m1-\xff\xfe.q");
+    std::fs::write(site.inbox().join(odd), b"whatever").unwrap();
+    let daemon = site.spawn();
+    // Every good file applied is one more pass over the inbox.
+    for i in 1..=4 {
+        let name = format!("m1-000000000{i}.q");
+        site.queue(&name, &[record(&format!("http://a.ru/{i}"), 1, "")]);
+        common::wait_for("the file to be applied", 30, || {
+            site.log().contains(&format!("applied {name}: "))
+        });
+    }
+    daemon.stop();
+    let log = site.log();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("m1-\u{fffd}\u{fffd}.q"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(
+        lines[0].contains("bad queue file") && lines[0].contains("not ASCII"),
+        "{log}"
+    );
+    assert!(!site.inbox().join(odd).exists());
+    let why = std::fs::read_to_string(site.inbox().join("bad/m1-\u{fffd}\u{fffd}.q.why")).unwrap();
+    assert!(
+        why.contains("not ASCII") && why.contains(r#"file name: "m1-\xFF\xFE.q""#),
+        "{why}"
+    );
+    assert_eq!(
+        std::fs::read(site.inbox().join("bad/m1-\u{fffd}\u{fffd}.q")).unwrap(),
+        b"whatever"
+    );
+}
+
+#[test]
+fn a_queue_file_written_in_place_while_it_is_loaded_is_set_aside() {
+    let db = TestDb::new();
+    let site = Site::new(db.url(), NO_CRAWL);
+    let n = 60_000u64;
+    let records: Vec<_> = (0..n)
+        .map(|i| record(&format!("http://d{}.ru/p/{i}", i % 97), 1, ""))
+        .collect();
+    let name = "m1-0000000001.q";
+    let path = site.queue(name, &records).canonicalize().unwrap();
+    let daemon = site.spawn();
+    let pid = daemon.child.id();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !holds_open(pid, &path) {
+        assert!(std::time::Instant::now() < until, "{name} never opened");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // The same file, written to in place: its last record's hits 1 become 7 (still a good
+    // file, of as many records).
+    let bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(5).rposition(|w| w == b"\t1\t\t1").unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    std::os::unix::fs::FileExt::write_at(&file, b"7", at as u64 + 1).unwrap();
+    drop(file);
+    common::wait_for("the file in bad/", 60, || {
+        site.files("bad").contains(&name.to_string())
+    });
+    daemon.stop();
+    let why =
+        std::fs::read_to_string(site.inbox().join("bad").join(format!("{name}.why"))).unwrap();
+    assert!(why.contains("changed while it was loaded"), "{why}");
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), 0);
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM queue_applied"), 0);
+}
+
+#[test]
+fn files_that_cannot_be_moved_away_and_an_unreadable_inbox_are_said_once() {
+    let db = TestDb::new();
+    let site = Site::new(
+        db.url(),
+        &format!("{NO_CRAWL}Loader.KeepApplied = 1\nLoader.Inbox.m2 = inbox/m2\n"),
+    );
+    std::fs::create_dir_all(site.inbox()).unwrap();
+    // Where the files would go leads nowhere (root may write anywhere: permissions would not
+    // stop it); the inbox of m2 is a file.
+    std::os::unix::fs::symlink("/nonexistent/bad", site.inbox().join("bad")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/done", site.inbox().join("done")).unwrap();
+    std::fs::write(site.root().join("inbox/m2"), b"").unwrap();
+    site.drop_file("m1-0000000000.q", b"not a queue file");
+    let daemon = site.spawn();
+    // Every file applied is one more pass over the inboxes.
+    for i in 1..=4 {
+        let name = format!("m1-000000000{i}.q");
+        site.queue(&name, &[record(&format!("http://a.ru/{i}"), 1, "")]);
+        common::wait_for("the file to be applied", 30, || {
+            site.log().contains(&format!("applied {name}: "))
+        });
+    }
+    daemon.stop();
+    let log = site.log();
+    let lines = |what: &str| -> Vec<&str> { log.lines().filter(|l| l.contains(what)).collect() };
+    let bad = lines("m1-0000000000.q");
+    assert_eq!(bad.len(), 1, "{log}");
+    assert!(
+        bad[0].contains("line 1: not a queue file") && bad[0].contains("cannot move it to bad/")
+    );
+    for i in 1..=4 {
+        // Applied, then said once that it stays.
+        let applied = lines(&format!("m1-000000000{i}.q"));
+        assert_eq!(applied.len(), 2, "{log}");
+        assert!(
+            applied[1].contains("applied, but cannot move it away"),
+            "{log}"
+        );
+    }
+    assert_eq!(lines("inbox m2").len(), 1, "{log}");
+    // Nothing was lost: every file is still in the inbox, each applied once.
+    assert_eq!(site.files("").len(), 5);
+    assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM queue_applied"), 4);
+}

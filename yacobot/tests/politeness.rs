@@ -19,7 +19,7 @@ fn site(db: &TestDb, server: &WebServer, extra: &str) -> Site {
     Site::with(
         db.url(),
         &format!(
-            "Loader.Enable = 0\nQargfilter.Enable = 0\nFetch.Resolve = {}\nFetch.ConnectTimeout = 2\n\
+            "Loader.Enable = 0\nQargfilter.Enable = 0\nFetch.Resolve = {}\nFetch.AllowPrivate = 127.0.0.1\nFetch.ConnectTimeout = 2\n\
              Fetch.Timeout = 5\n{extra}",
             server.resolve().join(" ")
         ),

@@ -171,6 +171,7 @@ fn bench_config(port: u16, connections: usize) -> FetchConfig {
         host_delay: Duration::ZERO,
         pending: 1 << 20,
         resolve: vec![format!("*:{port}:127.0.0.1")],
+        allow_private: vec!["127.0.0.1".into()],
         ..FetchConfig::default()
     }
 }

@@ -133,7 +133,7 @@ fn config(
         format!(
             "rootdir = {}\ndatabase = {}\nnode = bench\nLoader.Enable = 0\nCrawl.Enable = 0\nQargfilter.Enable = 0\n\
              debuglevel = {}\nResources.Enable = 1\nResources.Parallel = {}\nResources.Writers = {}\n\
-             Fetch.Resolve = {}\nFetch.HostDelay = 0\nFetch.Connections = 32\n",
+             Fetch.Resolve = {}\nFetch.AllowPrivate = 127.0.0.1\nFetch.HostDelay = 0\nFetch.Connections = 32\n",
             work.display(),
             db.url(),
             if a.verbose { 40 } else { 20 },

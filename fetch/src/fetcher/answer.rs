@@ -5,6 +5,7 @@ use std::cmp::Reverse;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::{Fetcher, Finished};
+use crate::guard;
 use crate::hosts::Job;
 use crate::outcome::{Document, FailKind, Outcome};
 use crate::robots;
@@ -35,6 +36,10 @@ impl Fetcher {
             None => {}
         }
         let status = match (done.result, done.status) {
+            (Err(e), _) if e.is_couldnt_connect() && done.refused.is_some() => {
+                let refusal = done.refused.map(|r| r.to_string()).unwrap_or_default();
+                return self.fail(job, FailKind::Refused, format!("{url}: {refusal}"));
+            }
             (Err(e), _) => {
                 let kind = transfer::classify(&e);
                 let reason = format!("{url}: {e}");
@@ -129,6 +134,10 @@ impl Fetcher {
             }
         };
         let to = target.to_string();
+        if let Some(why) = guard::refused_url(&target, &self.private) {
+            let reason = format!("{from}: redirect to {to}: {why}");
+            return self.fail(job, FailKind::Refused, reason);
+        }
         let chain = || {
             let mut c = job.redirects.clone();
             c.push(from.clone());
@@ -163,6 +172,14 @@ impl Fetcher {
         done: Finished,
         now: Instant,
     ) {
+        if let (Err(e), Some(refusal)) = (&done.result, done.refused) {
+            if e.is_couldnt_connect() {
+                let reason = format!("{url}: {refusal}");
+                log::info!("{reason}");
+                return self
+                    .robots_settled(id, robots::refused(reason, now, self.cfg.robots_retry));
+            }
+        }
         let status = match (&done.result, done.status, &done.abort) {
             // A file cut at the size limit is read as far as it goes.
             (_, Some(s @ 200..=299), Some(Abort::TooLarge)) => s,
@@ -173,10 +190,12 @@ impl Fetcher {
             (Ok(()), Some(s), _) => s,
         };
         if (300..=399).contains(&status) {
+            // A redirect to where nothing is fetched from counts as one too many.
             let next = done
                 .location
                 .as_deref()
-                .and_then(|l| url::Url::parse(url).ok()?.join(l).ok());
+                .and_then(|l| url::Url::parse(url).ok()?.join(l).ok())
+                .filter(|next| guard::refused_url(next, &self.private).is_none());
             match next {
                 Some(next) if hops < self.cfg.max_redirects => {
                     if let Some(host) = self.hosts.get(id) {
@@ -205,6 +224,11 @@ impl Fetcher {
                 robots::unreachable(reason, now, retry)
             }
         };
+        self.robots_settled(id, state);
+    }
+
+    /// The host's robots.txt state is now `state`.
+    fn robots_settled(&mut self, id: usize, state: robots::RobotsState) {
         if let Some(host) = self.hosts.get(id) {
             // A Crawl-delay counts from the robots.txt request itself.
             if let Some(delay) = state.crawl_delay() {

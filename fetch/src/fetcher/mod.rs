@@ -6,12 +6,14 @@ mod answer;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use curl::easy::Easy2;
 use curl::multi::{Easy2Handle, Multi};
 
 use crate::config::{parse_resolve, FetchConfig};
+use crate::guard::{self, AllowedPrivate, Refusal, SocketGuard};
 use crate::hosts::{HostTable, Job};
 use crate::outcome::{Completed, FailKind, Outcome, Request};
 use crate::robots::{self, Current};
@@ -48,6 +50,8 @@ struct Finished {
     body: Vec<u8>,
     received: u64,
     abort: Option<Abort>,
+    /// An address the transfer did not connect to (not public).
+    refused: Option<Refusal>,
     took: Duration,
 }
 
@@ -55,6 +59,8 @@ pub struct Fetcher {
     cfg: FetchConfig,
     agent: String,
     allowed: Option<Vec<String>>,
+    /// `Fetch.AllowPrivate`, for URLs and for every handle's socket guard.
+    private: Arc<AllowedPrivate>,
     multi: Multi,
     /// `(host, port)` → address, and port → address for `*` entries.
     resolve: HashMap<(String, u16), String>,
@@ -91,7 +97,9 @@ impl Fetcher {
             }
         }
         let allowed = (!cfg.allowed_types.is_empty()).then(|| cfg.allowed_types.clone());
+        let private = AllowedPrivate::parse(&cfg.allow_private).map_err(FetchError::Config)?;
         Ok(Fetcher {
+            private: Arc::new(private),
             agent: cfg.robots_agent().to_string(),
             allowed,
             multi,
@@ -118,49 +126,53 @@ impl Fetcher {
     }
 
     /// Queues a request. The caller keeps [`Fetcher::pending`] below [`Fetcher::capacity`]; a
-    /// request that is not an absolute http(s) URL completes at once with kind `url`.
+    /// request that is not an absolute http(s) URL completes at once with kind `url`, one the
+    /// fetcher refuses to fetch (user info, an IP-literal host) with kind `refused`.
     pub fn submit(&mut self, request: Request) {
         let now = Instant::now();
-        self.jobs += 1;
-        match url::Url::parse(&request.url)
+        let url = match url::Url::parse(&request.url)
             .map_err(|e| e.to_string())
             .and_then(checked)
         {
-            Ok(url) => {
-                let job = Job {
-                    request,
-                    url,
-                    submitted: now,
-                    hop_tries: 0,
-                    tries: 0,
-                    redirects: Vec::new(),
-                    fetch_time: Duration::ZERO,
-                    bytes: 0,
-                    status: None,
-                };
-                self.enqueue(job, now);
-            }
-            Err(why) => {
-                let reason = format!("{}: {why}", request.url);
-                self.jobs -= 1;
-                let outcome = Outcome::Failed {
-                    kind: FailKind::Url,
-                    reason,
-                    status: None,
-                };
-                self.stats.count(&outcome);
-                self.done.push(Completed {
-                    final_url: request.url.clone(),
-                    status: None,
-                    elapsed: Duration::ZERO,
-                    fetch_time: Duration::ZERO,
-                    bytes: 0,
-                    tries: 0,
-                    request,
-                    outcome,
-                });
-            }
+            Ok(url) => url,
+            Err(why) => return self.fail_at_once(request, FailKind::Url, &why),
+        };
+        if let Some(why) = guard::refused_url(&url, &self.private) {
+            return self.fail_at_once(request, FailKind::Refused, &why);
         }
+        self.jobs += 1;
+        let job = Job {
+            request,
+            url,
+            submitted: now,
+            hop_tries: 0,
+            tries: 0,
+            redirects: Vec::new(),
+            fetch_time: Duration::ZERO,
+            bytes: 0,
+            status: None,
+        };
+        self.enqueue(job, now);
+    }
+
+    /// A request that completes without a transfer.
+    fn fail_at_once(&mut self, request: Request, kind: FailKind, why: &str) {
+        let outcome = Outcome::Failed {
+            kind,
+            reason: format!("{}: {why}", request.url),
+            status: None,
+        };
+        self.stats.count(&outcome);
+        self.done.push(Completed {
+            final_url: request.url.clone(),
+            status: None,
+            elapsed: Duration::ZERO,
+            fetch_time: Duration::ZERO,
+            bytes: 0,
+            tries: 0,
+            request,
+            outcome,
+        });
     }
 
     /// Requests submitted and not yet returned by [`Fetcher::perform`].
@@ -325,13 +337,13 @@ impl Fetcher {
                     host.robots = robots::RobotsState::Fetching;
                     host.robots_next = url.map(|u| (u, 0));
                 }
-                Current::Unavailable(reason) => {
+                Current::Unavailable(kind, reason) => {
                     let reason = reason.to_string();
                     let jobs: Vec<Job> = host.queue.drain(..).collect();
                     for job in jobs {
                         let reason = format!("{}: {reason}", job.url);
                         let outcome = Outcome::Failed {
-                            kind: FailKind::Robots,
+                            kind,
                             reason,
                             status: None,
                         };
@@ -372,7 +384,9 @@ impl Fetcher {
         };
         let mut easy = match self.idle.pop() {
             Some(easy) => easy,
-            None => Easy2::new(Collector::default()),
+            None => Easy2::new(Collector::guarded(SocketGuard::new(Arc::clone(
+                &self.private,
+            )))),
         };
         easy.get_mut().reset(max_bytes, allowed);
         let resolve = self.resolve_entry(&url);
@@ -469,6 +483,7 @@ impl Fetcher {
                 body: c.take_body(),
                 received: c.received,
                 abort: c.abort.take(),
+                refused: c.guard.take_refusal(),
                 took: now.saturating_duration_since(active.started),
             };
             if self.idle.len() < self.cfg.connections {

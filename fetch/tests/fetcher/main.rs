@@ -5,6 +5,7 @@
 mod limits;
 mod malformed;
 mod politeness;
+mod refused;
 mod retries;
 mod robots;
 
@@ -35,6 +36,8 @@ pub fn config(server: &WebServer) -> FetchConfig {
         retries: 3,
         retry_delay: Duration::from_millis(200),
         resolve: server.resolve(),
+        // The test server is on 127.0.0.1.
+        allow_private: vec!["127.0.0.1".into()],
         ..FetchConfig::default()
     }
 }

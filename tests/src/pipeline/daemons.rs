@@ -295,6 +295,8 @@ fn yacobot_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
         ("Fetch.RetryDelay", s(1)),
         ("Fetch.UserAgent", s(format!("yacobot/1.0 ({node})"))),
         ("Fetch.Resolve", s(format!("*:{}:127.0.0.1", plan.web_port))),
+        // The sample web is served on 127.0.0.1.
+        ("Fetch.AllowPrivate", s("127.0.0.1")),
         ("Segment.MaxAge", s(30)),
         (
             "Url.DictFile",

@@ -57,6 +57,10 @@ pub struct FetchConfig {
     pub pending: usize,
     #[serde(rename = "Resolve", default)]
     pub resolve: Vec<String>,
+    /// Addresses fetched from although not public (`127.0.0.1`, `10.0.0.0/8`, `*`): test
+    /// setups. Other loopback, private, link-local … addresses fail with kind `refused`.
+    #[serde(rename = "AllowPrivate", default)]
+    pub allow_private: Vec<String>,
 }
 
 fn default_backend() -> String {
@@ -142,6 +146,7 @@ impl Default for FetchConfig {
             keep_alive: default_keep_alive(),
             pending: default_pending(),
             resolve: Vec::new(),
+            allow_private: Vec::new(),
         }
     }
 }
@@ -174,6 +179,7 @@ impl FetchConfig {
             keep_alive: self.keep_alive,
             pending: self.pending,
             resolve: self.resolve.clone(),
+            allow_private: self.allow_private.clone(),
         };
         cfg.validate().map_err(|e| e.to_string())?;
         Ok(cfg)

@@ -1,7 +1,6 @@
 //! One queue file applied in one transaction, recorded in `queue_applied` in the same
 //! transaction: it commits whole or not at all, and once only.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::NaiveDateTime;
@@ -10,9 +9,10 @@ use diesel::result::Error as DieselError;
 use diesel::{Connection, QueryResult};
 use focuser_daemon::db::DbError;
 use focuser_schema::formats::queue::{QueueError, QueueRecord};
-use focuser_schema::models::{LoadRow, NewQueueApplied, Url};
+use focuser_schema::models::{LoadRow, NewQueueApplied, QueueApplied, Url};
 
 use super::check::{self, Expect};
+use super::inbox::Held;
 use super::qargs::{self, ArgCounts};
 use crate::worker::Ctx;
 
@@ -21,8 +21,8 @@ use crate::worker::Ctx;
 pub enum Applied {
     /// Every record is in `url`.
     Applied(ArgCounts),
-    /// `queue_applied` already had the file: nothing was done.
-    Already,
+    /// `queue_applied` already had a file of this name, of `row_count` URLs: nothing was done.
+    Already { row_count: u32 },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -35,13 +35,36 @@ pub enum LoadError {
     Db(DbError),
 }
 
-/// The file to apply, as checked before.
+/// The file to apply, as checked before through the same open file.
 pub struct QueueFile<'a> {
     pub source: &'a str,
     pub name: &'a str,
-    pub path: &'a Path,
+    pub held: &'a Held,
     pub expect: Expect<'a>,
     pub records: u64,
+}
+
+impl QueueFile<'_> {
+    /// `queue_applied.row_count`: the URLs checked, which are the URLs applied.
+    fn row_count(&self) -> u32 {
+        u32::try_from(self.records).unwrap_or(u32::MAX)
+    }
+
+    /// At the end of the load: what was read is what was checked, and the file was not
+    /// written to meanwhile (else the transaction is rolled back and the file is bad).
+    fn still_as_checked(&self, read: u64, line: u64) -> Result<(), QueueError> {
+        let changed = self.held.changed().unwrap_or(true);
+        if read == self.records && !changed {
+            return Ok(());
+        }
+        Err(QueueError {
+            line,
+            message: format!(
+                "the file changed while it was loaded ({} URLs checked, {read} read): written in place?",
+                self.records
+            ),
+        })
+    }
 }
 
 /// How the loader writes: rows are held back, up to `sort_buffer` of them, and written in id
@@ -132,7 +155,8 @@ impl Load {
 }
 
 /// Applies `file` in batches, all in one transaction. The file is read again (and checked
-/// again) inside it, so it never needs to fit in memory.
+/// again) inside it, from the descriptor it was checked through, so it never needs to fit in
+/// memory and what is applied and recorded is what was checked.
 pub fn apply_file(
     ctx: &Ctx,
     file: &QueueFile<'_>,
@@ -146,13 +170,14 @@ pub fn apply_file(
             let recorded = NewQueueApplied {
                 source: file.source,
                 file_name: file.name,
-                row_count: u32::try_from(file.records).unwrap_or(u32::MAX),
+                row_count: file.row_count(),
             }
             .record(conn)?;
             if !recorded {
-                return Ok(None);
+                let before = QueueApplied::find(conn, file.source, file.name)?;
+                return Ok(Err(before.row_count));
             }
-            let mut reader = check::open(file.path, &file.expect).map_err(|e| {
+            let mut reader = check::open(&file.held.file, &file.expect).map_err(|e| {
                 failure = Some(LoadError::Bad(e));
                 DieselError::RollbackTransaction
             })?;
@@ -166,6 +191,7 @@ pub fn apply_file(
                 upsert_time: Duration::ZERO,
             };
             let mut records: Vec<QueueRecord> = Vec::with_capacity(how.batch);
+            let mut read: u64 = 0;
             loop {
                 let next = reader.next_record().and_then(|r| match r {
                     Some(r) => check::check_record(&r)
@@ -181,12 +207,17 @@ pub fn apply_file(
                     DieselError::RollbackTransaction
                 })?;
                 let end = next.is_none();
+                read += u64::from(!end);
                 records.extend(next);
                 if records.len() >= how.batch || (end && !records.is_empty()) {
                     load.records(conn, &records)?;
                     records.clear();
                 }
                 if end {
+                    file.still_as_checked(read, reader.line()).map_err(|e| {
+                        failure = Some(LoadError::Bad(e));
+                        DieselError::RollbackTransaction
+                    })?;
                     load.flush(conn)?;
                     log::debug!(
                         "{}: query-argument rules {:.2} s, upserts {:.2} s",
@@ -194,7 +225,7 @@ pub fn apply_file(
                         load.rules_time.as_secs_f64(),
                         load.upsert_time.as_secs_f64()
                     );
-                    return Ok(Some(load.counts));
+                    return Ok(Ok(load.counts));
                 }
                 if ctx.stopping() {
                     failure = Some(LoadError::Stopped);
@@ -204,8 +235,8 @@ pub fn apply_file(
         })
     });
     match (result, failure) {
-        (Ok(Some(counts)), _) => Ok(Applied::Applied(counts)),
-        (Ok(None), _) => Ok(Applied::Already),
+        (Ok(Ok(counts)), _) => Ok(Applied::Applied(counts)),
+        (Ok(Err(row_count)), _) => Ok(Applied::Already { row_count }),
         (Err(_), Some(f)) => Err(f),
         (Err(e), None) => Err(LoadError::Db(e)),
     }

@@ -3,8 +3,7 @@
 //! writes or whose id is not that URL's.
 
 use std::fs::File;
-use std::io::BufReader;
-use std::path::Path;
+use std::io::{BufReader, Seek, SeekFrom};
 
 use focuser_schema::formats::queue::{QueueError, QueueHeader, QueueReader, QueueRecord};
 use focuser_schema::urls::{self, MAX_URL_LENGTH};
@@ -21,12 +20,15 @@ pub struct Expect<'a> {
     pub node: Option<u32>,
 }
 
-/// Opens `path` and checks its header against `expect`.
-pub fn open(path: &Path, expect: &Expect<'_>) -> Result<QueueReader<BufReader<File>>, QueueError> {
-    let file = File::open(path).map_err(|e| QueueError {
+/// Reads `file` from its start (through the same open file: its offset moves) and checks its
+/// header against `expect`.
+pub fn open(file: &File, expect: &Expect<'_>) -> Result<QueueReader<BufReader<File>>, QueueError> {
+    let cannot = |e: std::io::Error| QueueError {
         line: 0,
-        message: format!("cannot open: {e}"),
-    })?;
+        message: format!("cannot read: {e}"),
+    };
+    let mut file = file.try_clone().map_err(cannot)?;
+    file.seek(SeekFrom::Start(0)).map_err(cannot)?;
     let reader = QueueReader::new(BufReader::with_capacity(1 << 16, file))?;
     check_header(&reader.header, expect)?;
     Ok(reader)
@@ -50,8 +52,8 @@ fn check_header(h: &QueueHeader, expect: &Expect<'_>) -> Result<(), QueueError> 
 }
 
 /// Reads the whole file, checking every record; returns how many it holds.
-pub fn whole_file(path: &Path, expect: &Expect<'_>) -> Result<u64, QueueError> {
-    let mut reader = open(path, expect)?;
+pub fn whole_file(file: &File, expect: &Expect<'_>) -> Result<u64, QueueError> {
+    let mut reader = open(file, expect)?;
     let mut n = 0;
     while let Some(r) = reader.next_record()? {
         check_record(&r).map_err(|message| QueueError {
@@ -162,22 +164,23 @@ mod tests {
             master: "m1",
             node: Some(1),
         };
-        std::fs::write(&path, &good).unwrap();
-        assert_eq!(whole_file(&path, &expect), Ok(2));
+        let check = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            whole_file(&File::open(&path).unwrap(), &expect)
+        };
+        assert_eq!(check(&good), Ok(2));
         let mut refused = 0;
         for i in 0..good.len() {
             for b in [b'\t', b'\n', b'0', b'#', 0xff] {
                 let mut bad = good.clone();
                 bad[i] = b;
-                std::fs::write(&path, &bad).unwrap();
-                if whole_file(&path, &expect).is_err() {
+                if check(&bad).is_err() {
                     refused += 1;
                 }
             }
             // Cut anywhere before the trailer's end (its newline may go).
             if i < good.len() - 1 {
-                std::fs::write(&path, &good[..i]).unwrap();
-                assert!(whole_file(&path, &expect).is_err(), "cut at {i}");
+                assert!(check(&good[..i]).is_err(), "cut at {i}");
             }
         }
         assert!(

@@ -7,6 +7,7 @@
 mod apply;
 mod check;
 mod inbox;
+mod left;
 pub mod qargs;
 
 use std::collections::HashMap;
@@ -17,7 +18,12 @@ use std::time::{Duration, Instant};
 
 use apply::{Applied, Batching, LoadError, QueueFile};
 use check::Expect;
+use focuser_daemon::episode::Episode;
 use focuser_daemon::Config;
+use inbox::Held;
+use left::Left;
+use log::Level;
+use qargs::ArgCounts;
 
 use crate::config::YacobotConfig;
 use crate::status::{add, FileRow};
@@ -27,10 +33,24 @@ use crate::worker::{self, Ctx};
 /// row is taken to be one the database cannot hold, and goes to `bad/`.
 const MAX_DB_FAILURES: u32 = 3;
 
+/// A file of an inbox being handled.
+#[derive(Clone, Copy)]
+struct InboxFile<'a> {
+    master: &'a str,
+    /// Its name (lossy, for the log and the status page).
+    name: &'a str,
+    path: &'a Path,
+    started: Instant,
+}
+
 /// The loader's state between passes.
 #[derive(Default)]
 pub struct Loader {
     db_failures: HashMap<PathBuf, u32>,
+    /// Files that could not be moved away: one line each, not one a pass.
+    left: Left,
+    /// An inbox that cannot be read, by master: one line, not one a pass.
+    unreadable: HashMap<String, Episode>,
 }
 
 /// The worker thread: a pass over the inboxes every `Loader.Interval` seconds.
@@ -53,13 +73,21 @@ impl Loader {
         for (master, dir) in &cfg.daemon.loader.inbox {
             let dir = cfg.common.path(dir);
             let files = std::fs::create_dir_all(&dir).and_then(|()| inbox::ready(&dir));
+            let episode = self
+                .unreadable
+                .entry(master.clone())
+                .or_insert_with(|| Episode::new(format!("inbox {master}: {}", dir.display())));
             let files = match files {
-                Ok(f) => f,
+                Ok(f) => {
+                    episode.resolved(&"readable again");
+                    f
+                }
                 Err(e) => {
-                    log::error!("inbox {master}: {}: {e}", dir.display());
+                    episode.occurred(Level::Error, &e);
                     continue;
                 }
             };
+            self.left.listed(&dir, &files);
             for path in files {
                 if ctx.stopping() {
                     return handled;
@@ -73,76 +101,88 @@ impl Loader {
 
     fn load(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>, master: &str, path: &Path) {
         let started = Instant::now();
+        // A name that is not UTF-8 comes out with U+FFFD: not ASCII either.
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let at = InboxFile {
+            master,
+            name: &name,
+            path,
+            started,
+        };
+        let bad = |loader: &mut Loader, held: Option<&Held>, why: &str| {
+            loader.reject(ctx, &at, held, why)
+        };
+        if name.len() > 255 || !name.is_ascii() {
+            let why = "the file name is not ASCII of at most 255 bytes (queue_applied.file_name)";
+            return bad(self, None, why);
+        }
+        let held = match Held::open(path) {
+            Ok(h) => h,
+            // Taken away since the scan (by an operator): nothing to do.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => return bad(self, None, &format!("cannot open: {e}")),
+        };
         let expect = Expect {
             master,
             node: cfg.daemon.node_id,
         };
-        let checked = if name.len() > 255 || !name.is_ascii() {
-            Err("the file name is not ASCII of at most 255 bytes (queue_applied.file_name)".into())
-        } else {
-            check::whole_file(path, &expect).map_err(|e| e.to_string())
-        };
-        let records = match checked {
+        let records = match check::whole_file(&held.file, &expect) {
             Ok(n) => n,
-            Err(why) => return self.reject(ctx, master, &name, path, &why, started),
+            Err(e) => return bad(self, Some(&held), &e.to_string()),
         };
         let file = QueueFile {
             source: master,
             name: &name,
-            path,
+            held: &held,
             expect,
             records,
         };
-        let loader = &cfg.daemon.loader;
         log::debug!("inbox {master}: loading {name} ({records} URLs)");
-        let row = |result: &str, bad: bool| FileRow {
+        let loader = &cfg.daemon.loader;
+        let how = Batching {
+            batch: loader.batch,
+            sort_buffer: loader.sort_buffer,
+        };
+        let result = apply::apply_file(ctx, &file, how, worker::now());
+        let row = |result: &str| FileRow {
             time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
             inbox: master.to_string(),
             file: name.clone(),
             records,
             seconds: started.elapsed().as_secs_f64(),
             result: result.to_string(),
-            bad,
+            bad: false,
         };
-        let how = Batching {
-            batch: loader.batch,
-            sort_buffer: loader.sort_buffer,
-        };
-        match apply::apply_file(ctx, &file, how, worker::now()) {
+        match result {
             Ok(Applied::Applied(args)) => {
                 self.db_failures.remove(path);
-                let s = &ctx.stats;
-                add(&s.files_applied, 1);
-                add(&s.urls_loaded, records);
-                add(&s.args_dropped, args.dropped);
-                add(&s.args_kept, args.kept);
-                add(&s.rules_new, args.new_rules);
-                log::info!(
-                    "inbox {master}: applied {name}: {records} URLs, query arguments {} dropped, {} kept ({} new), {:.2} s",
-                    args.dropped,
-                    args.kept,
-                    args.new_rules,
-                    started.elapsed().as_secs_f64()
-                );
-                ctx.stats.file_done(row("applied", false));
-                done_with(path, loader.keep_applied);
+                note_applied(ctx, &at, records, args);
+                ctx.stats.file_done(row("applied"));
+                self.done_with(&at, &held, loader.keep_applied);
             }
-            Ok(Applied::Already) => {
+            Ok(Applied::Already { row_count }) if u64::from(row_count) != records => {
                 self.db_failures.remove(path);
-                add(&ctx.stats.files_already, 1);
-                log::warn!(
-                    "inbox {master}: {name} was applied before (queue_applied); not applied again"
+                let why = format!(
+                    "a file of this name was applied before with {row_count} URLs, this one has {records}: not applied"
                 );
-                ctx.stats.file_done(row("already applied", false));
-                done_with(path, loader.keep_applied);
+                bad(self, Some(&held), &why);
             }
-            Err(LoadError::Bad(e)) => {
-                self.reject(ctx, master, &name, path, &e.to_string(), started)
+            Ok(Applied::Already { .. }) => {
+                self.db_failures.remove(path);
+                // One this loader applied or found before and could not move away: said then.
+                if !self.left.contains(path) {
+                    add(&ctx.stats.files_already, 1);
+                    log::warn!(
+                        "inbox {master}: {name} was applied before (queue_applied); not applied again"
+                    );
+                    ctx.stats.file_done(row("already applied"));
+                }
+                self.done_with(&at, &held, loader.keep_applied);
             }
+            Err(LoadError::Bad(e)) => bad(self, Some(&held), &e.to_string()),
             Err(LoadError::Stopped) => {
                 log::info!("inbox {master}: stopping: {name} was rolled back; it is applied at the next start")
             }
@@ -152,7 +192,7 @@ impl Loader {
                 if *n >= MAX_DB_FAILURES {
                     self.db_failures.remove(path);
                     let why = format!("the database refused it {MAX_DB_FAILURES} times: {e}");
-                    self.reject(ctx, master, &name, path, &why, started);
+                    bad(self, Some(&held), &why);
                 } else {
                     log::error!("inbox {master}: {name} not applied, tried again later: {e}");
                 }
@@ -160,22 +200,35 @@ impl Loader {
         }
     }
 
-    fn reject(
-        &mut self,
-        ctx: &Ctx,
-        master: &str,
-        name: &str,
-        path: &Path,
-        why: &str,
-        started: Instant,
-    ) {
-        add(&ctx.stats.files_bad, 1);
-        match inbox::reject(path, why) {
-            Ok(_) => log::error!("inbox {master}: bad queue file {name}: {why}; moved to bad/"),
-            Err(e) => log::error!(
-                "inbox {master}: bad queue file {name}: {why}; cannot move it to bad/: {e}"
-            ),
+    /// Sets a bad file aside in `bad/` (unless another file was renamed over its name since it
+    /// was opened: that one is checked at the next pass). A file that cannot be moved is
+    /// logged once, and then in a summary a minute while it stays.
+    fn reject(&mut self, ctx: &Ctx, at: &InboxFile<'_>, held: Option<&Held>, why: &str) {
+        let InboxFile {
+            master,
+            name,
+            path,
+            started,
+        } = *at;
+        if held.is_some_and(|h| !h.named(path)) {
+            log::error!(
+                "inbox {master}: bad queue file {name}: {why}; another file was put under its name meanwhile: left for the next pass"
+            );
+        } else {
+            match inbox::reject(path, why) {
+                Ok(_) => {
+                    self.left.moved(path);
+                    log::error!("inbox {master}: bad queue file {name}: {why}; moved to bad/");
+                }
+                Err(e) => {
+                    let detail = format!("bad queue file: {why}; cannot move it to bad/: {e}");
+                    if !self.left.failed(master, name, path, &detail) {
+                        return;
+                    }
+                }
+            }
         }
+        add(&ctx.stats.files_bad, 1);
         ctx.stats.file_done(FileRow {
             time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
             inbox: master.to_string(),
@@ -186,17 +239,51 @@ impl Loader {
             bad: true,
         });
     }
+
+    /// An applied file leaves the inbox: to `done/`, or deleted. If this fails (or the process
+    /// dies first), the next pass finds the file recorded in `queue_applied` and tries again.
+    /// A file renamed over the applied one's name meanwhile is another file: left for the next
+    /// pass.
+    fn done_with(&mut self, at: &InboxFile<'_>, held: &Held, keep: bool) {
+        let InboxFile {
+            master, name, path, ..
+        } = *at;
+        if !held.named(path) {
+            log::warn!(
+                "inbox {master}: {name}: applied, but another file was put under its name meanwhile: left for the next pass"
+            );
+            return;
+        }
+        let result = if keep {
+            inbox::move_into(path, "done").map(|_| ())
+        } else {
+            inbox::remove(path)
+        };
+        match result {
+            Ok(()) => self.left.moved(path),
+            Err(e) => {
+                let detail = format!("applied, but cannot move it away: {e}");
+                self.left.failed(master, name, path, &detail);
+            }
+        }
+    }
 }
 
-/// An applied file leaves the inbox: to `done/`, or deleted. If this fails (or the process
-/// dies first), the next pass finds the file recorded in `queue_applied` and tries again.
-fn done_with(path: &Path, keep: bool) {
-    let result = if keep {
-        inbox::move_into(path, "done").map(|_| ())
-    } else {
-        inbox::remove(path)
-    };
-    if let Err(e) = result {
-        log::error!("{}: applied, but cannot move it away: {e}", path.display());
-    }
+/// Counts and logs a file applied.
+fn note_applied(ctx: &Ctx, at: &InboxFile<'_>, records: u64, args: ArgCounts) {
+    let s = &ctx.stats;
+    add(&s.files_applied, 1);
+    add(&s.urls_loaded, records);
+    add(&s.args_dropped, args.dropped);
+    add(&s.args_kept, args.kept);
+    add(&s.rules_new, args.new_rules);
+    log::info!(
+        "inbox {}: applied {}: {records} URLs, query arguments {} dropped, {} kept ({} new), {:.2} s",
+        at.master,
+        at.name,
+        args.dropped,
+        args.kept,
+        args.new_rules,
+        at.started.elapsed().as_secs_f64()
+    );
 }

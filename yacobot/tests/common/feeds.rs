@@ -25,7 +25,7 @@ pub fn site(db: &TestDb, server: &WebServer, extra: &str) -> Site {
         db.url(),
         &format!(
             "Loader.Enable = 0\nCrawl.Enable = 0\nQargfilter.Enable = 0\nResources.Enable = 1\n\
-             Resources.ScanInterval = 1\nFetch.Resolve = {}\nFetch.ConnectTimeout = 2\n\
+             Resources.ScanInterval = 1\nFetch.Resolve = {}\nFetch.AllowPrivate = 127.0.0.1\nFetch.ConnectTimeout = 2\n\
              Fetch.Timeout = 20\nFetch.RetryDelay = 0.1\n{delay}{extra}",
             server.resolve().join(" ")
         ),

@@ -149,7 +149,7 @@ impl Crawl<'_> {
             format!(
                 "rootdir = {}\ndatabase = {}\nnode = bench\nLoader.Enable = 0\nQargfilter.Enable = 0\n\
                  Fetch.Connections = {}\nFetch.PerHost = 1\nFetch.HostDelay = {host_delay}\n\
-                 Fetch.Resolve = *:{}:127.0.0.1\ndebuglevel = {}\n",
+                 Fetch.Resolve = *:{}:127.0.0.1\nFetch.AllowPrivate = 127.0.0.1\ndebuglevel = {}\n",
                 root.display(),
                 self.db.url(),
                 self.a.connections,
