@@ -11,6 +11,7 @@ pub mod crc;
 mod position;
 mod reader;
 pub mod record;
+mod recovery;
 mod scan;
 mod writeback;
 mod writer;
@@ -20,7 +21,8 @@ use std::path::{Path, PathBuf};
 pub use position::{read_position, write_position, Position, PositionError};
 pub use reader::{Cursor, Located, Partition, RawItem, SegmentIndex, Take};
 pub use record::{doc_hash, IndexEntry};
-pub use writer::{Recovery, SyncPolicy, Writer, WriterOptions};
+pub use recovery::Recovery;
+pub use writer::{SyncPolicy, Writer, WriterOptions};
 
 /// What an item tells its receivers to do with the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -147,6 +149,15 @@ pub enum SegmentError {
 }
 
 impl SegmentError {
+    /// Damage to a store's files (a record or header that does not check, a torn tail):
+    /// reported, counted and passed over by readers, unlike a failure to read them at all.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. }
+        )
+    }
+
     pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SegmentError + '_ {
         move |source| SegmentError::Io {
             path: path.to_path_buf(),
