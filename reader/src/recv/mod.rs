@@ -4,6 +4,7 @@
 mod files;
 mod status;
 pub mod store;
+mod streams;
 
 use std::collections::HashMap;
 use std::io::BufReader;
@@ -237,7 +238,7 @@ fn items(
     sh: &RecvShared,
 ) -> anyhow::Result<()> {
     let stream = &a.hello.stream;
-    let last = lock(&sh.store)?.last(stream);
+    let last = lock(&sh.store)?.resume(stream);
     handshake::welcome(w, a, last)?;
     let mut payload = Vec::new();
     let mut body_crcs = Vec::new();
@@ -251,7 +252,7 @@ fn items(
             Err(FrameError::Closed) => {
                 // Whatever it sent is kept (and will not be stored twice when resent).
                 if !unsynced.is_empty() {
-                    lock(&sh.store)?.sync()?;
+                    lock(&sh.store)?.sync(stream)?;
                 }
                 return Ok(());
             }
@@ -275,7 +276,7 @@ fn items(
         if unsynced.len() < MAX_GROUP && more_waiting(r)? {
             continue;
         }
-        if let Err(e) = lock(&sh.store)?.sync() {
+        if let Err(e) = lock(&sh.store)?.sync(stream) {
             return Err(store_failed(w, sh, stream, e));
         }
         acks.clear();
@@ -309,9 +310,10 @@ fn more_waiting(r: &mut BufReader<TcpStream>) -> std::io::Result<bool> {
 
 fn store_failed(w: &mut TcpStream, sh: &RecvShared, stream: &str, e: StoreError) -> anyhow::Error {
     add(&sh.counts.store_errors, 1);
-    log::error!("storing items of {stream}: {e}");
+    // The store logs its failures as an episode, not once per sender that retries.
+    log::debug!("storing items of {stream}: {e}");
     handshake::refuse(w, code::STORE, "the receiver cannot store items now");
-    e.into()
+    anyhow::anyhow!("items refused (ERROR {}): the store failed", code::STORE)
 }
 
 fn lock<T>(m: &Mutex<T>) -> anyhow::Result<std::sync::MutexGuard<'_, T>> {

@@ -280,7 +280,7 @@ fn skipped(st: &SenderState, cursor: &mut Cursor, oversized: Option<(u64, u32, u
 /// A damaged item is skipped (logged, counted); any other store error ends the session.
 fn damaged(st: &SenderState, e: SegmentError) -> Result<(), SessionError> {
     match e {
-        SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. } => {
+        e if e.is_damage() => {
             log::error!("sender {} {}: skipping {e}", st.spec.group, st.spec.address);
             st.corrupt_items.fetch_add(1, Ordering::Relaxed);
             Ok(())
