@@ -102,7 +102,7 @@ impl Writer {
             .map_err(SegmentError::io(&lock_path))?;
         lock.try_lock().map_err(|_| SegmentError::Io {
             path: lock_path.clone(),
-            source: std::io::Error::new(
+            error: std::io::Error::new(
                 std::io::ErrorKind::WouldBlock,
                 "another writer has this segment store open",
             ),

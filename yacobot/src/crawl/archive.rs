@@ -79,7 +79,7 @@ impl Archive {
         match self.failed.take() {
             Some(why) if synced.is_ok() => Err(SegmentError::Io {
                 path: self.dir.clone(),
-                source: std::io::Error::other(format!(
+                error: std::io::Error::other(format!(
                     "items appended since the last sync were not archived: {why}"
                 )),
             }),
