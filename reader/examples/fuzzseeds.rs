@@ -34,7 +34,7 @@ fn item(n: u32) -> Item {
 fn main() {
     let out = std::env::args().nth(1).expect("usage: fuzzseeds DIR");
     let out = Path::new(&out);
-    for t in ["record", "index", "position", "frame"] {
+    for t in ["record", "index", "position", "frame", "segment"] {
         std::fs::create_dir_all(out.join(t)).unwrap();
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -63,6 +63,11 @@ fn main() {
             out.join(format!("index/index_{id}")),
         )
         .unwrap();
+        let segment = focuser_reader::corpus::segment_input(
+            &std::fs::read(index_path(tmp.path(), id)).unwrap(),
+            &std::fs::read(item_path(tmp.path(), id)).unwrap(),
+        );
+        std::fs::write(out.join(format!("segment/segment_{id}")), segment).unwrap();
     }
     for (i, p) in [(0, 1), (3, 17), (u64::MAX, u32::MAX)].iter().enumerate() {
         let pos = Position {

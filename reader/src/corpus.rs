@@ -6,7 +6,9 @@ use focuser_schema::segment::record::{
     self, FileHeader, IndexEntry, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC,
     ITEM_MAGIC,
 };
-use focuser_schema::segment::{crc, Position};
+use focuser_schema::segment::{
+    crc, index_path, item_path, Cursor, Partition, Position, SegmentError,
+};
 
 use crate::wire::frame::Unchecked;
 use crate::wire::messages::{ErrorMsg, FileBegin, Hello, Welcome};
@@ -118,5 +120,98 @@ pub fn check_frames(data: &[u8]) {
             _ => {}
         }
         rest = &rest[used..];
+    }
+}
+
+/// A sealed segment read whole, as the senders, `reader stat` and `reader dump` read it:
+/// `data` is the index file's length (u16, little-endian), the index file, then the item file
+/// (`segment_input` makes one). Whatever the bytes: no panic, a cursor reads every item it
+/// can, reports damage and comes to the end; the damage it skips is counted.
+pub fn check_segment(data: &[u8]) {
+    let Some((len, rest)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let (index, item) = rest.split_at(usize::from(u16::from_le_bytes(*len)).min(rest.len()));
+    let Ok(dir) = Scratch::new() else {
+        return;
+    };
+    let empty = FileHeader {
+        file_id: 2,
+        created_ms: 0,
+    };
+    // Segment 2, empty and whole, seals segment 1.
+    let files = [
+        (item_path(&dir.0, 1), item),
+        (index_path(&dir.0, 1), index),
+        (item_path(&dir.0, 2), &empty.encode(ITEM_MAGIC)[..]),
+        (index_path(&dir.0, 2), &empty.encode(INDEX_MAGIC)[..]),
+    ];
+    for (p, b) in &files {
+        if std::fs::write(p, b).is_err() {
+            return;
+        }
+    }
+    let _ = crate::tools::dump(&files[0].0, &mut std::io::sink());
+    let _ = crate::tools::dump(&files[1].0, &mut std::io::sink());
+    let all = Partition { count: 1, index: 0 };
+    let lag = crate::sender::lag::lag(&dir.0, Position::START, all);
+    let mut cursor = Cursor::new(&dir.0, Position::START, None);
+    // Items read, and items the index has whose records do not check.
+    let (mut read, mut corrupt) = (0u64, 0u64);
+    for _ in 0..=item.len() + 2 {
+        match cursor.next() {
+            Ok(Some(s)) => {
+                assert_eq!(s.file_id, 1, "segment 2 is empty");
+                read += 1;
+            }
+            Ok(None) => {
+                assert_eq!(cursor.position().file_id, 2, "the cursor reached the end");
+                if let Ok(lag) = lag {
+                    assert_eq!(lag.items, read + corrupt, "lag counts what a reader meets");
+                }
+                return;
+            }
+            Err(e) => {
+                assert!(e.is_damage(), "{e}");
+                corrupt += u64::from(matches!(e, SegmentError::Corrupt { .. }));
+            }
+        }
+    }
+    panic!("the cursor never came to the end of the segment");
+}
+
+/// The input [`check_segment`] takes for an index file and an item file.
+pub fn segment_input(index: &[u8], item: &[u8]) -> Vec<u8> {
+    let mut out = (index.len().min(usize::from(u16::MAX)) as u16)
+        .to_le_bytes()
+        .to_vec();
+    out.extend_from_slice(index);
+    out.extend_from_slice(item);
+    out
+}
+
+/// A directory of its own under the temporary directory (a tmpfs if there is one), removed
+/// when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let shm = std::path::Path::new("/dev/shm");
+        let base = match shm.is_dir() {
+            true => shm.to_path_buf(),
+            false => std::env::temp_dir(),
+        };
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!(".focuser-segment-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

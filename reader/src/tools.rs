@@ -8,16 +8,18 @@ use focuser_schema::segment::record::{
     self, FileHeader, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC, ITEM_MAGIC,
     RECORD_HEADER_LEN,
 };
-use focuser_schema::segment::{list_segments, store_bytes, IndexEntry};
+use focuser_schema::segment::{list_segments, store_bytes, IndexEntry, Item, SegmentIndex};
 
 use crate::config::ReaderConfig;
 use crate::sender::lag::lag;
 use crate::sender::SenderSpec;
 
 /// Prints an item file's records (or an index file's entries) as JSON lines. Damage stops
-/// the dump with an error naming the offset; what came before it has been printed.
+/// the dump with an error naming the offset and what it skips; what came before it has been
+/// printed.
 pub fn dump(path: &Path, out: &mut impl Write) -> anyhow::Result<u64> {
     let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
     let mut r = BufReader::with_capacity(1 << 20, file);
     let mut head = [0u8; FILE_HEADER_LEN];
     r.read_exact(&mut head)
@@ -30,14 +32,18 @@ pub fn dump(path: &Path, out: &mut impl Write) -> anyhow::Result<u64> {
     let mut offset = FILE_HEADER_LEN as u64;
     let mut n = 0;
     let mut buf = vec![0u8; RECORD_HEADER_LEN];
-    loop {
+    while offset < len {
+        let bad = |reason: &str| {
+            anyhow::anyhow!(
+                "{}: offset {offset}: {reason}; {n} records before it printed, the {} bytes \
+                 from there on skipped",
+                path.display(),
+                len - offset
+            )
+        };
         buf.resize(RECORD_HEADER_LEN, 0);
-        match r.read_exact(&mut buf) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(n),
-            Err(e) => return Err(e.into()),
-        }
-        let bad = |reason: &str| anyhow::anyhow!("{}: offset {offset}: {reason}", path.display());
+        r.read_exact(&mut buf)
+            .map_err(|_| bad("torn record header"))?;
         let rh = RecordHeader::decode(&buf).map_err(&bad)?;
         buf.resize(rh.len as usize, 0);
         r.read_exact(&mut buf[RECORD_HEADER_LEN..])
@@ -46,27 +52,32 @@ pub fn dump(path: &Path, out: &mut impl Write) -> anyhow::Result<u64> {
         if rh.file_id != h.file_id {
             return Err(bad("record of another segment"));
         }
-        let mut v = serde_json::json!({
-            "file_id": rh.file_id,
-            "item_idx": rh.item_idx,
-            "status": item.status.name(),
-            "doc_id": String::from_utf8_lossy(&item.doc_id),
-            "url": String::from_utf8_lossy(&item.url),
-            "time_ms": item.time_ms,
-            "content_len": item.content.len(),
-            "content": String::from_utf8_lossy(&item.content),
-        });
-        if item.origin.stream != 0 {
-            v["origin"] = serde_json::json!({
-                "stream": item.origin.stream,
-                "file_id": item.origin.file_id,
-                "item_idx": item.origin.item_idx,
-            });
-        }
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", record_json(&rh, &item))?;
         offset += rh.len as u64;
         n += 1;
     }
+    Ok(n)
+}
+
+fn record_json(rh: &RecordHeader, item: &Item) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "file_id": rh.file_id,
+        "item_idx": rh.item_idx,
+        "status": item.status.name(),
+        "doc_id": String::from_utf8_lossy(&item.doc_id),
+        "url": String::from_utf8_lossy(&item.url),
+        "time_ms": item.time_ms,
+        "content_len": item.content.len(),
+        "content": String::from_utf8_lossy(&item.content),
+    });
+    if item.origin.stream != 0 {
+        v["origin"] = serde_json::json!({
+            "stream": item.origin.stream,
+            "file_id": item.origin.file_id,
+            "item_idx": item.origin.item_idx,
+        });
+    }
+    v
 }
 
 fn dump_index(
@@ -111,6 +122,20 @@ pub fn stat(cfg: &ReaderConfig, store: &Path, state_dir: &Path) -> anyhow::Resul
         ids.last().copied().unwrap_or(0),
         store_bytes(store).unwrap_or(0)
     );
+    // Damage readers pass over (and senders count): each damaged segment, once.
+    for &id in &ids {
+        match SegmentIndex::open(store, id) {
+            Ok(Some(seg)) => {
+                if let Some(d) = seg.damage() {
+                    let _ = writeln!(out, "{d}");
+                }
+            }
+            Err(e) if e.is_damage() => {
+                let _ = writeln!(out, "{e}");
+            }
+            _ => {}
+        }
+    }
     let _ = writeln!(
         out,
         "{:<12} {:<24} {:>9} {:>16} {:>10} {:>10} {:>10}",

@@ -8,7 +8,9 @@ mod common;
 use std::path::PathBuf;
 
 use common::*;
-use focuser_reader::corpus::{check_frames, check_index, check_position, check_record};
+use focuser_reader::corpus::{
+    check_frames, check_index, check_position, check_record, check_segment, segment_input,
+};
 use focuser_reader::wire::frame::encode_frame;
 use focuser_reader::wire::messages::{ErrorMsg, FileBegin, Hello, Mode, Welcome};
 use focuser_reader::wire::{Batch, FrameType, WireItem};
@@ -17,12 +19,13 @@ use focuser_schema::segment::{index_path, item_path, Item, Origin, Position, Sta
 
 type Check = fn(&[u8]);
 
-fn targets() -> [(&'static str, Check); 4] {
+fn targets() -> [(&'static str, Check); 5] {
     [
         ("record", check_record),
         ("index", check_index),
         ("position", check_position),
         ("frame", check_frames),
+        ("segment", check_segment),
     ]
 }
 
@@ -92,6 +95,14 @@ fn damaged_segment_files_and_positions_decode_without_panics() {
         }
         .encode(),
         check_position,
+    );
+    // The segment as a cursor, lag and dump read it once it is sealed.
+    damage(
+        &segment_input(
+            &std::fs::read(index_path(&rig.store(), 1)).unwrap(),
+            &std::fs::read(item_path(&rig.store(), 1)).unwrap(),
+        ),
+        check_segment,
     );
 }
 

@@ -570,3 +570,54 @@ fn segments_are_sealed_before_they_pass_max_bytes() {
         .collect();
     assert_eq!(back, all);
 }
+
+#[test]
+fn a_sealed_segment_cut_short_reports_its_damaged_tail_once_and_the_cursor_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(10)).unwrap();
+    for k in 1..=15 {
+        w.append(&item(k)).unwrap();
+    }
+    w.close().unwrap();
+    // Segment 1 (sealed) cut inside item 7's body: items 7 to 10 are gone.
+    let start: u64 = 32 + (1..=6).map(|k| rec_len(&item(k)) as u64).sum::<u64>();
+    let f = std::fs::File::options()
+        .write(true)
+        .open(item_path(dir.path(), 1))
+        .unwrap();
+    f.set_len(start + 60).unwrap();
+    let mut c = Cursor::new(dir.path(), Position::START, None);
+    let mut got = Vec::new();
+    let mut errors = Vec::new();
+    loop {
+        match c.next() {
+            Ok(Some(s)) => got.push(s.item),
+            Ok(None) => break,
+            Err(e) => {
+                assert_eq!(e.items_skipped(), 4, "{e}");
+                errors.push(e.to_string());
+            }
+        }
+    }
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains(&format!(
+            "damaged from offset {start} (item 7 on): torn record"
+        )),
+        "{}",
+        errors[0]
+    );
+    let want: Vec<Item> = (1..=6).chain(11..=15).map(item).collect();
+    assert_eq!(got, want);
+    // A cursor whose position was past part of the damage counts only the rest.
+    let mut c = Cursor::new(
+        dir.path(),
+        Position {
+            file_id: 1,
+            item_idx: 9,
+        },
+        None,
+    );
+    assert_eq!(c.next().unwrap_err().items_skipped(), 2);
+    assert_eq!(c.next().unwrap().unwrap().item, item(11));
+}

@@ -12,10 +12,12 @@
 //! [`web`] is a programmable HTTP server for fetcher tests, under many host names.
 //! [`status_page`] compares a rendered status page with `/status.json`.
 //! [`pipeline`] sets up and drives the whole pipeline (`focuser-run`, the end-to-end test).
+//! [`tmpfs`] mounts a small file system of a test's own, to fill it up.
 
 pub mod browser;
 pub mod pipeline;
 pub mod status_page;
+pub mod tmpfs;
 pub mod web;
 
 use std::collections::hash_map::DefaultHasher;

@@ -53,7 +53,7 @@ pub(super) fn greet(
     };
     let last = match accepted.hello.mode {
         Mode::Items => lock(&sh.store)
-            .map(|s| s.last(&accepted.hello.stream))
+            .map(|mut s| s.resume(&accepted.hello.stream))
             .map_err(|e| RefusedError::new(Refusal::Store, e.to_string()))?,
         Mode::Files => {
             if let Err(e) = files::open_inbox(sh, &accepted.hello.stream) {

@@ -6,6 +6,7 @@ pub mod files;
 mod greet;
 mod status;
 pub mod store;
+mod streams;
 
 use std::collections::HashMap;
 use std::io::BufReader;
@@ -312,7 +313,7 @@ fn items(
             Err(FrameError::Closed) => {
                 // Whatever it sent is kept (and will not be stored twice when resent).
                 if !unsynced.is_empty() {
-                    lock(&sh.store)?.sync()?;
+                    lock(&sh.store)?.sync(stream)?;
                 }
                 return Ok(());
             }
@@ -336,7 +337,7 @@ fn items(
         if unsynced.len() < MAX_GROUP && more_waiting(r)? {
             continue;
         }
-        if let Err(e) = lock(&sh.store)?.sync() {
+        if let Err(e) = lock(&sh.store)?.sync(stream) {
             return Err(store_failed(w, stream, e));
         }
         acks.clear();
@@ -368,7 +369,7 @@ fn more_waiting(r: &mut BufReader<TcpStream>) -> std::io::Result<bool> {
     }
 }
 
-/// Refuses the batch, unacknowledged: counted and logged (as an error) by the caller.
+/// Refuses the batch, unacknowledged: counted and logged (as an error episode) by the caller.
 fn store_failed(w: &mut TcpStream, stream: &str, e: StoreError) -> anyhow::Error {
     handshake::refuse(w, code::STORE, "the receiver cannot store items now");
     RefusedError::new(Refusal::Store, format!("storing items of {stream}: {e}")).into()

@@ -5,22 +5,24 @@
 //! `streams.state` maps stream numbers to names and is a checkpoint: the last item of each
 //! stream as of store position `covers`. On open, the records after `covers` are read back to
 //! bring it up to date, so the checkpoint may lag the store without losing anything.
+//!
+//! A stream's position moves only over items the writer holds durable. When a write or sync
+//! fails (a full disk), the writer forgets what was not durable; so does this store, and every
+//! stream that had items among them is told at its next sync, so that none of them is
+//! acknowledged: the senders send them again. The failure is logged as one episode.
 
-use std::collections::BTreeMap;
-use std::io::Write;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use focuser_schema::fsutil;
-use focuser_schema::segment::crc;
+use focuser_daemon::episode::Episode;
 use focuser_schema::segment::{
-    Cursor, ItemRef, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
+    list_segments, ItemRef, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
 };
 
+use super::streams::{self, Stream, STREAMS_FILE};
 use crate::wire::{BatchRef, WireItemRef};
 
-const STREAMS_FILE: &str = "streams.state";
-const MAGIC: &str = "#focuser-streams 1";
 /// Checkpoints are written at least this often while items arrive.
 const CHECKPOINT_EVERY_S: u64 = 5;
 
@@ -39,13 +41,8 @@ pub enum StoreError {
         line: usize,
         reason: String,
     },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stream {
-    number: u32,
-    /// The last item applied; (0, 0): none.
-    last: Position,
+    #[error("items of {stream} were lost when a write failed; its sender is to send them again")]
+    Discarded { stream: String },
 }
 
 /// What applying one batch did.
@@ -66,67 +63,75 @@ pub struct RecvStore {
     /// Each stream's last item appended and not yet known to be durable: what resent items
     /// are checked against meanwhile.
     pending: BTreeMap<String, Position>,
+    /// Each item appended and not yet taken into its stream's position.
+    unsynced: Vec<Unsynced>,
+    /// Streams some of whose items were forgotten after a failure in another stream's call:
+    /// their next sync fails, so that nothing of theirs is acknowledged.
+    lost: BTreeSet<u32>,
+    /// Writes and syncs that fail, logged once while they go on.
+    failing: Episode,
+}
+
+/// An item appended: where the writer put it, and its stream's number and position.
+#[derive(Debug, Clone, Copy)]
+struct Unsynced {
+    put: Position,
+    number: u32,
+    at: Position,
 }
 
 impl RecvStore {
     pub fn open(dir: &Path, opts: WriterOptions) -> Result<(RecvStore, Recovery), StoreError> {
         let (writer, recovery) = Writer::open(dir, opts)?;
-        let path = dir.join(STREAMS_FILE);
-        let (covers, mut streams) = read_streams(&path)?;
-        // Bring the checkpoint up to date with what was stored after it.
-        let by_number: BTreeMap<u32, String> = streams
-            .iter()
-            .map(|(name, s)| (s.number, name.clone()))
-            .collect();
-        let mut cursor = Cursor::new(dir, covers, None);
-        let mut next_number = streams.values().map(|s| s.number).max().unwrap_or(0) + 1;
-        let mut unknown = 0u64;
-        loop {
-            let before = cursor.position();
-            let stored = match cursor.next() {
-                Ok(Some(s)) => s,
-                Ok(None) => break,
-                // A damaged record cannot be unseen; the ones around it still count.
-                Err(e @ (SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. })) => {
-                    log::error!("{e}");
-                    if cursor.position() == before {
-                        break;
-                    }
-                    continue;
+        let (covers, mut streams) = streams::read(&dir.join(STREAMS_FILE))?;
+        let end = writer.position();
+        // The checkpoint is brought up to date with what was stored after it. A store that
+        // ends before it (cut short since: restored from a copy, truncated) is read whole and
+        // the checkpoint is made to say what it holds, not more.
+        let cut_short = covers > end;
+        let held = streams::held(dir, if cut_short { Position::START } else { covers })?;
+        if cut_short {
+            log::warn!(
+                "{}: {STREAMS_FILE} covers {covers} but the store ends at {end}: \
+                 it was cut short since; stream positions go back to what it holds",
+                dir.display()
+            );
+            // Without its first segments, the store cannot tell about streams it lacks.
+            let whole = list_segments(dir)?.first().is_none_or(|&f| f <= 1);
+            clamp(&mut streams, &held.last, whole);
+        } else {
+            for s in streams.values_mut() {
+                if let Some(&at) = held.last.get(&s.number) {
+                    s.last = s.last.max(at);
                 }
-                Err(e) => return Err(e.into()),
-            };
-            let o = stored.item.origin;
-            if o.stream == 0 {
-                continue;
-            }
-            next_number = next_number.max(o.stream + 1);
-            let Some(name) = by_number.get(&o.stream) else {
-                unknown += 1;
-                continue;
-            };
-            if let Some(s) = streams.get_mut(name) {
-                let at = Position {
-                    file_id: o.file_id,
-                    item_idx: o.item_idx,
-                };
-                s.last = s.last.max(at);
             }
         }
-        if unknown > 0 {
+        let named: BTreeSet<u32> = streams.values().map(|s| s.number).collect();
+        let unnamed: Vec<String> = held
+            .last
+            .keys()
+            .filter(|n| !named.contains(n))
+            .map(|n| n.to_string())
+            .collect();
+        if !unnamed.is_empty() {
             log::warn!(
-                "{}: {unknown} stored items of streams it does not name (was it removed?); \
-                 items those senders resend will be stored again",
-                path.display()
+                "{}: {STREAMS_FILE} does not name streams {} whose items the store holds \
+                 (was it removed?); items those senders resend will be stored again",
+                dir.display(),
+                unnamed.join(", ")
             );
         }
+        let next_number = named.last().map_or(0, |n| n + 1).max(held.next_number);
         let mut store = RecvStore {
             dir: dir.to_path_buf(),
             writer,
             streams,
-            next_number,
+            next_number: next_number.max(1),
             last_checkpoint: Instant::now(),
             pending: BTreeMap::new(),
+            unsynced: Vec::new(),
+            lost: BTreeSet::new(),
+            failing: Episode::new(format!("receiver store {}", dir.display())),
         };
         store.checkpoint()?;
         Ok((store, recovery))
@@ -137,16 +142,26 @@ impl RecvStore {
         self.streams.get(stream).map(|s| s.last).unwrap_or_default()
     }
 
+    /// Where `stream` stands, for a sender that connects: it sends again from there, so
+    /// items of its lost after a failure are no longer in the way.
+    pub fn resume(&mut self, stream: &str) -> Position {
+        if let Some(s) = self.streams.get(stream) {
+            self.lost.remove(&s.number);
+        }
+        self.last(stream)
+    }
+
     /// Stores the items of `batch` not already held, makes them durable, and only then
     /// returns: the caller acknowledges after this.
     pub fn apply(&mut self, stream: &str, batch: &BatchRef<'_>) -> Result<Applied, StoreError> {
         let applied = self.append(stream, batch)?;
-        self.sync()?;
+        self.sync(stream)?;
         Ok(applied)
     }
 
     /// [`RecvStore::apply`] without the sync: several batches can share one, through
-    /// [`RecvStore::sync`], before any of them is acknowledged.
+    /// [`RecvStore::sync`], before any of them is acknowledged. On error nothing of the batch
+    /// may be acknowledged.
     pub fn append(&mut self, stream: &str, batch: &BatchRef<'_>) -> Result<Applied, StoreError> {
         self.append_with(stream, batch, None)
     }
@@ -169,6 +184,12 @@ impl RecvStore {
         body_crcs: Option<&[u32]>,
     ) -> Result<Applied, StoreError> {
         let number = self.register(stream)?;
+        if self.lost.contains(&number) {
+            // Stored after items that were lost, these would move the stream past them.
+            return Err(StoreError::Discarded {
+                stream: stream.to_string(),
+            });
+        }
         let mut last = match self.pending.get(stream) {
             Some(p) => *p,
             None => self.last(stream),
@@ -187,10 +208,16 @@ impl RecvStore {
                 },
                 ..*item
             };
-            match body_crcs.and_then(|c| c.get(k)) {
-                Some(&c) => self.writer.append_with_body_crc(&item, c)?,
-                None => self.writer.append_ref(&item)?,
+            let put = match body_crcs.and_then(|c| c.get(k)) {
+                Some(&c) => self.writer.append_with_body_crc(&item, c),
+                None => self.writer.append_ref(&item),
             };
+            let put = put.map_err(|e| self.failed(e, Some(number)))?;
+            self.unsynced.push(Unsynced {
+                put,
+                number,
+                at: *at,
+            });
             applied.stored += 1;
             applied.bytes += (item.doc_id.len() + item.url.len() + item.content.len()) as u64;
             last = *at;
@@ -199,23 +226,89 @@ impl RecvStore {
         Ok(applied)
     }
 
-    /// Makes everything appended durable; what it covers may then be acknowledged.
-    pub fn sync(&mut self) -> Result<(), StoreError> {
-        self.writer.sync()?;
-        self.commit_pending();
+    /// Makes everything appended durable; what `stream` appended may then be acknowledged,
+    /// unless this fails. Once some of a stream's items were lost, its appends and syncs fail
+    /// until a sender resumes it ([`RecvStore::resume`]).
+    pub fn sync(&mut self, stream: &str) -> Result<(), StoreError> {
+        let number = self.streams.get(stream).map(|s| s.number);
+        self.sync_writer(number)?;
+        if number.is_some_and(|n| self.lost.contains(&n)) {
+            return Err(StoreError::Discarded {
+                stream: stream.to_string(),
+            });
+        }
         if self.last_checkpoint.elapsed().as_secs() >= CHECKPOINT_EVERY_S {
             self.checkpoint()?;
         }
         Ok(())
     }
 
-    /// After a sync of the writer: the pending positions are durable.
-    fn commit_pending(&mut self) {
-        for (name, last) in std::mem::take(&mut self.pending) {
-            if let Some(s) = self.streams.get_mut(&name) {
-                s.last = last;
+    /// Syncs the writer for stream `number` (None: for no stream in particular) and takes
+    /// what is durable into the streams' positions.
+    fn sync_writer(&mut self, number: Option<u32>) -> Result<(), StoreError> {
+        if let Err(e) = self.writer.sync() {
+            return Err(self.failed(e, number));
+        }
+        if self.settle() > 0 {
+            self.failing
+                .resolved(&"storing again (nothing acknowledged was lost)");
+        }
+        Ok(())
+    }
+
+    /// Takes the items the writer holds durable into their streams' positions and forgets
+    /// the others (after a failure the writer forgot them too). Returns how many were taken;
+    /// the streams of those forgotten are in `forgot`.
+    fn settle_into(&mut self, forgot: &mut BTreeSet<u32>) -> usize {
+        let durable = self.writer.durable();
+        let mut last: BTreeMap<u32, Position> = BTreeMap::new();
+        let mut taken = 0;
+        for u in self.unsynced.drain(..) {
+            if u.put < durable {
+                let l = last.entry(u.number).or_default();
+                *l = (*l).max(u.at);
+                taken += 1;
+            } else {
+                forgot.insert(u.number);
             }
         }
+        for s in self.streams.values_mut() {
+            if let Some(&at) = last.get(&s.number) {
+                s.last = s.last.max(at);
+            }
+        }
+        // Nothing is left unsynced: resent items are checked against the streams' positions.
+        self.pending.clear();
+        taken
+    }
+
+    fn settle(&mut self) -> usize {
+        let mut forgot = BTreeSet::new();
+        let taken = self.settle_into(&mut forgot);
+        self.lost.extend(forgot);
+        taken
+    }
+
+    /// After the writer failed in a call for stream `number`: what it forgot is forgotten
+    /// here too, the other streams that lost items are marked, and the episode goes on.
+    fn failed(&mut self, e: SegmentError, number: Option<u32>) -> StoreError {
+        let appended = self.unsynced.len();
+        let mut forgot = BTreeSet::new();
+        let taken = self.settle_into(&mut forgot);
+        if let Some(n) = number {
+            forgot.remove(&n);
+        }
+        self.lost.extend(forgot);
+        match appended - taken {
+            0 => self.failing.occurred(log::Level::Error, &e),
+            n => self.failing.occurred(
+                log::Level::Error,
+                &format_args!(
+                    "{e}; {n} items not stored: not acknowledged, their senders send them again"
+                ),
+            ),
+        };
+        e.into()
     }
 
     /// A new stream's number is durable before any of its items is written.
@@ -238,34 +331,30 @@ impl RecvStore {
 
     /// Writes `streams.state` as of now (everything appended is synced first).
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {
-        self.writer.sync()?;
-        self.commit_pending();
+        self.sync_writer(None)?;
         let covers = self.writer.position();
         let path = self.dir.join(STREAMS_FILE);
-        let mut text = format!("{MAGIC} covers={covers}\n");
-        for (name, s) in &self.streams {
-            text.push_str(&format!("{}\t{name}\t{}\n", s.number, s.last));
+        if let Err(source) = streams::write(&path, covers, &self.streams) {
+            let e = StoreError::Io { path, source };
+            self.failing.occurred(log::Level::Error, &e);
+            return Err(e);
         }
-        let crc = crc::crc32c(text.as_bytes());
-        text.push_str(&format!("#end crc={crc:08x}\n"));
-        fsutil::write_atomically(&path, |w| w.write_all(text.as_bytes())).map_err(|source| {
-            StoreError::Io {
-                path: path.clone(),
-                source,
-            }
-        })?;
         self.last_checkpoint = Instant::now();
         Ok(())
     }
 
+    /// The main loop's: syncs what waited `Segment.SyncMs`, seals a segment `Segment.MaxAge` old.
     pub fn sync_if_due(&mut self) -> Result<(), StoreError> {
-        self.writer.sync_if_due()?;
-        self.writer.rotate_if_due()?;
+        let done = self
+            .writer
+            .sync_if_due()
+            .and_then(|_| self.writer.rotate_if_due());
+        done.map_err(|e| self.failed(e, None))?;
         Ok(())
     }
 
     pub fn rotate(&mut self) -> Result<(), StoreError> {
-        Ok(self.writer.rotate()?)
+        self.writer.rotate().map_err(|e| self.failed(e, None))
     }
 
     pub fn streams(&self) -> Vec<(String, Position)> {
@@ -280,59 +369,23 @@ impl RecvStore {
     }
 }
 
-fn parse_position(s: &str) -> Option<Position> {
-    let (f, i) = s.split_once(':')?;
-    Some(Position {
-        file_id: f.parse().ok()?,
-        item_idx: i.parse().ok()?,
-    })
-}
-
-/// The checkpoint in `path`: (covers, streams). No file: an empty store's.
-fn read_streams(path: &Path) -> Result<(Position, BTreeMap<String, Stream>), StoreError> {
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((Position::START, BTreeMap::new()))
-        }
-        Err(source) => {
-            return Err(StoreError::Io {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-    };
-    let bad = |line: usize, reason: &str| StoreError::BadStreams {
-        path: path.to_path_buf(),
-        line,
-        reason: reason.to_string(),
-    };
-    let text = String::from_utf8(text).map_err(|_| bad(1, "not UTF-8"))?;
-    let body_end = text
-        .rfind("#end crc=")
-        .ok_or_else(|| bad(0, "no #end line"))?;
-    let crc_text = text[body_end + 9..].trim_end();
-    let crc = u32::from_str_radix(crc_text, 16).map_err(|_| bad(0, "bad CRC field"))?;
-    if crc::crc32c(&text.as_bytes()[..body_end]) != crc {
-        return Err(bad(0, "CRC mismatch"));
-    }
-    let mut lines = text[..body_end].lines();
-    let head = lines.next().ok_or_else(|| bad(1, "empty"))?;
-    let covers = head
-        .strip_prefix(MAGIC)
-        .and_then(|r| r.trim().strip_prefix("covers="))
-        .and_then(parse_position)
-        .ok_or_else(|| bad(1, "bad header"))?;
-    let mut streams = BTreeMap::new();
-    for (i, line) in lines.enumerate() {
-        let mut f = line.split('\t');
-        let (Some(n), Some(name), Some(last), None) = (f.next(), f.next(), f.next(), f.next())
-        else {
-            return Err(bad(i + 2, "expected number, name and last position"));
+/// Sets each stream's position to the last item the store holds of it (a store cut short
+/// holds less than its checkpoint said). A stream the store holds nothing of had nothing
+/// stored if the store is `whole`; otherwise its items may have been in the segments gone.
+fn clamp(streams: &mut BTreeMap<String, Stream>, held: &BTreeMap<u32, Position>, whole: bool) {
+    for (name, s) in streams.iter_mut() {
+        let now = match held.get(&s.number) {
+            Some(&at) => at,
+            None if whole => Position::default(),
+            None => s.last,
         };
-        let number = n.parse().map_err(|_| bad(i + 2, "bad stream number"))?;
-        let last = parse_position(last).ok_or_else(|| bad(i + 2, "bad position"))?;
-        streams.insert(name.to_string(), Stream { number, last });
+        if now < s.last {
+            log::warn!(
+                "stream {name}: at {} by the checkpoint, the store holds it up to {now}: \
+                 its sender sends the rest again",
+                s.last
+            );
+        }
+        s.last = now;
     }
-    Ok((covers, streams))
 }

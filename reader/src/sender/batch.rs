@@ -277,14 +277,19 @@ fn skipped(st: &SenderState, cursor: &mut Cursor, oversized: Option<(u64, u32, u
     }
 }
 
-/// A damaged item is skipped (logged, counted); any other store error ends the session.
+/// A damaged item, or a segment's damaged tail, is skipped (logged once, its items counted);
+/// any other store error ends the session.
 fn damaged(st: &SenderState, e: SegmentError) -> Result<(), SessionError> {
     match e {
-        SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. } => {
+        e if e.is_damage() => {
             log::error!("sender {} {}: skipping {e}", st.spec.group, st.spec.address);
-            st.corrupt_items.fetch_add(1, Ordering::Relaxed);
+            st.corrupt_items
+                .fetch_add(e.items_skipped(), Ordering::Relaxed);
             Ok(())
         }
         e => Err(fail(format!("reading the store: {e}"))),
     }
 }
+
+#[cfg(test)]
+mod truncation;

@@ -16,7 +16,7 @@ pub fn impossible(dir: &Path, next: Position) -> Result<Option<String>, SegmentE
     }
     let ids = match list_segments(dir) {
         Ok(ids) => ids,
-        Err(SegmentError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+        Err(SegmentError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
             Vec::new()
         }
         Err(e) => return Err(e),

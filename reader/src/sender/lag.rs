@@ -28,8 +28,12 @@ pub fn lag(store: &Path, from: Position, partition: Partition) -> Result<Lag, Se
         if id < from.file_id {
             continue;
         }
-        let Some(seg) = SegmentIndex::open(store, id)? else {
-            continue;
+        let seg = match SegmentIndex::open(store, id) {
+            Ok(Some(seg)) => seg,
+            // Gone, or damaged beyond reading: no item of it will be sent.
+            Ok(None) => continue,
+            Err(e) if e.is_damage() => continue,
+            Err(e) => return Err(e),
         };
         let first = if id == from.file_id {
             from.item_idx.max(1)

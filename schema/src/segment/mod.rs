@@ -8,19 +8,23 @@
 //! item a crash could take back.
 
 pub mod crc;
+mod cursor;
 mod position;
 mod reader;
 pub mod record;
+mod recovery;
 mod scan;
 mod writeback;
 mod writer;
 
 use std::path::{Path, PathBuf};
 
+pub use cursor::{Cursor, RawItem, Take};
 pub use position::{read_position, write_position, Position, PositionError};
-pub use reader::{Cursor, Located, Partition, RawItem, SegmentIndex, Take};
+pub use reader::{Located, Partition, SegmentIndex};
 pub use record::{doc_hash, IndexEntry};
-pub use writer::{Recovery, SyncPolicy, Writer, WriterOptions};
+pub use recovery::Recovery;
+pub use writer::{SyncPolicy, Writer, WriterOptions};
 
 /// What an item tells its receivers to do with the document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -124,10 +128,12 @@ pub struct StoredItem {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SegmentError {
-    #[error("{}: {source}", path.display())]
+    /// (`error` is not the error's `source()`: it is in the message already, and a chain
+    /// printed whole would say it twice.)
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{}: {reason}", path.display())]
     BadHeader { path: PathBuf, reason: &'static str },
@@ -136,6 +142,17 @@ pub enum SegmentError {
         path: PathBuf,
         item_idx: u32,
         offset: u64,
+        reason: &'static str,
+    },
+    /// A sealed item file that ends in damage (cut short, or garbage after its last good
+    /// record): what its index or a scan found there cannot be read.
+    #[error("{}: damaged from offset {offset} (item {item_idx} on): {reason}; {items} items skipped", path.display())]
+    DamagedTail {
+        path: PathBuf,
+        item_idx: u32,
+        offset: u64,
+        /// Items lost: those the index knew of past the damage, at least the one torn.
+        items: u32,
         reason: &'static str,
     },
     #[error("item too large: doc id {doc_id}, url {url}, content {content} bytes")]
@@ -147,10 +164,26 @@ pub enum SegmentError {
 }
 
 impl SegmentError {
+    /// Damage to a store's files (a record or header that does not check, a torn tail):
+    /// reported, counted and passed over by readers, unlike a failure to read them at all.
+    pub fn is_damage(&self) -> bool {
+        self.items_skipped() > 0
+    }
+
+    /// How many items a reader passes over for this damage (a segment whose header is bad
+    /// counts as one: what it held is unknown).
+    pub fn items_skipped(&self) -> u64 {
+        match self {
+            SegmentError::Corrupt { .. } | SegmentError::BadHeader { .. } => 1,
+            SegmentError::DamagedTail { items, .. } => u64::from(*items).max(1),
+            _ => 0,
+        }
+    }
+
     pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SegmentError + '_ {
-        move |source| SegmentError::Io {
+        move |error| SegmentError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Reading a store while its writer appends: follow the index of each segment, move on once
-//! the next segment exists (the seal is then done), skip other partitions by the index's hash.
+//! Reading a segment while its writer appends: follow its index, and once the next segment
+//! exists (the seal is then done) make sure the index covers the item file. The cursor that
+//! reads a whole store is in [`super::cursor`].
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -12,7 +13,7 @@ use super::record::{
     ITEM_MAGIC, RECORD_HEADER_LEN,
 };
 use super::scan::scan_items;
-use super::{index_path, item_path, list_segments, Item, Position, SegmentError, StoredItem};
+use super::{index_path, item_path, list_segments, Item, SegmentError, StoredItem};
 
 /// Receiver `index` of a group of `count`: the items whose `doc_hash % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,8 @@ pub struct SegmentIndex {
     sealed: bool,
     /// The index did not cover the sealed item file and was completed by a scan.
     pub rebuilt: bool,
+    /// The sealed item file ends in damage: not yet reported.
+    damage: Option<SegmentError>,
 }
 
 impl SegmentIndex {
@@ -85,6 +88,7 @@ impl SegmentIndex {
             index_read: 0,
             sealed: false,
             rebuilt: false,
+            damage: None,
         };
         seg.refresh(dir)?;
         Ok(Some(seg))
@@ -104,25 +108,71 @@ impl SegmentIndex {
         if sealed {
             self.sealed = true;
             self.index = None;
-            if !self.covers_item_file()? {
-                let len = self.item_len()?;
-                let start = match self.entries.last() {
-                    Some(e) => e.offset + self.record_len_at(e.offset)?,
-                    None => FILE_HEADER_LEN as u64,
-                };
-                let scanned = scan_items(
-                    &self.item,
-                    &self.item_path,
-                    self.file_id,
-                    len,
-                    start,
-                    std::mem::take(&mut self.entries),
-                )?;
-                self.entries = scanned.entries;
-                self.rebuilt = true;
-            }
+            self.check_sealed()?;
         }
         Ok(())
+    }
+
+    /// Once sealed, the index must cover the item file, no less and no more. Entries whose
+    /// records are not whole in the file (it was cut short) are dropped; records the index
+    /// lacks (it was behind) are found by a scan. What can be read of neither is the damaged
+    /// tail, kept for [`SegmentIndex::take_damage`].
+    fn check_sealed(&mut self) -> Result<(), SegmentError> {
+        let len = self.item_len()?;
+        let header_fits = |e: &IndexEntry| {
+            e.offset
+                .checked_add(RECORD_HEADER_LEN as u64)
+                .is_some_and(|end| end <= len)
+        };
+        let mut whole = self.entries.partition_point(header_fits);
+        let mut end = FILE_HEADER_LEN as u64;
+        while let Some(k) = whole.checked_sub(1) {
+            match self.record_end(self.entries[k].offset, len) {
+                Some(e) => {
+                    end = e;
+                    break;
+                }
+                None => whole = k,
+            }
+        }
+        let dropped = self.entries.len() - whole;
+        self.entries.truncate(whole);
+        let (mut found, mut stopped) = (0, None);
+        if end < len {
+            let scanned = scan_items(
+                &self.item,
+                &self.item_path,
+                self.file_id,
+                len,
+                end,
+                std::mem::take(&mut self.entries),
+            )?;
+            self.entries = scanned.entries;
+            found = self.entries.len() - whole;
+            (end, stopped) = (scanned.end, scanned.stopped);
+            self.rebuilt = found > 0;
+        }
+        let lost = dropped.saturating_sub(found);
+        if lost > 0 || stopped.is_some() {
+            self.damage = Some(SegmentError::DamagedTail {
+                path: self.item_path.clone(),
+                item_idx: self.entries.len() as u32 + 1,
+                offset: end,
+                items: lost.max(1) as u32,
+                reason: stopped.unwrap_or("the item file ends before its indexed records"),
+            });
+        }
+        Ok(())
+    }
+
+    /// The damage found at the end of this sealed segment, once.
+    pub fn take_damage(&mut self) -> Option<SegmentError> {
+        self.damage.take()
+    }
+
+    /// The damage found at the end of this sealed segment, if any.
+    pub fn damage(&self) -> Option<&SegmentError> {
+        self.damage.as_ref()
     }
 
     fn read_new_entries(&mut self, dir: &Path) -> Result<(), SegmentError> {
@@ -212,26 +262,23 @@ impl SegmentIndex {
             .len())
     }
 
-    fn record_len_at(&self, offset: u64) -> Result<u64, SegmentError> {
+    /// Where the record at `offset` ends, if it is whole in the first `len` bytes.
+    fn record_end(&self, offset: u64, len: u64) -> Option<u64> {
         let mut head = [0u8; RECORD_HEADER_LEN];
-        if self.item.read_exact_at(&mut head, offset).is_err() {
-            return Ok(u64::MAX);
-        }
-        Ok(RecordHeader::decode(&head)
-            .map(|h| h.len as u64)
-            .unwrap_or(u64::MAX))
-    }
-
-    fn covers_item_file(&self) -> Result<bool, SegmentError> {
-        let len = self.item_len()?;
-        Ok(match self.entries.last() {
-            None => len == FILE_HEADER_LEN as u64,
-            Some(e) => e.offset.checked_add(self.record_len_at(e.offset)?) == Some(len),
-        })
+        self.item.read_exact_at(&mut head, offset).ok()?;
+        let h = RecordHeader::decode(&head).ok()?;
+        offset
+            .checked_add(u64::from(h.len))
+            .filter(|&end| end <= len)
     }
 
     pub fn file_id(&self) -> u64 {
         self.file_id
+    }
+
+    /// The item file, where [`Located`] records lie.
+    pub(super) fn item_file(&self) -> &File {
+        &self.item
     }
 
     pub fn sealed(&self) -> bool {
@@ -342,209 +389,4 @@ pub struct Located {
     pub header: RecordHeader,
     pub offset: u64,
     pub head_crc: u32,
-}
-
-/// What [`Cursor::next_raw`] is to do with the item whose header it shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Take {
-    /// Take it: [`Cursor::next_raw`] reads its body into the buffer.
-    Read,
-    /// Go past it.
-    Skip,
-    /// Leave it for the next call.
-    Stop,
-}
-
-/// An item whose body [`Cursor::next_raw`] appended to the caller's buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawItem {
-    pub file_id: u64,
-    pub item_idx: u32,
-    pub header: RecordHeader,
-    /// CRC-32C of the body bytes appended (doc id, url, content).
-    pub body_crc: u32,
-}
-
-/// Reads a store in order from a position, optionally one partition only.
-pub struct Cursor {
-    dir: PathBuf,
-    pos: Position,
-    partition: Option<Partition>,
-    seg: Option<SegmentIndex>,
-    /// Set when the cursor had to jump over segments that no longer exist.
-    gap: Option<(Position, Position)>,
-}
-
-impl Cursor {
-    /// `from` is the next item to read; [`Position::START`] means the oldest segment.
-    pub fn new(dir: &Path, from: Position, partition: Option<Partition>) -> Cursor {
-        Cursor {
-            dir: dir.to_path_buf(),
-            pos: from,
-            partition,
-            seg: None,
-            gap: None,
-        }
-    }
-
-    /// The next item this cursor would read.
-    pub fn position(&self) -> Position {
-        self.pos
-    }
-
-    /// Where the cursor jumped because the segments it needed were gone (deleted past
-    /// `Store.MaxBytes`), once.
-    pub fn take_gap(&mut self) -> Option<(Position, Position)> {
-        self.gap.take()
-    }
-
-    /// Goes to the next durable item of the partition without taking it; Ok(None) when
-    /// there is none yet.
-    fn peek(&mut self) -> Result<Option<u32>, SegmentError> {
-        loop {
-            let need_open = self
-                .seg
-                .as_ref()
-                .is_none_or(|s| s.file_id() != self.pos.file_id);
-            if need_open {
-                self.seg = match SegmentIndex::open(&self.dir, self.pos.file_id) {
-                    Ok(s) => s,
-                    Err(e @ SegmentError::BadHeader { .. }) => {
-                        // A segment that cannot be read is reported once and left behind,
-                        // if a later one exists; the active one is waited on.
-                        let ids = list_segments(&self.dir)?;
-                        if let Some(&next) = ids.iter().find(|&&id| id > self.pos.file_id) {
-                            self.pos = Position {
-                                file_id: next,
-                                item_idx: 1,
-                            };
-                        }
-                        return Err(e);
-                    }
-                    Err(e) => return Err(e),
-                };
-                if self.seg.is_none() {
-                    // Gone or not yet written: go to the first segment after the position.
-                    let Some(&next) = list_segments(&self.dir)?
-                        .iter()
-                        .find(|&&id| id > self.pos.file_id)
-                    else {
-                        return Ok(None);
-                    };
-                    let to = Position {
-                        file_id: next,
-                        item_idx: 1,
-                    };
-                    if self.pos.file_id != 0 {
-                        self.gap = Some((self.pos, to));
-                    }
-                    self.pos = to;
-                    continue;
-                }
-            }
-            let Some(seg) = self.seg.as_mut() else {
-                return Ok(None);
-            };
-            if self.pos.item_idx > seg.len() {
-                seg.refresh(&self.dir)?;
-            }
-            if self.pos.item_idx == 0 {
-                self.pos.item_idx = 1;
-            }
-            let idx = self.pos.item_idx;
-            if idx > seg.len() {
-                if seg.sealed() {
-                    self.pos = Position {
-                        file_id: self.pos.file_id + 1,
-                        item_idx: 1,
-                    };
-                    continue;
-                }
-                return Ok(None);
-            }
-            let wanted = match (self.partition, seg.doc_hash(idx)) {
-                (Some(p), Some(h)) => p.wants(h),
-                _ => true,
-            };
-            if wanted {
-                return Ok(Some(idx));
-            }
-            self.pos.item_idx += 1;
-        }
-    }
-
-    /// The next durable item of the partition; Ok(None) when there is none yet. A corrupt
-    /// record, or a sealed segment whose header is bad, is returned as an error and skipped:
-    /// the next call goes on after it.
-    #[allow(clippy::should_implement_trait)] // fallible, and None means "not yet", not "done"
-    pub fn next(&mut self) -> Result<Option<StoredItem>, SegmentError> {
-        let Some(idx) = self.peek()? else {
-            return Ok(None);
-        };
-        self.pos.item_idx += 1;
-        match self.seg.as_ref() {
-            Some(seg) => seg.read(idx).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// Like [`Cursor::next`], for a caller that builds its own bytes: `decide` sees each
-    /// item's header first, and a body to read is appended to `out` rather than copied into
-    /// an [`Item`]. Ok(None): nothing durable now, or `decide` said [`Take::Stop`].
-    pub fn next_raw(
-        &mut self,
-        out: &mut Vec<u8>,
-        decide: impl FnMut(&RecordHeader) -> Take,
-    ) -> Result<Option<RawItem>, SegmentError> {
-        let Some(at) = self.next_located(decide)? else {
-            return Ok(None);
-        };
-        let Some(seg) = self.seg.as_ref() else {
-            return Ok(None);
-        };
-        let body_crc = seg.read_body(&at, out)?;
-        Ok(Some(RawItem {
-            file_id: at.header.file_id,
-            item_idx: at.header.item_idx,
-            header: at.header,
-            body_crc,
-        }))
-    }
-
-    /// Like [`Cursor::next_raw`] without touching the body: the item taken is where its
-    /// record lies in [`Cursor::item_file`], for a caller that ships records as they are
-    /// (`sendfile`). Only the header is read and checked; the record's CRC is not.
-    pub fn next_located(
-        &mut self,
-        mut decide: impl FnMut(&RecordHeader) -> Take,
-    ) -> Result<Option<Located>, SegmentError> {
-        loop {
-            let Some(idx) = self.peek()? else {
-                return Ok(None);
-            };
-            let Some(seg) = self.seg.as_ref() else {
-                return Ok(None);
-            };
-            let at = match seg.header(idx) {
-                Ok(x) => x,
-                Err(e) => {
-                    self.pos.item_idx += 1;
-                    return Err(e);
-                }
-            };
-            match decide(&at.header) {
-                Take::Stop => return Ok(None),
-                Take::Skip => self.pos.item_idx += 1,
-                Take::Read => {
-                    self.pos.item_idx += 1;
-                    return Ok(Some(at));
-                }
-            }
-        }
-    }
-
-    /// The item file of the segment the cursor is in: where the last [`Located`] lies.
-    pub fn item_file(&self) -> Option<&File> {
-        self.seg.as_ref().map(|s| &s.item)
-    }
 }

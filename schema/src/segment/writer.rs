@@ -1,16 +1,16 @@
-//! The one writer of a segment store: append, batch fsync, rotation, recovery on open.
+//! The one writer of a segment store: append, batch fsync, rotation, and going back to what
+//! is durable when a write fails. Recovery on open is in [`super::recovery`].
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::record::{
-    self, FileHeader, IndexEntry, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC, ITEM_MAGIC,
+use super::record::{self, FileHeader, IndexEntry, FILE_HEADER_LEN, INDEX_ENTRY_LEN};
+use super::recovery::{
+    create_segment, fresh_header, index_len, recover_active, remove_temporaries, Active, Recovery,
 };
-use super::scan::scan_items;
 use super::{index_path, item_path, list_segments, now_ms, Item, ItemRef, Position, SegmentError};
-use crate::fsutil;
 
 /// When appended items are made durable (and visible to readers): after this many items or
 /// this many milliseconds since the first unsynced one, whichever comes first.
@@ -44,22 +44,6 @@ impl Default for WriterOptions {
     }
 }
 
-/// What opening the store found and repaired.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Recovery {
-    pub file_id: u64,
-    /// Items in the active segment after recovery.
-    pub items: u32,
-    /// Bytes of a torn tail cut off the active item file, and why the first of them was bad.
-    pub cut_bytes: u64,
-    pub cut_reason: Option<&'static str>,
-    /// The active index was missing, behind, ahead or damaged and was rewritten.
-    pub index_rebuilt: bool,
-    /// The last segment's item file had a bad header (short, wrong magic, CRC, file id): it
-    /// was left as it is, for readers to report and skip, and a new segment was opened.
-    pub left_behind: Option<String>,
-}
-
 pub struct Writer {
     dir: PathBuf,
     opts: WriterOptions,
@@ -72,24 +56,37 @@ pub struct Writer {
     item_len: u64,
     /// Encoded records not yet written to the item file.
     buf: Vec<u8>,
-    /// Items in the active segment, synced or not.
+    /// Items in the active segment, durable or not.
     items: u32,
-    /// Index entries of the items appended since the last sync.
+    /// Index entries not yet in the index file: those of the items appended since the last
+    /// sync, after any whose entries a failed sync could not write.
     pending: Vec<IndexEntry>,
     first_unsynced: Option<Instant>,
+    /// The active segment as of its last sync; what a failed write or fsync goes back to.
+    durable: Durable,
+    /// What a failed call left to do before anything else is written.
+    undone: Undone,
+}
+
+/// How far the active segment's files are durable: the item file (fsynced) and the index file
+/// (whole entries written).
+#[derive(Debug, Clone, Copy)]
+struct Durable {
+    item_len: u64,
+    items: u32,
+    index_len: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Undone {
+    Nothing,
+    /// A write or fsync failed: both files go back to their durable lengths.
+    Truncate,
+    /// The next segment was created (readers take this one as sealed) but is not open yet.
+    OpenNext(FileHeader),
 }
 
 const WRITE_CHUNK: usize = 1 << 20;
-
-/// The active segment as recovery leaves it.
-struct Active {
-    file_id: u64,
-    created_ms: u64,
-    item: File,
-    index: File,
-    item_len: u64,
-    items: u32,
-}
 
 impl Writer {
     /// Opens (creating if need be) the store in `dir` for appending, after recovering its
@@ -105,7 +102,7 @@ impl Writer {
             .map_err(SegmentError::io(&lock_path))?;
         lock.try_lock().map_err(|_| SegmentError::Io {
             path: lock_path.clone(),
-            source: std::io::Error::new(
+            error: std::io::Error::new(
                 std::io::ErrorKind::WouldBlock,
                 "another writer has this segment store open",
             ),
@@ -114,14 +111,14 @@ impl Writer {
         let file_id = match list_segments(dir)?.last() {
             Some(&id) => id,
             None => {
-                create_segment(dir, 1)?;
+                create_segment(dir, &fresh_header(1))?;
                 1
             }
         };
-        let (active, rec) = match Self::recover_active(dir, file_id) {
+        let (active, rec) = match recover_active(dir, file_id) {
             Err(e @ SegmentError::BadHeader { .. }) => {
-                create_segment(dir, file_id + 1)?;
-                let (active, mut rec) = Self::recover_active(dir, file_id + 1)?;
+                create_segment(dir, &fresh_header(file_id + 1))?;
+                let (active, mut rec) = recover_active(dir, file_id + 1)?;
                 rec.left_behind = Some(e.to_string());
                 (active, rec)
             }
@@ -131,6 +128,11 @@ impl Writer {
     }
 
     fn new(dir: &Path, opts: WriterOptions, lock: File, a: Active) -> Writer {
+        let durable = Durable {
+            item_len: a.item_len,
+            items: a.items,
+            index_len: index_len(a.items),
+        };
         Writer {
             dir: dir.to_path_buf(),
             opts,
@@ -144,78 +146,9 @@ impl Writer {
             items: a.items,
             pending: Vec::new(),
             first_unsynced: None,
+            durable,
+            undone: Undone::Nothing,
         }
-    }
-
-    /// Cuts a torn tail off the active segment and rebuilds its index if it does not match.
-    fn recover_active(dir: &Path, file_id: u64) -> Result<(Active, Recovery), SegmentError> {
-        let ipath = item_path(dir, file_id);
-        let item = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&ipath)
-            .map_err(SegmentError::io(&ipath))?;
-        let mut head = Vec::with_capacity(FILE_HEADER_LEN);
-        (&item)
-            .take(FILE_HEADER_LEN as u64)
-            .read_to_end(&mut head)
-            .map_err(SegmentError::io(&ipath))?;
-        let header = FileHeader::decode(&head, ITEM_MAGIC)
-            .and_then(|h| match h.file_id == file_id {
-                true => Ok(h),
-                false => Err("file id disagrees with the name"),
-            })
-            .map_err(|reason| SegmentError::BadHeader {
-                path: ipath.clone(),
-                reason,
-            })?;
-        let len = item.metadata().map_err(SegmentError::io(&ipath))?.len();
-        let scanned = scan_items(
-            &item,
-            &ipath,
-            file_id,
-            len,
-            FILE_HEADER_LEN as u64,
-            Vec::new(),
-        )?;
-        let mut rec = Recovery {
-            file_id,
-            items: scanned.entries.len() as u32,
-            ..Recovery::default()
-        };
-        if scanned.end < len {
-            rec.cut_bytes = len - scanned.end;
-            rec.cut_reason = scanned.stopped;
-            item.set_len(scanned.end)
-                .map_err(SegmentError::io(&ipath))?;
-        }
-        // What survived the crash becomes durable before the index makes it visible.
-        item.sync_all().map_err(SegmentError::io(&ipath))?;
-        let xpath = index_path(dir, file_id);
-        if read_index(&xpath, file_id).as_deref() != Some(&scanned.entries[..]) {
-            rec.index_rebuilt = true;
-            write_index(&xpath, &header, &scanned.entries)?;
-        }
-        let mut index = OpenOptions::new()
-            .append(true)
-            .open(&xpath)
-            .map_err(SegmentError::io(&xpath))?;
-        index.flush().map_err(SegmentError::io(&xpath))?;
-        let item = OpenOptions::new()
-            .append(true)
-            .open(&ipath)
-            .map_err(SegmentError::io(&ipath))?;
-        Ok((
-            Active {
-                file_id,
-                created_ms: header.created_ms,
-                item,
-                index,
-                item_len: scanned.end,
-                items: rec.items,
-            },
-            rec,
-        ))
     }
 
     /// Appends `item`; returns where it was put. It becomes durable and visible to readers at
@@ -244,6 +177,7 @@ impl Writer {
         item: &ItemRef<'_>,
         body_crc: Option<u32>,
     ) -> Result<Position, SegmentError> {
+        self.finish_undone()?;
         let len = record::record_len(item.doc_id.len(), item.url.len(), item.content.len()).ok_or(
             SegmentError::TooLarge {
                 doc_id: item.doc_id.len(),
@@ -272,7 +206,7 @@ impl Writer {
         self.items = idx;
         self.first_unsynced.get_or_insert_with(Instant::now);
         if self.buf.len() >= WRITE_CHUNK {
-            self.write_buf()?;
+            self.write_buf().map_err(|e| self.discard(e))?;
         }
         if self.pending.len() as u32 >= self.opts.sync.every_items.max(1) {
             self.sync()?;
@@ -299,25 +233,89 @@ impl Writer {
 
     /// Makes every appended item durable, then visible: fsync the item file, then append the
     /// index entries (which need no fsync of their own: recovery rebuilds them).
+    ///
+    /// If writing or syncing the item file fails (a full disk, an I/O error), the items
+    /// appended since the last sync are forgotten and the file goes back to its length then:
+    /// [`Writer::position`] is [`Writer::durable`] again, and their positions will be given to
+    /// the next items. If only the index entries cannot be written, the items stay (they are
+    /// durable) and become visible at the next sync that writes their entries.
     pub fn sync(&mut self) -> Result<(), SegmentError> {
+        self.finish_undone()?;
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.write_buf()?;
-        let ipath = item_path(&self.dir, self.file_id);
-        self.item.sync_data().map_err(SegmentError::io(&ipath))?;
+        if self.items > self.durable.items {
+            let ipath = item_path(&self.dir, self.file_id);
+            let synced = self
+                .write_buf()
+                .and_then(|()| self.item.sync_data().map_err(SegmentError::io(&ipath)));
+            synced.map_err(|e| self.discard(e))?;
+            self.durable.item_len = self.item_len;
+            self.durable.items = self.items;
+        }
         let first = self.items - self.pending.len() as u32 + 1;
         let mut bytes = Vec::with_capacity(self.pending.len() * INDEX_ENTRY_LEN);
         for (i, e) in self.pending.iter().enumerate() {
             bytes.extend_from_slice(&e.encode(first + i as u32));
         }
         let xpath = index_path(&self.dir, self.file_id);
-        self.index
-            .write_all(&bytes)
-            .map_err(SegmentError::io(&xpath))?;
+        if let Err(e) = self.index.write_all(&bytes) {
+            // Whatever part of the entries was written goes; they are all written again.
+            self.undone = Undone::Truncate;
+            let _ = self.finish_undone();
+            return Err(SegmentError::io(&xpath)(e));
+        }
+        self.durable.index_len += bytes.len() as u64;
         self.pending.clear();
         self.first_unsynced = None;
         Ok(())
+    }
+
+    /// After a failed write or fsync of the item file: the items not yet durable are
+    /// forgotten, and the files are cut back to what is (now, or before the next write if
+    /// that fails too). Returns `e`.
+    fn discard(&mut self, e: SegmentError) -> SegmentError {
+        let lost = self.items - self.durable.items;
+        self.pending
+            .truncate(self.pending.len().saturating_sub(lost as usize));
+        self.buf.clear();
+        self.items = self.durable.items;
+        self.item_len = self.durable.item_len;
+        if self.pending.is_empty() {
+            self.first_unsynced = None;
+        }
+        self.undone = Undone::Truncate;
+        let _ = self.finish_undone();
+        e
+    }
+
+    /// Does what a failed call left undone; until it succeeds nothing else is written.
+    fn finish_undone(&mut self) -> Result<(), SegmentError> {
+        match self.undone {
+            Undone::Nothing => {}
+            Undone::Truncate => {
+                let ipath = item_path(&self.dir, self.file_id);
+                self.item
+                    .set_len(self.durable.item_len)
+                    .map_err(SegmentError::io(&ipath))?;
+                let xpath = index_path(&self.dir, self.file_id);
+                self.index
+                    .set_len(self.durable.index_len)
+                    .map_err(SegmentError::io(&xpath))?;
+            }
+            Undone::OpenNext(header) => self.open_next(header)?,
+        }
+        self.undone = Undone::Nothing;
+        Ok(())
+    }
+
+    /// The position of the first item that is not durable: every item before it is kept
+    /// whatever happens to the writer. [`Writer::position`] once everything is synced.
+    pub fn durable(&self) -> Position {
+        Position {
+            file_id: self.file_id,
+            item_idx: self.durable.items + 1,
+        }
     }
 
     /// Syncs if the oldest unsynced item has waited `every_ms`; call it from the main loop.
@@ -343,8 +341,10 @@ impl Writer {
 
     /// Seals the active segment (sync, fsync both files) and opens the next. The next item
     /// file appears only after the seal, so its existence tells readers the seal is done.
-    /// An empty active segment is left as it is.
+    /// An empty active segment is left as it is; so is one whose next segment could not be
+    /// created.
     pub fn rotate(&mut self) -> Result<(), SegmentError> {
+        self.finish_undone()?;
         if self.items == 0 {
             return Ok(());
         }
@@ -353,22 +353,40 @@ impl Writer {
         self.index.sync_all().map_err(SegmentError::io(&xpath))?;
         let ipath = item_path(&self.dir, self.file_id);
         self.item.sync_all().map_err(SegmentError::io(&ipath))?;
-        let next = self.file_id + 1;
-        let header = create_segment(&self.dir, next)?;
-        let ipath = item_path(&self.dir, next);
-        let xpath = index_path(&self.dir, next);
-        self.item = OpenOptions::new()
+        let header = fresh_header(self.file_id + 1);
+        if let Err(e) = create_segment(&self.dir, &header) {
+            // Once the item file is there (only its directory's fsync failed), readers take
+            // this segment as sealed: nothing more may go into it.
+            if !item_path(&self.dir, header.file_id).exists() {
+                return Err(e);
+            }
+        }
+        self.undone = Undone::OpenNext(header);
+        self.finish_undone()
+    }
+
+    fn open_next(&mut self, header: FileHeader) -> Result<(), SegmentError> {
+        let ipath = item_path(&self.dir, header.file_id);
+        let xpath = index_path(&self.dir, header.file_id);
+        let item = OpenOptions::new()
             .append(true)
             .open(&ipath)
             .map_err(SegmentError::io(&ipath))?;
-        self.index = OpenOptions::new()
+        let index = OpenOptions::new()
             .append(true)
             .open(&xpath)
             .map_err(SegmentError::io(&xpath))?;
-        self.file_id = next;
+        self.item = item;
+        self.index = index;
+        self.file_id = header.file_id;
         self.created_ms = header.created_ms;
         self.item_len = FILE_HEADER_LEN as u64;
         self.items = 0;
+        self.durable = Durable {
+            item_len: self.item_len,
+            items: 0,
+            index_len: index_len(0),
+        };
         Ok(())
     }
 
@@ -393,60 +411,4 @@ impl Writer {
     pub fn close(mut self) -> Result<(), SegmentError> {
         self.sync()
     }
-}
-
-/// Creates the empty pair for `file_id`: the index first, so that whoever sees the item file
-/// also finds its index.
-fn create_segment(dir: &Path, file_id: u64) -> Result<FileHeader, SegmentError> {
-    let header = FileHeader {
-        file_id,
-        created_ms: now_ms(),
-    };
-    write_index(&index_path(dir, file_id), &header, &[])?;
-    let ipath = item_path(dir, file_id);
-    fsutil::write_atomically(&ipath, |w| w.write_all(&header.encode(ITEM_MAGIC)))
-        .map_err(SegmentError::io(&ipath))?;
-    Ok(header)
-}
-
-/// Writes an index file whole, atomically.
-fn write_index(
-    path: &Path,
-    header: &FileHeader,
-    entries: &[IndexEntry],
-) -> Result<(), SegmentError> {
-    fsutil::write_atomically(path, |w| {
-        w.write_all(&header.encode(INDEX_MAGIC))?;
-        for (i, e) in entries.iter().enumerate() {
-            w.write_all(&e.encode(i as u32 + 1))?;
-        }
-        Ok(())
-    })
-    .map_err(SegmentError::io(path))
-}
-
-/// The entries of an index file that is whole and well-formed; None otherwise.
-fn read_index(path: &Path, file_id: u64) -> Option<Vec<IndexEntry>> {
-    let bytes = std::fs::read(path).ok()?;
-    let header = FileHeader::decode(&bytes, INDEX_MAGIC).ok()?;
-    let body = &bytes[FILE_HEADER_LEN..];
-    if header.file_id != file_id || body.len() % INDEX_ENTRY_LEN != 0 {
-        return None;
-    }
-    let entries = record::decode_entries(body);
-    (entries.len() * INDEX_ENTRY_LEN == body.len()).then_some(entries)
-}
-
-/// Leftovers of a crash in the middle of publishing a file.
-fn remove_temporaries(dir: &Path) -> Result<(), SegmentError> {
-    for entry in std::fs::read_dir(dir).map_err(SegmentError::io(dir))? {
-        let entry = entry.map_err(SegmentError::io(dir))?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') && name.ends_with(".dat.tmp") {
-            let p = entry.path();
-            std::fs::remove_file(&p).map_err(SegmentError::io(&p))?;
-        }
-    }
-    Ok(())
 }

@@ -2,6 +2,10 @@
 //! downloaded page is an `UPDATE` item whose doc id is the URL id in hex; a page that is gone
 //! is a `DELETE` item. A page re-indexed from the archive is read back from where its last
 //! copy is (`url.archive_file`, `url.archive_item`) and written again as a new `UPDATE` item.
+//!
+//! A failed write (a full disk) takes back the items not yet durable, and their positions
+//! are given again: the next [`Archive::sync`] fails too, so that the caller books none of
+//! the pages it appended since the last sync.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +17,8 @@ use focuser_schema::urls;
 pub struct Archive {
     dir: PathBuf,
     writer: Writer,
+    /// Why items appended since the last sync may be gone: a write that failed since.
+    failed: Option<String>,
 }
 
 impl Archive {
@@ -38,6 +44,7 @@ impl Archive {
         Ok(Archive {
             dir: dir.to_path_buf(),
             writer,
+            failed: None,
         })
     }
 
@@ -54,31 +61,52 @@ impl Archive {
         content: &[u8],
     ) -> Result<Position, SegmentError> {
         let doc_id = urls::doc_id(id);
-        self.writer.append_ref(&ItemRef {
+        let put = self.writer.append_ref(&ItemRef {
             status,
             doc_id: doc_id.as_bytes(),
             url: url.as_bytes(),
             content,
             time_ms: focuser_schema::segment::now_ms(),
             origin: Origin::default(),
-        })
+        });
+        self.note(put)
     }
 
-    /// Makes every appended item durable (before the database says the pages are indexed).
+    /// Makes every item appended since the last sync durable (before the database says the
+    /// pages are indexed); an error if any of them may be gone.
     pub fn sync(&mut self) -> Result<(), SegmentError> {
-        self.writer.sync()
+        let synced = self.writer.sync();
+        match self.failed.take() {
+            Some(why) if synced.is_ok() => Err(SegmentError::Io {
+                path: self.dir.clone(),
+                error: std::io::Error::other(format!(
+                    "items appended since the last sync were not archived: {why}"
+                )),
+            }),
+            _ => synced,
+        }
     }
 
     /// Seals the active segment (SIGUSR1); `false` if it was empty and stays open.
     pub fn seal(&mut self) -> Result<bool, SegmentError> {
         let before = self.writer.position();
-        self.writer.rotate()?;
+        let sealed = self.writer.rotate();
+        self.note(sealed)?;
         Ok(self.writer.position().file_id != before.file_id)
     }
 
     /// Seals the active segment if it is `Segment.MaxAge` old.
     pub fn seal_if_due(&mut self) -> Result<bool, SegmentError> {
-        self.writer.rotate_if_due()
+        let sealed = self.writer.rotate_if_due();
+        self.note(sealed)
+    }
+
+    /// Remembers a failure until the next sync.
+    fn note<T>(&mut self, r: Result<T, SegmentError>) -> Result<T, SegmentError> {
+        if let Err(e) = &r {
+            self.failed.get_or_insert_with(|| e.to_string());
+        }
+        r
     }
 
     /// The content of the archived copy of URL `id` at `file_id`/`item_idx`: `None` if it is

@@ -475,16 +475,11 @@ impl Crawler {
             n(&s.gone)
         );
         // What was fetched is booked before the other claims are given back (one try: a
-        // database that is away leaves them claimed, to be taken back when they lapse).
+        // database that is away leaves them claimed, to be taken back when they lapse). What
+        // cannot be booked (the archive failed, the database is away) is fetched again.
         let bookings = std::mem::take(&mut self.unbooked);
         if let Err(e) = self.commit(ctx, bookings) {
-            log::warn!("fetched URLs not booked (fetched again when their claims lapse): {e:#}");
-            if let Some(a) = self.archive.take() {
-                if let Err(e) = a.close() {
-                    log::error!("archive: {e}");
-                }
-            }
-            return;
+            log::warn!("fetched URLs not booked (they are fetched again): {e:#}");
         }
         let owner = self.owner.clone();
         // Stopping: one try, without waiting for a database that is away.
