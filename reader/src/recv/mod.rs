@@ -120,6 +120,11 @@ impl RecvShared {
     /// Counts a refusal and logs it, once per episode of its address and problem.
     fn refused(&self, ip: IpAddr, e: &RefusedError, detail: &dyn std::fmt::Display) {
         self.counts.refused.add(e.reason);
+        if e.reason == Refusal::Store {
+            // The store logs its failures as one episode of its own, whoever was refused.
+            log::debug!("{}: {detail}", e.problem(ip));
+            return;
+        }
         self.problem(e.problem(ip), detail);
     }
 
