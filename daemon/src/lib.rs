@@ -7,6 +7,7 @@
 //! [`Signal::Stop`]; `run` then shuts down cleanly.
 
 pub mod access;
+pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod db;
@@ -14,7 +15,9 @@ pub mod episode;
 pub mod logging;
 pub mod pidfile;
 pub mod privileges;
+mod reload;
 mod runtime;
+pub mod safefile;
 pub mod signals;
 pub mod status;
 

@@ -5,9 +5,12 @@
 //! the file under the same lock. A line written during a rotation therefore lands whole in
 //! exactly one of the two files. With a YAML config, reopening rebuilds the config through the
 //! log4rs handle, which opens its files anew.
+//!
+//! The log file is opened as [`crate::safefile`] says, at start (often as root) and at every
+//! reopen: a link or a stranger's file in its place is refused, never written through.
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,6 +25,8 @@ use log4rs::encode::Encode;
 use log4rs::filter::threshold::ThresholdFilter;
 use serde::Serialize;
 
+use crate::safefile::{self, Access, Owner, SafeFileError};
+
 /// Log target for wire-protocol dumps, enabled only at debuglevel 90 and above.
 pub const PROTOCOL_TARGET: &str = "protocol";
 
@@ -29,6 +34,8 @@ pub const PROTOCOL_TARGET: &str = "protocol";
 pub enum LogError {
     #[error("cannot open log file {path}: {error}")]
     Open { path: String, error: std::io::Error },
+    #[error("log file {0}")]
+    Refused(SafeFileError),
     #[error("log config {path}: {message}")]
     Yaml { path: String, message: String },
     #[error("cannot set up logging: {0}")]
@@ -53,6 +60,9 @@ pub struct LogSettings {
     pub logfile: Option<PathBuf>,
     pub logconfig: Option<PathBuf>,
     pub debuglevel: u8,
+    /// Whom the log file must belong to (besides root); a file the daemon creates is given
+    /// to this user, so that it can be reopened after the privilege drop.
+    pub owner: Owner,
 }
 
 /// A log line of level WARN or worse, kept for the status page.
@@ -120,24 +130,24 @@ struct RecentErrorsAppender(Arc<RecentErrors>);
 #[derive(Debug)]
 struct ReopenableFile {
     path: PathBuf,
+    owner: Owner,
     file: Mutex<File>,
     encoder: Box<dyn Encode>,
 }
 
-fn open_append(path: &Path) -> Result<File, LogError> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|error| LogError::Open {
+fn open_append(path: &Path, owner: &Owner) -> Result<File, LogError> {
+    safefile::open_owned(path, Access::Append, owner).map_err(|e| match e {
+        SafeFileError::Io { error, .. } => LogError::Open {
             path: path.display().to_string(),
             error,
-        })
+        },
+        refused => LogError::Refused(refused),
+    })
 }
 
 impl ReopenableFile {
     fn reopen(&self) -> Result<(), LogError> {
-        let fresh = open_append(&self.path)?;
+        let fresh = open_append(&self.path, &self.owner)?;
         let mut file = self
             .file
             .lock()
@@ -227,9 +237,29 @@ impl Logging {
         Ok(file)
     }
 
+    /// Whom the log file belongs to.
+    pub fn owner(&self) -> &Owner {
+        &self.settings.owner
+    }
+
     pub fn recent(&self) -> Arc<RecentErrors> {
         Arc::clone(&self.recent)
     }
+}
+
+fn read_logconfig(yaml: &Path) -> Result<RawConfig, LogError> {
+    let err = |message: String| LogError::Yaml {
+        path: yaml.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(yaml).map_err(|e| err(e.to_string()))?;
+    serde_yaml::from_str(&text).map_err(|e| err(e.to_string()))
+}
+
+/// Whether a `logconfig` file can be read and parsed (`--check-config`; its appenders are
+/// not built, since building them opens their files).
+pub fn check_logconfig(yaml: &Path) -> Result<(), LogError> {
+    read_logconfig(yaml).map(|_| ())
 }
 
 fn build(
@@ -250,8 +280,7 @@ fn build(
             path: yaml.display().to_string(),
             message,
         };
-        let text = std::fs::read_to_string(yaml).map_err(|e| err(e.to_string()))?;
-        let raw: RawConfig = serde_yaml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let raw = read_logconfig(yaml)?;
         let (appenders, errors) = raw.appenders_lossy(&Deserializers::default());
         if !errors.is_empty() {
             return Err(err(format!("{errors}")));
@@ -280,7 +309,8 @@ fn build(
         Some(path) => {
             let file = Arc::new(ReopenableFile {
                 path: path.clone(),
-                file: Mutex::new(open_append(path)?),
+                owner: settings.owner.clone(),
+                file: Mutex::new(open_append(path, &settings.owner)?),
                 encoder: Box::new(encoder),
             });
             (Box::new(Shared(Arc::clone(&file))), Some(file))

@@ -1,9 +1,11 @@
 //! Start-up, the main loop's view of signals, reload and stop.
 //!
-//! Start-up order matters: the config is read and checked first (errors go to the terminal);
-//! then the daemon detaches (before any thread exists), takes the pidfile, opens its log and
-//! listening socket, chroots and drops privileges, and only then starts threads and tells the
-//! waiting starter it is ready.
+//! Start-up order matters: the config is read and checked first, with the files it names
+//! ([`checks::preflight`]; errors go to the terminal); then the daemon detaches (before any
+//! thread exists), takes the pidfile, opens its log and listening socket, chroots and drops
+//! privileges, starts threads and hands over to the daemon's main loop. The waiting starter
+//! is told the daemon is ready only once the main loop has done its own start-up too (its
+//! first [`Runtime::next_signal`], or [`Runtime::ready`]), or is given the error it failed with.
 
 use std::io::{BufRead, IsTerminal};
 use std::net::SocketAddr;
@@ -16,15 +18,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 
-use crate::access::{self, AllowList, PasswordFile};
+use crate::access;
+use crate::checks::{self, load_access};
 use crate::cli::{CommonArgs, CommonCommand};
 use crate::config::{CommonConfig, Config, DaemonConfig};
 use crate::db::Database;
 use crate::logging::{LogSettings, Logging};
 use crate::pidfile::{self, Pidfile};
 use crate::privileges::{self, Identity, Readiness};
+use crate::reload::Started;
+use crate::safefile::Owner;
 use crate::signals::{self, Signal};
-use crate::status::server::Access;
 use crate::status::{
     Card, Figure, Figures, History, State, StatusServer, StatusShared, StatusSource,
 };
@@ -45,10 +49,17 @@ where
         }
     };
     if args.check_config {
+        // Printed even when a file fails its check: init scripts find the pidfile here.
         for (key, value) in config.effective() {
             println!("{key} = {value}");
         }
-        return ExitCode::SUCCESS;
+        return match checks::preflight(&config) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{name}: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let mut runtime = match Runtime::start(name, args, config) {
         Ok(rt) => rt,
@@ -61,8 +72,13 @@ where
         }
     };
     let result = body(&mut runtime);
-    if let Err(e) = &result {
-        log::error!("{e:#}");
+    match &result {
+        Err(e) => {
+            log::error!("{e:#}");
+            // A main loop that failed before it was ready: the starter says why and exits 1.
+            runtime.settle_start(Err(format!("{name}: {e:#}\n")));
+        }
+        Ok(()) => runtime.settle_start(Ok(())),
     }
     runtime.shutdown();
     if result.is_ok() {
@@ -157,33 +173,25 @@ pub struct Runtime<T: DaemonConfig> {
     stopper: Stopper,
     database: Option<Database>,
     identity: Identity,
+    /// The config and start-only files the daemon started with (see [`Started`]).
+    started: Started<T>,
+    /// The starter waiting for `ready` (with `--daemon`, until the main loop is ready).
+    readiness: Option<Readiness>,
 }
 
-fn settings(name: &str, common: &CommonConfig) -> LogSettings {
+fn settings(name: &str, common: &CommonConfig, owner: &Owner) -> LogSettings {
     LogSettings {
         progname: common.progname.clone().unwrap_or_else(|| name.to_string()),
         logfile: common.logfile.clone(),
         logconfig: common.logconfig.clone(),
         debuglevel: common.debuglevel,
+        owner: owner.clone(),
     }
-}
-
-fn load_access(common: &CommonConfig) -> anyhow::Result<Access> {
-    let allow = match &common.allowdb {
-        Some(p) => AllowList::load(p)?,
-        None => AllowList::loopback(),
-    };
-    let passwords = common
-        .pwfile
-        .as_deref()
-        .map(PasswordFile::load)
-        .transpose()?;
-    Ok(Access { allow, passwords })
 }
 
 impl<T: DaemonConfig> Runtime<T> {
     /// Starts the daemon as `args` and `config` say. With `--daemon` this returns in the
-    /// detached process; the starter exits 0 once it is ready, or 1 with its error.
+    /// detached process; the starter exits 0 once the main loop is ready, or 1 with its error.
     pub fn start(
         name: &'static str,
         args: CommonArgs,
@@ -194,6 +202,7 @@ impl<T: DaemonConfig> Runtime<T> {
                 "--daemon needs `logfile` (or `logconfig`): standard error goes to /dev/null"
             ));
         }
+        checks::preflight(&config)?;
         let readiness = if args.daemon {
             privileges::daemonize(&config.common.rootdir)?
         } else {
@@ -203,13 +212,13 @@ impl<T: DaemonConfig> Runtime<T> {
         };
         let daemonized = args.daemon;
         match Self::start_here(name, args, config) {
-            Ok(rt) => {
+            Ok(mut rt) => {
                 if daemonized {
                     if let Err(e) = privileges::detach_stdio() {
                         log::warn!("{e}");
                     }
                 }
-                readiness.ready();
+                rt.readiness = Some(readiness);
                 Ok(rt)
             }
             Err(e) if daemonized => {
@@ -228,13 +237,14 @@ impl<T: DaemonConfig> Runtime<T> {
         config: Config<T>,
     ) -> anyhow::Result<Runtime<T>> {
         let common = &config.common;
+        let owner = privileges::owner(common)?;
         let pidfile = common
             .pidfile
             .as_deref()
-            .map(Pidfile::acquire)
+            .map(|p| Pidfile::acquire(p, &owner))
             .transpose()?;
-        let logging = Logging::init(settings(name, common))?;
-        let access = load_access(common)?;
+        let logging = Logging::init(settings(name, common, &owner))?;
+        let access = load_access(common, Path::to_path_buf)?;
         let listener = common
             .status_addr()
             .map_err(|e| anyhow!(e))?
@@ -307,6 +317,8 @@ impl<T: DaemonConfig> Runtime<T> {
         Ok(Runtime {
             name,
             args,
+            started: Started::new(&config),
+            readiness: None,
             config,
             logging,
             pidfile,
@@ -380,11 +392,28 @@ impl<T: DaemonConfig> Runtime<T> {
         &self.identity
     }
 
+    /// Tells the starter (`--daemon`) that the daemon is ready: call it once the main loop's
+    /// own start-up (secrets read, stores opened, listeners bound) is done. The first
+    /// [`Runtime::next_signal`] calls it too.
+    pub fn ready(&mut self) {
+        self.settle_start(Ok(()));
+    }
+
+    /// Tells a starter still waiting how the start went (`Err`: the message it prints).
+    fn settle_start(&mut self, outcome: Result<(), String>) {
+        match (self.readiness.take(), outcome) {
+            (Some(r), Ok(())) => r.ready(),
+            (Some(r), Err(message)) => r.fail(&message),
+            (None, _) => {}
+        }
+    }
+
     /// Waits up to `timeout` for a signal. The generic part is done before it is returned:
     /// `ReopenLog` has reopened the log, `Reload` has replaced [`Runtime::config`] (a rejected
     /// reload is logged and not returned), `Stop` has set the stop flag and armed the
     /// `stop_timeout` watchdog. `Rotate` is the daemon's to act on.
     pub fn next_signal(&mut self, timeout: Duration) -> Option<Signal> {
+        self.ready();
         let signal = match self.signals_rx.recv_timeout(timeout) {
             Ok(s) => s,
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
@@ -410,8 +439,8 @@ impl<T: DaemonConfig> Runtime<T> {
     /// Re-reads the config file. Everything that can fail is checked before anything changes.
     fn reload(&mut self) -> anyhow::Result<()> {
         let new = Config::<T>::load(&self.config.file, std::env::var("DATABASE_URL").ok())?;
-        let access = load_access(&new.common)?;
-        let restart_only = self.config.restart_only_changes(&new);
+        let access = load_access(&new.common, Path::to_path_buf)?;
+        let restart_only = self.started.restart_only(&new);
         let old = &self.config.common;
         // Keys that cannot change live keep their running values.
         let common = CommonConfig {
@@ -424,7 +453,9 @@ impl<T: DaemonConfig> Runtime<T> {
             stop_timeout: new.common.stop_timeout,
             ..old.clone()
         };
-        self.logging.reconfigure(settings(self.name, &common))?;
+        let owner = self.logging.owner().clone();
+        self.logging
+            .reconfigure(settings(self.name, &common, &owner))?;
         if let Ok(mut a) = self.shared.access.lock() {
             *a = access;
         }

@@ -22,8 +22,22 @@ pub trait DaemonConfig: DeserializeOwned + Serialize + Clone + Send + Sync + 'st
         Ok(())
     }
 
-    /// The daemon's keys whose change in a reload takes effect only at the next start.
+    /// The daemon's keys whose change in a reload takes effect only at the next start. `self`
+    /// is the config the daemon started with (what runs), `new` the file as it is now.
     fn restart_only_changes(&self, _new: &Self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// Start-up checks of the files the daemon's own keys name: they exist, can be read, a
+    /// secret is private. Run by every start before it detaches and by `--check-config`; the
+    /// message names the key and the file.
+    fn check_files(&self, _common: &CommonConfig) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Files the daemon reads only at start (a shared secret): `(key, path)`. A reload that
+    /// finds one changed says that the change takes effect at the next start.
+    fn start_files(&self, _common: &CommonConfig) -> Vec<(&'static str, PathBuf)> {
         Vec::new()
     }
 }

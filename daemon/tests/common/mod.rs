@@ -127,8 +127,34 @@ impl Testd {
         child
     }
 
+    /// Runs it to its end (a start that should fail, `--check-config`, `--daemon`); a run
+    /// that is still going after 30 s is killed and fails the test rather than hang it.
     pub fn run(&self, args: &[&str]) -> Output {
-        self.command().args(args).output().unwrap()
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut text);
+                }
+                text
+            })
+        };
+        let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+        let status = wait_exit(&mut child, Duration::from_secs(30));
+        Output {
+            status,
+            stdout: out.join().unwrap(),
+            stderr: err.join().unwrap(),
+        }
     }
 
     pub fn log_text(&self) -> String {
@@ -155,6 +181,18 @@ impl Testd {
 
     pub fn signal(&self, signal: Signal) {
         kill(Pid::from_raw(self.pid()), signal).unwrap();
+    }
+}
+
+/// A daemon a failed test left running (its pidfile still there) is killed, not orphaned.
+impl Drop for Testd {
+    fn drop(&mut self) {
+        let pid = std::fs::read_to_string(&self.pidfile)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok());
+        if let Some(pid) = pid.filter(|p| *p > 1 && alive(*p)) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
     }
 }
 
