@@ -14,6 +14,23 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use de::{DeError, DeErrorKind};
+pub use parse::MAX_CONFIG_BYTES;
+
+/// A key or value as an error message shows it: whole when short, else its start and its
+/// length, so that a 1 MB value does not become a 1 MB log line.
+pub(crate) fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    clip_to(text, 64)
+}
+
+fn clip_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some(_) => {
+            let end = text.char_indices().nth(max - 16).map_or(0, |(i, _)| i);
+            format!("{}… ({} bytes)", &text[..end], text.len()).into()
+        }
+    }
+}
 
 /// What each daemon's `config.rs` implements for its own keys.
 pub trait DaemonConfig: DeserializeOwned + Serialize + Clone + Send + Sync + 'static {
@@ -159,11 +176,11 @@ impl CommonConfig {
         };
         let mut addrs = with_host
             .to_socket_addrs()
-            .map_err(|e| format!("status_listen: cannot resolve {listen:?}: {e}"))?;
+            .map_err(|e| format!("status_listen: cannot resolve {:?}: {e}", clip(listen)))?;
         addrs
             .next()
             .map(Some)
-            .ok_or_else(|| format!("status_listen: {listen:?} resolves to no address"))
+            .ok_or_else(|| format!("status_listen: {:?} resolves to no address", clip(listen)))
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -266,6 +283,8 @@ impl<T: DaemonConfig> Config<T> {
                 message: e.message,
             },
         })?;
+        let mut lines = std::collections::HashMap::new();
+        root.lines(&mut lines);
         let (common_node, daemon_node) = root.split(COMMON_KEYS);
         let mut common: CommonConfig =
             de::from_node(&common_node).map_err(|e| located(&name, e))?;
@@ -284,10 +303,7 @@ impl<T: DaemonConfig> Config<T> {
         // The daemon changes into rootdir and re-reads this file on reload: pin both down.
         common.rootdir = std::path::absolute(&common.rootdir).unwrap_or(common.rootdir);
         let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-        let invalid = |message| ConfigError::Invalid {
-            file: name.clone(),
-            message,
-        };
+        let invalid = |message: String| at_its_line(&name, &lines, message);
         common.validate().map_err(invalid)?;
         daemon.validate(&common).map_err(invalid)?;
         Ok(Config {
@@ -321,9 +337,35 @@ impl<T: DaemonConfig> Config<T> {
     }
 }
 
+/// A `validate` message (`key: what is wrong`, or `key1, key2 and key3: ...`) tied to the
+/// line of the first key it names that the file sets; clipped, since it may quote a value.
+fn at_its_line(
+    file: &str,
+    lines: &std::collections::HashMap<String, usize>,
+    message: String,
+) -> ConfigError {
+    let message = clip_to(&message, 300).into_owned();
+    let keys = message.split_once(": ").map_or("", |(keys, _)| keys);
+    let line = keys
+        .split(", ")
+        .flat_map(|k| k.split(" and "))
+        .find_map(|k| lines.get(k.trim()));
+    match line {
+        Some(&line) => ConfigError::Line {
+            file: file.to_string(),
+            line,
+            message,
+        },
+        None => ConfigError::Invalid {
+            file: file.to_string(),
+            message,
+        },
+    }
+}
+
 fn located(file: &str, e: DeError) -> ConfigError {
     let file = file.to_string();
-    let key = e.key.unwrap_or_default();
+    let key = clip(&e.key.unwrap_or_default()).into_owned();
     match e.kind {
         DeErrorKind::Missing => ConfigError::Missing { file, key },
         DeErrorKind::Unknown(message) | DeErrorKind::Other(message) => match e.line {

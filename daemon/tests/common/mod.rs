@@ -127,34 +127,9 @@ impl Testd {
         child
     }
 
-    /// Runs it to its end (a start that should fail, `--check-config`, `--daemon`); a run
-    /// that is still going after 30 s is killed and fails the test rather than hang it.
+    /// Runs it to its end (a start that should fail, `--check-config`, `--daemon`).
     pub fn run(&self, args: &[&str]) -> Output {
-        let mut child = self
-            .command()
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let drain = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut text = Vec::new();
-                if let Some(mut p) = pipe {
-                    let _ = p.read_to_end(&mut text);
-                }
-                text
-            })
-        };
-        let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
-        let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
-        let status = wait_exit(&mut child, Duration::from_secs(30));
-        Output {
-            status,
-            stdout: out.join().unwrap(),
-            stderr: err.join().unwrap(),
-        }
+        output_within(self.command().args(args), Duration::from_secs(30))
     }
 
     pub fn log_text(&self) -> String {
@@ -181,6 +156,34 @@ impl Testd {
 
     pub fn signal(&self, signal: Signal) {
         kill(Pid::from_raw(self.pid()), signal).unwrap();
+    }
+}
+
+/// Runs `cmd` to its end and collects its output; one still going after `timeout` is killed
+/// and fails the test rather than hang it.
+pub fn output_within(cmd: &mut Command, timeout: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = wait_exit(&mut child, timeout);
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
     }
 }
 
