@@ -7,7 +7,6 @@
 //! is told the daemon is ready only once the main loop has done its own start-up too (its
 //! first [`Runtime::next_signal`], or [`Runtime::ready`]), or is given the error it failed with.
 
-use std::io::{BufRead, IsTerminal};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,9 +17,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 
-use crate::access;
 use crate::checks::{self, load_access};
-use crate::cli::{CommonArgs, CommonCommand};
+use crate::cli::CommonArgs;
 use crate::config::{CommonConfig, Config, DaemonConfig};
 use crate::db::Database;
 use crate::logging::{LogSettings, Logging};
@@ -29,9 +27,7 @@ use crate::privileges::{self, Identity, Readiness};
 use crate::reload::Started;
 use crate::safefile::Owner;
 use crate::signals::{self, Signal};
-use crate::status::{
-    Card, Figure, Figures, History, State, StatusServer, StatusShared, StatusSource,
-};
+use crate::status::{Figures, History, StatusServer, StatusShared, StatusSource};
 
 /// Runs a daemon: parses its config, starts the runtime, hands it to `body` (the daemon's main
 /// loop) and shuts down. This is all a daemon's `main` needs besides its own subcommands.
@@ -86,64 +82,6 @@ where
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// Runs one of the [`CommonCommand`]s.
-pub fn run_common_command<T: DaemonConfig>(
-    name: &'static str,
-    args: &CommonArgs,
-    command: CommonCommand,
-) -> ExitCode {
-    let result = match command {
-        CommonCommand::Passwd { user, pwfile } => passwd::<T>(name, args, &user, pwfile),
-    };
-    match result {
-        Ok(message) => {
-            println!("{message}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{name}: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn passwd<T: DaemonConfig>(
-    name: &str,
-    args: &CommonArgs,
-    user: &str,
-    pwfile: Option<PathBuf>,
-) -> anyhow::Result<String> {
-    let path = match pwfile {
-        Some(p) => p,
-        None => {
-            let config = Config::<T>::load(&args.config_file(name), None)?;
-            let pw = config
-                .common
-                .pwfile
-                .as_ref()
-                .ok_or_else(|| anyhow!("{}: no pwfile configured", config.file.display()))?;
-            config.common.path(pw)
-        }
-    };
-    let password = if std::io::stdin().is_terminal() {
-        let first = rpassword::prompt_password(format!("password for {user}: "))?;
-        let second = rpassword::prompt_password("again: ")?;
-        if first != second {
-            return Err(anyhow!("the two passwords differ"));
-        }
-        first
-    } else {
-        let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line)?;
-        line.trim_end_matches(['\r', '\n']).to_string()
-    };
-    if password.is_empty() {
-        return Err(anyhow!("empty password"));
-    }
-    access::set_password(&path, user, &password)?;
-    Ok(format!("password set for {user} in {}", path.display()))
 }
 
 /// Marks a start-up error that a detached daemon already sent to the command that started it.
@@ -282,7 +220,7 @@ impl<T: DaemonConfig> Runtime<T> {
         if let Some(db) = &database {
             builtin.push(db.health());
         }
-        builtin.push(Arc::new(LogFigures(Arc::clone(&recent))));
+        builtin.push(Arc::new(crate::logging::LogFigures(Arc::clone(&recent))));
         let shared = Arc::new(StatusShared {
             daemon: name.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -534,40 +472,4 @@ fn exit_now(pidfile: Option<&Path>) -> ! {
     }
     log::logger().flush();
     std::process::exit(1);
-}
-
-/// Warnings and errors logged since start, for the status page.
-struct LogFigures(Arc<crate::logging::RecentErrors>);
-
-/// A warning or error younger than this colours the log card.
-const RECENT_PROBLEM: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
-
-impl StatusSource for LogFigures {
-    fn figures(&self) -> Vec<Figure> {
-        vec![Figure::counter(
-            "log_warnings_total",
-            "warnings and errors logged since start",
-            self.0.total() as f64,
-        )]
-    }
-
-    fn cards(&self) -> Vec<Card> {
-        let recent = self.0.snapshot();
-        let since = chrono::Utc::now() - RECENT_PROBLEM;
-        let level = recent
-            .iter()
-            .filter(|e| e.at >= since)
-            .map(|e| {
-                if e.level == "ERROR" {
-                    State::Error
-                } else {
-                    State::Warn
-                }
-            })
-            .max()
-            .unwrap_or(State::Ok);
-        vec![Card::number("warnings and errors", self.0.total() as f64)
-            .help("logged since start; coloured for 10 minutes after one")
-            .state(level)]
-    }
 }
