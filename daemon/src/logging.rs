@@ -61,9 +61,6 @@ pub struct LogSettings {
     pub logfile: Option<PathBuf>,
     pub logconfig: Option<PathBuf>,
     pub debuglevel: u8,
-    /// Whom the log file must belong to (besides root); a file the daemon creates is given
-    /// to this user, so that it can be reopened after the privilege drop.
-    pub owner: Owner,
 }
 
 /// A log line of level WARN or worse, kept for the status page.
@@ -177,6 +174,9 @@ impl Append for ReopenableFile {
 pub struct Logging {
     handle: log4rs::Handle,
     settings: LogSettings,
+    /// Whom the log file must belong to (besides root); a file the daemon creates is given
+    /// to this user, so that it can be reopened after the privilege drop.
+    owner: Owner,
     file: Option<Arc<ReopenableFile>>,
     recent: Arc<RecentErrors>,
 }
@@ -201,14 +201,21 @@ fn pattern(progname: &str) -> String {
 }
 
 impl Logging {
-    /// Sets up logging as `settings` say and installs it as the process's logger.
+    /// Sets up logging as `settings` say and installs it as the process's logger; a log file
+    /// belongs to whoever runs the process.
     pub fn init(settings: LogSettings) -> Result<Logging, LogError> {
+        Logging::init_owned(settings, Owner::current())
+    }
+
+    /// As [`Logging::init`], for a daemon that runs as `owner` once it dropped privileges.
+    pub fn init_owned(settings: LogSettings, owner: Owner) -> Result<Logging, LogError> {
         let recent = Arc::new(RecentErrors::default());
-        let (config, file) = build(&settings, &recent)?;
+        let (config, file) = build(&settings, &owner, &recent)?;
         let handle = log4rs::init_config(config).map_err(|e| LogError::Setup(e.to_string()))?;
         Ok(Logging {
             handle,
             settings,
+            owner,
             file,
             recent,
         })
@@ -233,14 +240,9 @@ impl Logging {
     }
 
     fn apply(&self, settings: LogSettings) -> Result<Option<Arc<ReopenableFile>>, LogError> {
-        let (config, file) = build(&settings, &self.recent)?;
+        let (config, file) = build(&settings, &self.owner, &self.recent)?;
         self.handle.set_config(config);
         Ok(file)
-    }
-
-    /// Whom the log file belongs to.
-    pub fn owner(&self) -> &Owner {
-        &self.settings.owner
     }
 
     pub fn recent(&self) -> Arc<RecentErrors> {
@@ -265,6 +267,7 @@ pub fn check_logconfig(yaml: &Path) -> Result<(), LogError> {
 
 fn build(
     settings: &LogSettings,
+    owner: &Owner,
     recent: &Arc<RecentErrors>,
 ) -> Result<(Config, Option<Arc<ReopenableFile>>), LogError> {
     let recent_appender = Appender::builder()
@@ -310,8 +313,8 @@ fn build(
         Some(path) => {
             let file = Arc::new(ReopenableFile {
                 path: path.clone(),
-                owner: settings.owner.clone(),
-                file: Mutex::new(open_append(path, &settings.owner)?),
+                owner: owner.clone(),
+                file: Mutex::new(open_append(path, owner)?),
                 encoder: Box::new(encoder),
             });
             (Box::new(Shared(Arc::clone(&file))), Some(file))

@@ -27,22 +27,36 @@ impl Stamp {
 pub(crate) struct Started<T> {
     config: Config<T>,
     files: Vec<(&'static str, PathBuf, Stamp)>,
+    /// Inside a chroot to `rootdir`, paths below it are seen from `/`.
+    chrooted: bool,
 }
 
 impl<T: DaemonConfig> Started<T> {
-    pub(crate) fn new(config: &Config<T>) -> Started<T> {
-        let files = config
+    /// Taken once the daemon runs as it will (after a chroot).
+    pub(crate) fn new(config: &Config<T>, chrooted: bool) -> Started<T> {
+        let mut started = Started {
+            config: config.clone(),
+            files: Vec::new(),
+            chrooted,
+        };
+        started.files = config
             .daemon
             .start_files(&config.common)
             .into_iter()
             .map(|(key, path)| {
-                let stamp = Stamp::of(&path);
+                let stamp = Stamp::of(&started.local(&path));
                 (key, path, stamp)
             })
             .collect();
-        Started {
-            config: config.clone(),
-            files,
+        started
+    }
+
+    /// `path` (under `rootdir`, as [`crate::CommonConfig::path`] makes it) as this process
+    /// reaches it.
+    fn local(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(&self.config.common.rootdir) {
+            Ok(below) if self.chrooted => Path::new("/").join(below),
+            _ => path.to_path_buf(),
         }
     }
 
@@ -64,7 +78,7 @@ impl<T: DaemonConfig> Started<T> {
                 if !keys.iter().any(|k| k == key) {
                     keys.push(key.to_string());
                 }
-            } else if Stamp::of(path) != *stamp {
+            } else if Stamp::of(&self.local(path)) != *stamp {
                 keys.push(format!("{key} (the file {} changed)", path.display()));
             }
         }

@@ -25,7 +25,6 @@ use crate::logging::{LogSettings, Logging};
 use crate::pidfile::{self, Pidfile};
 use crate::privileges::{self, Identity, Readiness};
 use crate::reload::Started;
-use crate::safefile::Owner;
 use crate::signals::{self, Signal};
 use crate::status::{Figures, History, StatusServer, StatusShared, StatusSource};
 
@@ -117,13 +116,12 @@ pub struct Runtime<T: DaemonConfig> {
     readiness: Option<Readiness>,
 }
 
-fn settings(name: &str, common: &CommonConfig, owner: &Owner) -> LogSettings {
+fn settings(name: &str, common: &CommonConfig) -> LogSettings {
     LogSettings {
         progname: common.progname.clone().unwrap_or_else(|| name.to_string()),
         logfile: common.logfile.clone(),
         logconfig: common.logconfig.clone(),
         debuglevel: common.debuglevel,
-        owner: owner.clone(),
     }
 }
 
@@ -181,7 +179,7 @@ impl<T: DaemonConfig> Runtime<T> {
             .as_deref()
             .map(|p| Pidfile::acquire(p, &owner))
             .transpose()?;
-        let logging = Logging::init(settings(name, common, &owner))?;
+        let logging = Logging::init_owned(settings(name, common), owner.clone())?;
         let access = load_access(common, Path::to_path_buf)?;
         let listener = common
             .status_addr()
@@ -255,7 +253,7 @@ impl<T: DaemonConfig> Runtime<T> {
         Ok(Runtime {
             name,
             args,
-            started: Started::new(&config),
+            started: Started::new(&config, identity.chrooted),
             readiness: None,
             config,
             logging,
@@ -391,9 +389,7 @@ impl<T: DaemonConfig> Runtime<T> {
             stop_timeout: new.common.stop_timeout,
             ..old.clone()
         };
-        let owner = self.logging.owner().clone();
-        self.logging
-            .reconfigure(settings(self.name, &common, &owner))?;
+        self.logging.reconfigure(settings(self.name, &common))?;
         if let Ok(mut a) = self.shared.access.lock() {
             *a = access;
         }
