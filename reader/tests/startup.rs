@@ -37,16 +37,22 @@ fn reader(args: &[&str]) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// Kills a reader `-d` left running (a start that should have failed), so that a failing
-/// test leaves no daemon behind.
-fn kill_left(pidfile: &Path) -> bool {
+/// Kills a reader `-d` of config `cf` left running (a start that should have failed), so that
+/// a failing test leaves no daemon behind.
+fn kill_left(pidfile: &Path, cf: &Path) -> bool {
     let Some(pid) = std::fs::read_to_string(pidfile)
         .ok()
         .and_then(|p| p.trim().parse::<i32>().ok())
     else {
         return false;
     };
-    nix::sys::signal::kill(
+    let ours = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| {
+            c.split(|b| *b == 0)
+                .any(|arg| arg == cf.as_os_str().as_encoded_bytes())
+        })
+        .unwrap_or(false);
+    ours && nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,
     )
@@ -55,12 +61,13 @@ fn kill_left(pidfile: &Path) -> bool {
 
 /// `--check-config` and `-d` both fail, naming `file` and `reason`.
 fn refused(cf: &Path, recv: bool, pidfile: &Path, file: &str, reason: &str) {
+    let path = cf;
     let cf = cf.to_str().unwrap();
     let mode: &[&str] = if recv { &["--recv"] } else { &[] };
     for how in ["--check-config", "-d"] {
         let args: Vec<&str> = ["-c", cf, how].iter().chain(mode).copied().collect();
         let out = reader(&args);
-        let left = how == "-d" && kill_left(pidfile);
+        let left = how == "-d" && kill_left(pidfile, path);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(
@@ -140,7 +147,7 @@ fn daemon_mode_reports_a_receiver_that_cannot_listen() {
     // runtime's (pidfile, log) succeeded, and `-d` must still say so.
     let _taken = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
     let out = reader(&["-c", cf.to_str().unwrap(), "--recv", "-d"]);
-    let left = kill_left(&pidfile);
+    let left = kill_left(&pidfile, &cf);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -187,13 +187,23 @@ pub fn output_within(cmd: &mut Command, timeout: Duration) -> Output {
     }
 }
 
-/// A daemon a failed test left running (its pidfile still there) is killed, not orphaned.
+/// A daemon a failed test left running (its pidfile still there) is killed, not orphaned;
+/// only if it is this test's testd (a pid a test wrote by hand may belong to anyone now).
 impl Drop for Testd {
     fn drop(&mut self) {
         let pid = std::fs::read_to_string(&self.pidfile)
             .ok()
             .and_then(|p| p.trim().parse::<i32>().ok());
-        if let Some(pid) = pid.filter(|p| *p > 1 && alive(*p)) {
+        let Some(pid) = pid.filter(|p| *p > 1 && alive(*p)) else {
+            return;
+        };
+        let ours = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| {
+                c.split(|b| *b == 0)
+                    .any(|arg| arg == self.config.as_os_str().as_encoded_bytes())
+            })
+            .unwrap_or(false);
+        if ours {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
     }
