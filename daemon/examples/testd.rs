@@ -11,6 +11,10 @@
 //! hostile message tests escaping), and charts of the tick rate, the queue and a lag per
 //! receiver. `Work.Paused = 1` (with a reload) stops the work, so every figure holds still
 //! while a test compares the page with `/status.json`.
+//!
+//! Its own start-up, like a real daemon's: `Work.SecretFile` names a secret it checks (not
+//! readable by others) and reads at start, and `Work.FailStart` makes its main loop fail
+//! before it is ready, with that message (as a receiver whose port is taken would).
 
 use std::collections::VecDeque;
 use std::process::ExitCode;
@@ -43,6 +47,10 @@ struct Work {
     stop_delay_ms: u64,
     #[serde(rename = "Paused", default)]
     paused: bool,
+    #[serde(rename = "SecretFile", default)]
+    secret_file: Option<std::path::PathBuf>,
+    #[serde(rename = "FailStart", default)]
+    fail_start: String,
 }
 
 fn default_tick() -> u64 {
@@ -66,6 +74,34 @@ impl DaemonConfig for TestdConfig {
         } else {
             Vec::new()
         }
+    }
+
+    fn check_files(&self, common: &focuser_daemon::CommonConfig) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        let Some(path) = &self.work.secret_file else {
+            return Ok(());
+        };
+        let path = common.path(path);
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| format!("Work.SecretFile: {}: {e}", path.display()))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            return Err(format!(
+                "Work.SecretFile: {}: readable by group or others",
+                path.display()
+            ));
+        }
+        Ok(())
+    }
+
+    fn start_files(
+        &self,
+        common: &focuser_daemon::CommonConfig,
+    ) -> Vec<(&'static str, std::path::PathBuf)> {
+        self.work
+            .secret_file
+            .iter()
+            .map(|p| ("Work.SecretFile", common.path(p)))
+            .collect()
     }
 }
 
@@ -187,6 +223,14 @@ fn main_loop(rt: &mut Runtime<TestdConfig>) -> anyhow::Result<()> {
     let batches = Arc::new(Batches::default());
     rt.add_status_source(batches.clone());
     let use_db = rt.config().daemon.work.use_db;
+    if let Some(path) = &rt.config().daemon.work.secret_file {
+        let secret = std::fs::read(rt.config().common.path(path))
+            .map_err(|e| anyhow::anyhow!("Work.SecretFile: {e}"))?;
+        log::info!("secret read: {} bytes", secret.len());
+    }
+    if !rt.config().daemon.work.fail_start.is_empty() {
+        return Err(anyhow::anyhow!("{}", rt.config().daemon.work.fail_start));
+    }
     let mut ticks: u64 = 0;
     let mut rotations: u64 = 0;
     loop {

@@ -1,6 +1,7 @@
 //! The daemon's database: a pool from `database`, and a retry wrapper that carries a daemon
 //! through a lost or restarting server with capped exponential backoff, saying so in the log
-//! and on the status page.
+//! (one [`Episode`]: a line when the outage starts, a summary every minute while it lasts, a
+//! line when it ends, whatever the number of tries) and on the status page.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,6 +11,7 @@ use diesel::mysql::MysqlConnection;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use focuser_schema::Pool;
 
+use crate::episode::Episode;
 use crate::status::{Card, Figure, State, StatusSource};
 
 /// First pause after a failure; it doubles up to [`MAX_BACKOFF`].
@@ -29,12 +31,26 @@ pub enum DbError {
 }
 
 /// Whether the server is reachable, as the status page shows it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DbHealth {
     up: AtomicBool,
     outages: AtomicU64,
     down_since: Mutex<Option<Instant>>,
     last_error: Mutex<String>,
+    /// The outage in the log (every thread's failed tries count in the same one).
+    outage: Mutex<Episode>,
+}
+
+impl Default for DbHealth {
+    fn default() -> Self {
+        DbHealth {
+            up: AtomicBool::new(false),
+            outages: AtomicU64::new(0),
+            down_since: Mutex::new(None),
+            last_error: Mutex::new(String::new()),
+            outage: Mutex::new(Episode::new("database")),
+        }
+    }
 }
 
 impl DbHealth {
@@ -62,18 +78,22 @@ impl DbHealth {
             if let Ok(mut since) = self.down_since.lock() {
                 since.get_or_insert_with(Instant::now);
             }
-            log::error!("database unreachable ({what}): {error}; retrying with backoff");
+        }
+        if let Ok(mut outage) = self.outage.lock() {
+            outage.occurred(
+                log::Level::Error,
+                &format_args!("unreachable ({what}): {error}; retrying with backoff"),
+            );
         }
     }
 
     fn came_up(&self) {
         if !self.up.swap(true, Ordering::Relaxed) {
-            let down = self.down_since.lock().ok().and_then(|mut s| s.take());
-            if let Some(since) = down {
-                log::warn!(
-                    "database reachable again after {:.1} s",
-                    since.elapsed().as_secs_f64()
-                );
+            if let Ok(mut since) = self.down_since.lock() {
+                since.take();
+            }
+            if let Ok(mut outage) = self.outage.lock() {
+                outage.resolved(&"reachable again");
             }
         }
     }

@@ -7,18 +7,23 @@
 //! [`Signal::Stop`]; `run` then shuts down cleanly.
 
 pub mod access;
+pub mod checks;
 pub mod cli;
+mod commands;
 pub mod config;
 pub mod db;
 pub mod episode;
 pub mod logging;
 pub mod pidfile;
 pub mod privileges;
+mod reload;
 mod runtime;
+pub mod safefile;
 pub mod signals;
 pub mod status;
 
 pub use cli::{CommonArgs, CommonCommand};
+pub use commands::run_common_command;
 pub use config::{CommonConfig, Config, ConfigError, DaemonConfig, NoKeys};
-pub use runtime::{run, run_common_command, Runtime};
+pub use runtime::{run, Runtime};
 pub use signals::Signal;

@@ -5,9 +5,12 @@
 //! the file under the same lock. A line written during a rotation therefore lands whole in
 //! exactly one of the two files. With a YAML config, reopening rebuilds the config through the
 //! log4rs handle, which opens its files anew.
+//!
+//! The log file is opened as [`crate::safefile`] says, at start (often as root) and at every
+//! reopen: a link or a stranger's file in its place is refused, never written through.
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,6 +25,9 @@ use log4rs::encode::Encode;
 use log4rs::filter::threshold::ThresholdFilter;
 use serde::Serialize;
 
+use crate::safefile::{self, Access, Owner, SafeFileError};
+use crate::status::{Card, Figure, State, StatusSource};
+
 /// Log target for wire-protocol dumps, enabled only at debuglevel 90 and above.
 pub const PROTOCOL_TARGET: &str = "protocol";
 
@@ -29,6 +35,8 @@ pub const PROTOCOL_TARGET: &str = "protocol";
 pub enum LogError {
     #[error("cannot open log file {path}: {error}")]
     Open { path: String, error: std::io::Error },
+    #[error("log file {0}")]
+    Refused(SafeFileError),
     #[error("log config {path}: {message}")]
     Yaml { path: String, message: String },
     #[error("cannot set up logging: {0}")]
@@ -120,24 +128,24 @@ struct RecentErrorsAppender(Arc<RecentErrors>);
 #[derive(Debug)]
 struct ReopenableFile {
     path: PathBuf,
+    owner: Owner,
     file: Mutex<File>,
     encoder: Box<dyn Encode>,
 }
 
-fn open_append(path: &Path) -> Result<File, LogError> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|error| LogError::Open {
+fn open_append(path: &Path, owner: &Owner) -> Result<File, LogError> {
+    safefile::open_owned(path, Access::Append, owner).map_err(|e| match e {
+        SafeFileError::Io { error, .. } => LogError::Open {
             path: path.display().to_string(),
             error,
-        })
+        },
+        refused => LogError::Refused(refused),
+    })
 }
 
 impl ReopenableFile {
     fn reopen(&self) -> Result<(), LogError> {
-        let fresh = open_append(&self.path)?;
+        let fresh = open_append(&self.path, &self.owner)?;
         let mut file = self
             .file
             .lock()
@@ -166,6 +174,9 @@ impl Append for ReopenableFile {
 pub struct Logging {
     handle: log4rs::Handle,
     settings: LogSettings,
+    /// Whom the log file must belong to (besides root); a file the daemon creates is given
+    /// to this user, so that it can be reopened after the privilege drop.
+    owner: Owner,
     file: Option<Arc<ReopenableFile>>,
     recent: Arc<RecentErrors>,
 }
@@ -190,14 +201,21 @@ fn pattern(progname: &str) -> String {
 }
 
 impl Logging {
-    /// Sets up logging as `settings` say and installs it as the process's logger.
+    /// Sets up logging as `settings` say and installs it as the process's logger; a log file
+    /// belongs to whoever runs the process.
     pub fn init(settings: LogSettings) -> Result<Logging, LogError> {
+        Logging::init_owned(settings, Owner::current())
+    }
+
+    /// As [`Logging::init`], for a daemon that runs as `owner` once it dropped privileges.
+    pub fn init_owned(settings: LogSettings, owner: Owner) -> Result<Logging, LogError> {
         let recent = Arc::new(RecentErrors::default());
-        let (config, file) = build(&settings, &recent)?;
+        let (config, file) = build(&settings, &owner, &recent)?;
         let handle = log4rs::init_config(config).map_err(|e| LogError::Setup(e.to_string()))?;
         Ok(Logging {
             handle,
             settings,
+            owner,
             file,
             recent,
         })
@@ -222,7 +240,7 @@ impl Logging {
     }
 
     fn apply(&self, settings: LogSettings) -> Result<Option<Arc<ReopenableFile>>, LogError> {
-        let (config, file) = build(&settings, &self.recent)?;
+        let (config, file) = build(&settings, &self.owner, &self.recent)?;
         self.handle.set_config(config);
         Ok(file)
     }
@@ -232,8 +250,24 @@ impl Logging {
     }
 }
 
+fn read_logconfig(yaml: &Path) -> Result<RawConfig, LogError> {
+    let err = |message: String| LogError::Yaml {
+        path: yaml.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(yaml).map_err(|e| err(e.to_string()))?;
+    serde_yaml::from_str(&text).map_err(|e| err(e.to_string()))
+}
+
+/// Whether a `logconfig` file can be read and parsed (`--check-config`; its appenders are
+/// not built, since building them opens their files).
+pub fn check_logconfig(yaml: &Path) -> Result<(), LogError> {
+    read_logconfig(yaml).map(|_| ())
+}
+
 fn build(
     settings: &LogSettings,
+    owner: &Owner,
     recent: &Arc<RecentErrors>,
 ) -> Result<(Config, Option<Arc<ReopenableFile>>), LogError> {
     let recent_appender = Appender::builder()
@@ -250,8 +284,7 @@ fn build(
             path: yaml.display().to_string(),
             message,
         };
-        let text = std::fs::read_to_string(yaml).map_err(|e| err(e.to_string()))?;
-        let raw: RawConfig = serde_yaml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let raw = read_logconfig(yaml)?;
         let (appenders, errors) = raw.appenders_lossy(&Deserializers::default());
         if !errors.is_empty() {
             return Err(err(format!("{errors}")));
@@ -280,7 +313,8 @@ fn build(
         Some(path) => {
             let file = Arc::new(ReopenableFile {
                 path: path.clone(),
-                file: Mutex::new(open_append(path)?),
+                owner: owner.clone(),
+                file: Mutex::new(open_append(path, owner)?),
                 encoder: Box::new(encoder),
             });
             (Box::new(Shared(Arc::clone(&file))), Some(file))
@@ -306,6 +340,42 @@ fn build(
         )
         .map_err(|e| LogError::Setup(e.to_string()))?;
     Ok((config, file))
+}
+
+/// Warnings and errors logged since start, for the status page.
+pub(crate) struct LogFigures(pub(crate) Arc<RecentErrors>);
+
+/// A warning or error younger than this colours the log card.
+const RECENT_PROBLEM: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+
+impl StatusSource for LogFigures {
+    fn figures(&self) -> Vec<Figure> {
+        vec![Figure::counter(
+            "log_warnings_total",
+            "warnings and errors logged since start",
+            self.0.total() as f64,
+        )]
+    }
+
+    fn cards(&self) -> Vec<Card> {
+        let recent = self.0.snapshot();
+        let since = chrono::Utc::now() - RECENT_PROBLEM;
+        let level = recent
+            .iter()
+            .filter(|e| e.at >= since)
+            .map(|e| {
+                if e.level == "ERROR" {
+                    State::Error
+                } else {
+                    State::Warn
+                }
+            })
+            .max()
+            .unwrap_or(State::Ok);
+        vec![Card::number("warnings and errors", self.0.total() as f64)
+            .help("logged since start; coloured for 10 minutes after one")
+            .state(level)]
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
-//! The pidfile: opened without truncating, locked with `flock`, then written. The lock, not
-//! the file's existence, says whether the daemon runs: a stale file is simply taken over.
+//! The pidfile: opened without truncating and without following links (see [`crate::safefile`]),
+//! locked with `flock`, then written. The lock, not the file's existence, says whether the
+//! daemon runs: a stale file is simply taken over.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
+
+use crate::safefile::{self, Access, Owner, SafeFileError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PidfileError {
@@ -15,6 +17,8 @@ pub enum PidfileError {
     AlreadyRunning { pid: String, path: String },
     #[error("pidfile {path}: {error}")]
     Io { path: String, error: std::io::Error },
+    #[error("pidfile {0}")]
+    Refused(SafeFileError),
 }
 
 /// A locked pidfile holding our pid; the lock lasts as long as this value.
@@ -25,19 +29,17 @@ pub struct Pidfile {
 }
 
 impl Pidfile {
-    pub fn acquire(path: &Path) -> Result<Pidfile, PidfileError> {
+    /// Takes the pidfile at `path`, which must be a regular file of `owner`'s or root's if it
+    /// is there already.
+    pub fn acquire(path: &Path, owner: &Owner) -> Result<Pidfile, PidfileError> {
         let io = |error| PidfileError::Io {
             path: path.display().to_string(),
             error,
         };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false) // the file may belong to a running instance
-            .mode(0o644)
-            .open(path)
-            .map_err(io)?;
+        let file = safefile::open_owned(path, Access::ReadWrite, owner).map_err(|e| match e {
+            SafeFileError::Io { error, .. } => io(error),
+            refused => PidfileError::Refused(refused),
+        })?;
         let mut file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(locked) => locked,
             Err((mut file, Errno::EWOULDBLOCK)) => {
@@ -94,10 +96,10 @@ mod tests {
     fn a_second_lock_is_refused_and_names_the_pid() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.pid");
-        let first = Pidfile::acquire(&path).unwrap();
+        let first = Pidfile::acquire(&path, &Owner::current()).unwrap();
         let pid = std::process::id().to_string();
         assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), pid);
-        match Pidfile::acquire(&path) {
+        match Pidfile::acquire(&path, &Owner::current()) {
             Err(PidfileError::AlreadyRunning { pid: p, .. }) => assert_eq!(p, pid),
             other => panic!("expected AlreadyRunning, got {other:?}"),
         }
@@ -115,7 +117,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.pid");
         std::fs::write(&path, "999999999 and some junk that is longer\n").unwrap();
-        let p = Pidfile::acquire(&path).unwrap();
+        let p = Pidfile::acquire(&path, &Owner::current()).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             format!("{}\n", std::process::id())

@@ -8,10 +8,11 @@ use std::path::Path;
 use nix::sys::stat::{umask, Mode};
 use nix::unistd::{
     chdir, chroot, dup2_stderr, dup2_stdin, dup2_stdout, fork, getegid, geteuid, getgid, getuid,
-    setgid, setgroups, setsid, setuid, ForkResult, Group, Uid, User,
+    setgid, setgroups, setsid, setuid, ForkResult, Gid, Group, Uid, User,
 };
 
 use crate::config::CommonConfig;
+use crate::safefile::Owner;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PrivilegeError {
@@ -108,55 +109,82 @@ pub struct Identity {
     pub chrooted: bool,
 }
 
+/// The user and group `user`/`group` name, looked up (`None` without `user`).
+pub fn target(common: &CommonConfig) -> Result<Option<(Uid, Gid, String)>, PrivilegeError> {
+    let Some(name) = &common.user else {
+        return Ok(None);
+    };
+    let user = User::from_name(name)
+        .map_err(|e| failed(&format!("user {name}"), e))?
+        .ok_or_else(|| PrivilegeError::Failed(format!("user {name}: no such user")))?;
+    let gid = match &common.group {
+        Some(g) => {
+            Group::from_name(g)
+                .map_err(|e| failed(&format!("group {g}"), e))?
+                .ok_or_else(|| PrivilegeError::Failed(format!("group {g}: no such group")))?
+                .gid
+        }
+        None => user.gid,
+    };
+    Ok(Some((user.uid, gid, name.clone())))
+}
+
+/// Whom the daemon's own files (pidfile, log file) belong to: `user` if set, else whoever
+/// runs it.
+pub fn owner(common: &CommonConfig) -> Result<Owner, PrivilegeError> {
+    Ok(match target(common)? {
+        Some((uid, gid, name)) => Owner {
+            uid: uid.as_raw(),
+            gid: gid.as_raw(),
+            name,
+        },
+        None => Owner::current(),
+    })
+}
+
+/// What [`drop_privileges`] would refuse, found without changing anything (`--check-config`).
+pub fn check(common: &CommonConfig) -> Result<(), PrivilegeError> {
+    let target = target(common)?;
+    let root = geteuid().is_root();
+    if common.chroot && !root {
+        return Err(PrivilegeError::Failed(
+            "chroot = 1 needs the daemon to start as root".into(),
+        ));
+    }
+    match target {
+        Some((uid, _, name)) if !root && geteuid() != uid => Err(cannot_switch(&name)),
+        _ => Ok(()),
+    }
+}
+
+fn cannot_switch(name: &str) -> PrivilegeError {
+    PrivilegeError::Failed(format!(
+        "user = {name}, but the daemon was started as uid {} and cannot switch; start it as root or as {name}",
+        geteuid()
+    ))
+}
+
 /// As root with `user` set: chroot to `rootdir` if asked, then setgroups, setgid, setuid,
 /// checking each and refusing to go on as root. Not as root: `user` must be who we already
 /// are (nothing can be dropped), and `chroot` is refused.
 pub fn drop_privileges(common: &CommonConfig) -> Result<Identity, PrivilegeError> {
+    check(common)?;
     let root = geteuid().is_root();
-    let target = match &common.user {
-        Some(name) => {
-            let user = User::from_name(name)
-                .map_err(|e| failed(&format!("user {name}"), e))?
-                .ok_or_else(|| PrivilegeError::Failed(format!("user {name}: no such user")))?;
-            let gid = match &common.group {
-                Some(g) => {
-                    Group::from_name(g)
-                        .map_err(|e| failed(&format!("group {g}"), e))?
-                        .ok_or_else(|| PrivilegeError::Failed(format!("group {g}: no such group")))?
-                        .gid
-                }
-                None => user.gid,
-            };
-            Some((user.uid, gid, name.clone()))
-        }
-        None => None,
-    };
+    let target = target(common)?;
     if common.chroot {
-        if !root {
-            return Err(PrivilegeError::Failed(
-                "chroot = 1 needs the daemon to start as root".into(),
-            ));
-        }
         chroot(&common.rootdir)
             .map_err(|e| failed(&format!("chroot {}", common.rootdir.display()), e))?;
         chdir("/").map_err(|e| failed("chdir / after chroot", e))?;
     }
-    if let Some((uid, gid, name)) = target {
-        if root {
-            setgroups(&[gid]).map_err(|e| failed("setgroups", e))?;
-            setgid(gid).map_err(|e| failed("setgid", e))?;
-            setuid(uid).map_err(|e| failed("setuid", e))?;
-            let dropped =
-                getuid() == uid && geteuid() == uid && getgid() == gid && getegid() == gid;
-            if !dropped || (!uid.is_root() && setuid(Uid::from_raw(0)).is_ok()) {
-                return Err(PrivilegeError::Failed(format!(
-                    "could not drop privileges to {name}; refusing to run as root"
-                )));
-            }
-        } else if geteuid() != uid {
+    // Not as root, `check` made sure we already are `user`.
+    if let Some((uid, gid, name)) = target.filter(|_| root) {
+        setgroups(&[gid]).map_err(|e| failed("setgroups", e))?;
+        setgid(gid).map_err(|e| failed("setgid", e))?;
+        setuid(uid).map_err(|e| failed("setuid", e))?;
+        let dropped = getuid() == uid && geteuid() == uid && getgid() == gid && getegid() == gid;
+        if !dropped || (!uid.is_root() && setuid(Uid::from_raw(0)).is_ok()) {
             return Err(PrivilegeError::Failed(format!(
-                "user = {name}, but the daemon was started as uid {} and cannot switch; start it as root or as {name}",
-                geteuid()
+                "could not drop privileges to {name}; refusing to run as root"
             )));
         }
     }

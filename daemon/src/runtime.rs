@@ -1,11 +1,12 @@
 //! Start-up, the main loop's view of signals, reload and stop.
 //!
-//! Start-up order matters: the config is read and checked first (errors go to the terminal);
-//! then the daemon detaches (before any thread exists), takes the pidfile, opens its log and
-//! listening socket, chroots and drops privileges, and only then starts threads and tells the
-//! waiting starter it is ready.
+//! Start-up order matters: the config is read and checked first, with the files it names
+//! ([`checks::preflight`]; errors go to the terminal); then the daemon detaches (before any
+//! thread exists), takes the pidfile, opens its log and listening socket, chroots and drops
+//! privileges, starts threads and hands over to the daemon's main loop. The waiting starter
+//! is told the daemon is ready only once the main loop has done its own start-up too (its
+//! first [`Runtime::next_signal`], or [`Runtime::ready`]), or is given the error it failed with.
 
-use std::io::{BufRead, IsTerminal};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,18 +17,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 
-use crate::access::{self, AllowList, PasswordFile};
-use crate::cli::{CommonArgs, CommonCommand};
+use crate::checks::{self, load_access};
+use crate::cli::CommonArgs;
 use crate::config::{CommonConfig, Config, DaemonConfig};
 use crate::db::Database;
 use crate::logging::{LogSettings, Logging};
 use crate::pidfile::{self, Pidfile};
 use crate::privileges::{self, Identity, Readiness};
+use crate::reload::Started;
 use crate::signals::{self, Signal};
-use crate::status::server::Access;
-use crate::status::{
-    Card, Figure, Figures, History, State, StatusServer, StatusShared, StatusSource,
-};
+use crate::status::{Figures, History, StatusServer, StatusShared, StatusSource};
 
 /// Runs a daemon: parses its config, starts the runtime, hands it to `body` (the daemon's main
 /// loop) and shuts down. This is all a daemon's `main` needs besides its own subcommands.
@@ -45,10 +44,17 @@ where
         }
     };
     if args.check_config {
+        // Printed even when a file fails its check: init scripts find the pidfile here.
         for (key, value) in config.effective() {
             println!("{key} = {value}");
         }
-        return ExitCode::SUCCESS;
+        return match checks::preflight(&config) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{name}: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let mut runtime = match Runtime::start(name, args, config) {
         Ok(rt) => rt,
@@ -61,8 +67,13 @@ where
         }
     };
     let result = body(&mut runtime);
-    if let Err(e) = &result {
-        log::error!("{e:#}");
+    match &result {
+        Err(e) => {
+            log::error!("{e:#}");
+            // A main loop that failed before it was ready: the starter says why and exits 1.
+            runtime.settle_start(Err(format!("{name}: {e:#}\n")));
+        }
+        Ok(()) => runtime.settle_start(Ok(())),
     }
     runtime.shutdown();
     if result.is_ok() {
@@ -70,64 +81,6 @@ where
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// Runs one of the [`CommonCommand`]s.
-pub fn run_common_command<T: DaemonConfig>(
-    name: &'static str,
-    args: &CommonArgs,
-    command: CommonCommand,
-) -> ExitCode {
-    let result = match command {
-        CommonCommand::Passwd { user, pwfile } => passwd::<T>(name, args, &user, pwfile),
-    };
-    match result {
-        Ok(message) => {
-            println!("{message}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{name}: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn passwd<T: DaemonConfig>(
-    name: &str,
-    args: &CommonArgs,
-    user: &str,
-    pwfile: Option<PathBuf>,
-) -> anyhow::Result<String> {
-    let path = match pwfile {
-        Some(p) => p,
-        None => {
-            let config = Config::<T>::load(&args.config_file(name), None)?;
-            let pw = config
-                .common
-                .pwfile
-                .as_ref()
-                .ok_or_else(|| anyhow!("{}: no pwfile configured", config.file.display()))?;
-            config.common.path(pw)
-        }
-    };
-    let password = if std::io::stdin().is_terminal() {
-        let first = rpassword::prompt_password(format!("password for {user}: "))?;
-        let second = rpassword::prompt_password("again: ")?;
-        if first != second {
-            return Err(anyhow!("the two passwords differ"));
-        }
-        first
-    } else {
-        let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line)?;
-        line.trim_end_matches(['\r', '\n']).to_string()
-    };
-    if password.is_empty() {
-        return Err(anyhow!("empty password"));
-    }
-    access::set_password(&path, user, &password)?;
-    Ok(format!("password set for {user} in {}", path.display()))
 }
 
 /// Marks a start-up error that a detached daemon already sent to the command that started it.
@@ -157,6 +110,10 @@ pub struct Runtime<T: DaemonConfig> {
     stopper: Stopper,
     database: Option<Database>,
     identity: Identity,
+    /// The config and start-only files the daemon started with (see [`Started`]).
+    started: Started<T>,
+    /// The starter waiting for `ready` (with `--daemon`, until the main loop is ready).
+    readiness: Option<Readiness>,
 }
 
 fn settings(name: &str, common: &CommonConfig) -> LogSettings {
@@ -168,22 +125,9 @@ fn settings(name: &str, common: &CommonConfig) -> LogSettings {
     }
 }
 
-fn load_access(common: &CommonConfig) -> anyhow::Result<Access> {
-    let allow = match &common.allowdb {
-        Some(p) => AllowList::load(p)?,
-        None => AllowList::loopback(),
-    };
-    let passwords = common
-        .pwfile
-        .as_deref()
-        .map(PasswordFile::load)
-        .transpose()?;
-    Ok(Access { allow, passwords })
-}
-
 impl<T: DaemonConfig> Runtime<T> {
     /// Starts the daemon as `args` and `config` say. With `--daemon` this returns in the
-    /// detached process; the starter exits 0 once it is ready, or 1 with its error.
+    /// detached process; the starter exits 0 once the main loop is ready, or 1 with its error.
     pub fn start(
         name: &'static str,
         args: CommonArgs,
@@ -194,6 +138,7 @@ impl<T: DaemonConfig> Runtime<T> {
                 "--daemon needs `logfile` (or `logconfig`): standard error goes to /dev/null"
             ));
         }
+        checks::preflight(&config)?;
         let readiness = if args.daemon {
             privileges::daemonize(&config.common.rootdir)?
         } else {
@@ -203,13 +148,13 @@ impl<T: DaemonConfig> Runtime<T> {
         };
         let daemonized = args.daemon;
         match Self::start_here(name, args, config) {
-            Ok(rt) => {
+            Ok(mut rt) => {
                 if daemonized {
                     if let Err(e) = privileges::detach_stdio() {
                         log::warn!("{e}");
                     }
                 }
-                readiness.ready();
+                rt.readiness = Some(readiness);
                 Ok(rt)
             }
             Err(e) if daemonized => {
@@ -228,13 +173,14 @@ impl<T: DaemonConfig> Runtime<T> {
         config: Config<T>,
     ) -> anyhow::Result<Runtime<T>> {
         let common = &config.common;
+        let owner = privileges::owner(common)?;
         let pidfile = common
             .pidfile
             .as_deref()
-            .map(Pidfile::acquire)
+            .map(|p| Pidfile::acquire(p, &owner))
             .transpose()?;
-        let logging = Logging::init(settings(name, common))?;
-        let access = load_access(common)?;
+        let logging = Logging::init_owned(settings(name, common), owner.clone())?;
+        let access = load_access(common, Path::to_path_buf)?;
         let listener = common
             .status_addr()
             .map_err(|e| anyhow!(e))?
@@ -272,7 +218,7 @@ impl<T: DaemonConfig> Runtime<T> {
         if let Some(db) = &database {
             builtin.push(db.health());
         }
-        builtin.push(Arc::new(LogFigures(Arc::clone(&recent))));
+        builtin.push(Arc::new(crate::logging::LogFigures(Arc::clone(&recent))));
         let shared = Arc::new(StatusShared {
             daemon: name.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -307,6 +253,8 @@ impl<T: DaemonConfig> Runtime<T> {
         Ok(Runtime {
             name,
             args,
+            started: Started::new(&config, identity.chrooted),
+            readiness: None,
             config,
             logging,
             pidfile,
@@ -380,11 +328,28 @@ impl<T: DaemonConfig> Runtime<T> {
         &self.identity
     }
 
+    /// Tells the starter (`--daemon`) that the daemon is ready: call it once the main loop's
+    /// own start-up (secrets read, stores opened, listeners bound) is done. The first
+    /// [`Runtime::next_signal`] calls it too.
+    pub fn ready(&mut self) {
+        self.settle_start(Ok(()));
+    }
+
+    /// Tells a starter still waiting how the start went (`Err`: the message it prints).
+    fn settle_start(&mut self, outcome: Result<(), String>) {
+        match (self.readiness.take(), outcome) {
+            (Some(r), Ok(())) => r.ready(),
+            (Some(r), Err(message)) => r.fail(&message),
+            (None, _) => {}
+        }
+    }
+
     /// Waits up to `timeout` for a signal. The generic part is done before it is returned:
     /// `ReopenLog` has reopened the log, `Reload` has replaced [`Runtime::config`] (a rejected
     /// reload is logged and not returned), `Stop` has set the stop flag and armed the
     /// `stop_timeout` watchdog. `Rotate` is the daemon's to act on.
     pub fn next_signal(&mut self, timeout: Duration) -> Option<Signal> {
+        self.ready();
         let signal = match self.signals_rx.recv_timeout(timeout) {
             Ok(s) => s,
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return None,
@@ -410,8 +375,8 @@ impl<T: DaemonConfig> Runtime<T> {
     /// Re-reads the config file. Everything that can fail is checked before anything changes.
     fn reload(&mut self) -> anyhow::Result<()> {
         let new = Config::<T>::load(&self.config.file, std::env::var("DATABASE_URL").ok())?;
-        let access = load_access(&new.common)?;
-        let restart_only = self.config.restart_only_changes(&new);
+        let access = load_access(&new.common, Path::to_path_buf)?;
+        let restart_only = self.started.restart_only(&new);
         let old = &self.config.common;
         // Keys that cannot change live keep their running values.
         let common = CommonConfig {
@@ -503,40 +468,4 @@ fn exit_now(pidfile: Option<&Path>) -> ! {
     }
     log::logger().flush();
     std::process::exit(1);
-}
-
-/// Warnings and errors logged since start, for the status page.
-struct LogFigures(Arc<crate::logging::RecentErrors>);
-
-/// A warning or error younger than this colours the log card.
-const RECENT_PROBLEM: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
-
-impl StatusSource for LogFigures {
-    fn figures(&self) -> Vec<Figure> {
-        vec![Figure::counter(
-            "log_warnings_total",
-            "warnings and errors logged since start",
-            self.0.total() as f64,
-        )]
-    }
-
-    fn cards(&self) -> Vec<Card> {
-        let recent = self.0.snapshot();
-        let since = chrono::Utc::now() - RECENT_PROBLEM;
-        let level = recent
-            .iter()
-            .filter(|e| e.at >= since)
-            .map(|e| {
-                if e.level == "ERROR" {
-                    State::Error
-                } else {
-                    State::Warn
-                }
-            })
-            .max()
-            .unwrap_or(State::Ok);
-        vec![Card::number("warnings and errors", self.0.total() as f64)
-            .help("logged since start; coloured for 10 minutes after one")
-            .state(level)]
-    }
 }

@@ -82,6 +82,22 @@ fn card(addr: SocketAddr, label: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no card {label:?} in {v}"))
 }
 
+/// The log's warnings and errors, each cut to its first two words.
+fn problems(t: &Testd) -> Vec<String> {
+    t.log_text()
+        .lines()
+        .filter(|l| l.contains(" ERROR ") || l.contains(" WARN "))
+        // date, time, name[pid], level, then the message
+        .map(|l| {
+            l.split_whitespace()
+                .skip(4)
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
 fn start_testd(url: &str, port: u16) -> Testd {
     Testd::new(&format!(
         "database = {url}\nWork.UseDb = 1\nWork.TickMs = 50\nstatus_listen = {port}\n"
@@ -109,7 +125,7 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
     );
 
     server.db_sh("down");
-    t.wait_log("database unreachable (tick)", SECS(30));
+    t.wait_log("database: unreachable (tick)", SECS(30));
     wait_for(SECS(10), || figure(addr, "db_up") == 0.0).expect("the status page shows the outage");
     assert_eq!(figure(addr, "db_outages_total"), 1.0);
     let db = card(addr, "database");
@@ -123,7 +139,7 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
     let during = figure(addr, "db_queries_total");
 
     server.url(); // up again, same data directory and port
-    t.wait_log("database reachable again after", SECS(60));
+    t.wait_log("database: reachable again after", SECS(60));
     wait_for(SECS(10), || {
         figure(addr, "db_queries_total") >= during + 3.0
     })
@@ -140,9 +156,9 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
         "it kept running throughout"
     );
     assert_eq!(
-        t.log_text().matches("database unreachable").count(),
-        1,
-        "the outage is logged once, not per try"
+        problems(&t),
+        ["database: unreachable", "database: reachable"],
+        "the outage is logged once, not per try, and its end once"
     );
 
     t.signal(Signal::SIGTERM);
@@ -160,11 +176,33 @@ fn a_stop_during_an_outage_is_prompt() {
     let mut child = t.spawn();
     t.wait_log("tick 2 ", SECS(20));
     server.db_sh("down");
-    t.wait_log("database unreachable", SECS(30));
+    t.wait_log("database: unreachable", SECS(30));
     t.signal(Signal::SIGTERM);
     // Prompt: well below the 30 s stop_timeout (past it the exit would not be a success), with
     // room for a loaded CI machine.
     let status = wait_exit(&mut child, SECS(20));
     assert!(status.success(), "{status:?}");
     assert!(!Path::new(&t.pidfile).exists());
+}
+
+#[test]
+fn an_unreachable_database_is_one_log_line_not_one_per_try() {
+    // Nothing listens on this port: every connection attempt is refused at once, so the
+    // daemon retries as fast as its backoff lets it.
+    let url = format!("mysql://focuser:x@127.0.0.1:{}/focuser", free_port());
+    let t = start_testd(&url, free_port());
+    t.append_config("debuglevel = 40\n");
+    let mut child = t.spawn();
+    t.wait_log("database: unreachable (tick)", SECS(30));
+    // Two tries (each up to 3 s of connection attempts in the pool), the second 0.25 s
+    // after the first.
+    t.wait_log("database: tick: next try in 500ms", SECS(30));
+    assert_eq!(
+        problems(&t),
+        ["database: unreachable"],
+        "one line for the outage:\n{}",
+        t.log_text()
+    );
+    t.signal(Signal::SIGTERM);
+    assert!(wait_exit(&mut child, SECS(20)).success());
 }

@@ -234,8 +234,9 @@ fn a_logconfig_yaml_is_used_and_rebuilt_on_hup() {
     std::fs::write(t.root().join("conf/log4rs.yaml"), "appenders: [unclosed\n").unwrap();
     let out = t.run(&[]);
     assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("log config conf/log4rs.yaml"),
+        err.contains("log config ") && err.contains("conf/log4rs.yaml: appenders"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

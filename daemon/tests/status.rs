@@ -163,7 +163,7 @@ fn a_peer_not_in_allowdb_is_refused() {
     assert_eq!(status, 403);
     assert!(body.contains("127.0.0.2 is not allowed"));
     t.wait_log(
-        "status: refused 127.0.0.2: not allowed by allowdb",
+        "status: refused (127.0.0.2): not allowed by allowdb",
         SECS(10),
     );
     assert_eq!(

@@ -367,6 +367,18 @@ impl DaemonConfig for ReaderConfig {
         Ok(())
     }
 
+    /// The secret is read as a start would read it: there, private, long enough.
+    fn check_files(&self, common: &CommonConfig) -> Result<(), String> {
+        crate::wire::Secret::load(&common.path(&self.secret_file))
+            .map(|_| ())
+            .map_err(|e| format!("secret_file: {e}"))
+    }
+
+    /// Senders and receivers read the secret once, at start.
+    fn start_files(&self, common: &CommonConfig) -> Vec<(&'static str, PathBuf)> {
+        vec![("secret_file", common.path(&self.secret_file))]
+    }
+
     fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
         let mut keys = Vec::new();
         let pairs: [(&'static str, bool); 9] = [

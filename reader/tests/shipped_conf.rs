@@ -54,12 +54,15 @@ fn the_shipped_configs_check_out() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{file}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        // The file parses and validates (its effective config is printed); the start-up
+        // checks then find that this machine is not the site (its rootdir is not here).
         assert!(text.contains("MaxFrame = 33554432"), "{file}: {text}");
+        assert_eq!(out.status.code(), Some(1), "{file}: {err}");
+        assert!(
+            err.contains("rootdir /var/lib/focuser") && !err.contains(file),
+            "{file}: {err}"
+        );
     }
 }
 
@@ -131,6 +134,19 @@ fn both_daemons_start_from_the_shipped_configs_and_ship() {
             user,
         ),
     );
+    // On a site (its paths, secret, pwfile there) the start-up checks pass.
+    for cf in [&r_cf, &s_cf] {
+        let out = Command::new(env!("CARGO_BIN_EXE_reader"))
+            .args(["-c", cf.to_str().unwrap(), "--check-config"])
+            .env_remove("DATABASE_URL")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let mut recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     // Both groups' streams land in the one receiver: every item twice, once per stream.

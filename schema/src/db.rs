@@ -64,9 +64,14 @@ fn setup_session(conn: &mut MysqlConnection) -> diesel::QueryResult<()> {
 
 /// A pool of `size` connections to `url` (`mysql://user:password@host:port/db`).
 /// Connections are tested on check-out, so a restarted server is noticed at once.
+///
+/// The pool logs nothing: a failed connection attempt reaches the caller as the error of
+/// its `get` (r2d2 keeps the last one), and the daemon logs an outage once, not every
+/// attempt r2d2 makes while the server is away.
 pub fn pool(url: &str, size: u32) -> Result<Pool, DbError> {
     let manager = ConnectionManager::<MysqlConnection>::new(url);
     let pool = r2d2::Pool::builder()
+        .error_handler(Box::new(r2d2::NopErrorHandler))
         .max_size(size.max(1))
         .min_idle(Some(0))
         .test_on_check_out(true)

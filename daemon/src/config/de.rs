@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
+use super::clip;
 use super::parse::Node;
 
 /// What went wrong, and where once known.
@@ -73,7 +74,8 @@ impl de::Error for DeError {
             key: None,
             line: None,
             kind: DeErrorKind::Unknown(format!(
-                "unknown key `{field}`; known keys here: {}",
+                "unknown key `{}`; known keys here: {}",
+                clip(field),
                 expected.join(", ")
             )),
         }
@@ -92,7 +94,8 @@ impl<'a> NodeDe<'a> {
         match self.0 {
             Node::Leaf { value, .. } => Ok(value),
             Node::Branch { key, .. } => Err(DeError::other(format!(
-                "expected a value, found a group of keys ({key}.*)"
+                "expected a value, found a group of keys ({}.*)",
+                clip(key)
             ))
             .at(self.0)),
         }
@@ -104,7 +107,7 @@ impl<'a> NodeDe<'a> {
     {
         let text = self.text()?;
         text.parse::<T>().map_err(|e| {
-            DeError::other(format!("expected {what}, found {text:?} ({e})")).at(self.0)
+            DeError::other(format!("expected {what}, found {:?} ({e})", clip(text))).at(self.0)
         })
     }
 }
@@ -134,7 +137,8 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_> {
             "0" | "no" | "false" | "off" => false,
             _ => {
                 return Err(DeError::other(format!(
-                    "expected 0 or 1 (or yes/no, true/false, on/off), found {text:?}"
+                    "expected 0 or 1 (or yes/no, true/false, on/off), found {:?}",
+                    clip(text)
                 ))
                 .at(self.0))
             }
@@ -240,7 +244,8 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_> {
                 current: None,
             }),
             Node::Leaf { key, .. } => Err(DeError::other(format!(
-                "expected a group of keys ({key}.*), found a single value"
+                "expected a group of keys ({}.*), found a single value",
+                clip(key)
             ))
             .at(self.0)),
         }

@@ -4,16 +4,35 @@
 //! daemon's own struct, which implements [`DaemonConfig`]. Both reject unknown keys, so a typo
 //! is a start-up error naming its file, line and key.
 
+mod common;
 mod de;
 mod parse;
 
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use common::CommonConfig;
+use common::COMMON_KEYS;
 use de::{DeError, DeErrorKind};
+pub use parse::MAX_CONFIG_BYTES;
+
+/// A key or value as an error message shows it: whole when short, else its start and its
+/// length, so that a 1 MB value does not become a 1 MB log line.
+pub(crate) fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    clip_to(text, 64)
+}
+
+fn clip_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some(_) => {
+            let end = text.char_indices().nth(max - 16).map_or(0, |(i, _)| i);
+            format!("{}… ({} bytes)", &text[..end], text.len()).into()
+        }
+    }
+}
 
 /// What each daemon's `config.rs` implements for its own keys.
 pub trait DaemonConfig: DeserializeOwned + Serialize + Clone + Send + Sync + 'static {
@@ -22,8 +41,22 @@ pub trait DaemonConfig: DeserializeOwned + Serialize + Clone + Send + Sync + 'st
         Ok(())
     }
 
-    /// The daemon's keys whose change in a reload takes effect only at the next start.
+    /// The daemon's keys whose change in a reload takes effect only at the next start. `self`
+    /// is the config the daemon started with (what runs), `new` the file as it is now.
     fn restart_only_changes(&self, _new: &Self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// Start-up checks of the files the daemon's own keys name: they exist, can be read, a
+    /// secret is private. Run by every start before it detaches and by `--check-config`; the
+    /// message names the key and the file.
+    fn check_files(&self, _common: &CommonConfig) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Files the daemon reads only at start (a shared secret): `(key, path)`. A reload that
+    /// finds one changed says that the change takes effect at the next start.
+    fn start_files(&self, _common: &CommonConfig) -> Vec<(&'static str, PathBuf)> {
         Vec::new()
     }
 }
@@ -34,176 +67,6 @@ impl DaemonConfig for NoKeys {}
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoKeys {}
-
-/// The keys every focuser daemon understands (SPEC §4; documented in docs/operations.md).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommonConfig {
-    /// Directory every relative path is taken from; the daemon's working directory.
-    #[serde(default = "default_rootdir")]
-    pub rootdir: PathBuf,
-    /// Name in log lines; defaults to the program's name.
-    #[serde(default)]
-    pub progname: Option<String>,
-    /// Log file; absent: standard error.
-    #[serde(default)]
-    pub logfile: Option<PathBuf>,
-    /// A log4rs YAML file that replaces `logfile`/`debuglevel`.
-    #[serde(default)]
-    pub logconfig: Option<PathBuf>,
-    /// 10 critical/error, 20 warn, 30 info, 40 debug, 50+ trace, 90 protocol.
-    #[serde(default = "default_debuglevel")]
-    pub debuglevel: u8,
-    /// Where the pid is written and locked.
-    #[serde(default)]
-    pub pidfile: Option<PathBuf>,
-    /// Run as this user (and `group`) when started as root.
-    #[serde(default)]
-    pub user: Option<String>,
-    #[serde(default)]
-    pub group: Option<String>,
-    /// chroot to `rootdir` before dropping privileges.
-    #[serde(default)]
-    pub chroot: bool,
-    /// mysql://user:password@host:port/db; `DATABASE_URL` in the environment overrides it.
-    #[serde(default)]
-    pub database: Option<String>,
-    #[serde(default = "default_db_pool_size")]
-    pub db_pool_size: u32,
-    /// host:port (or a bare port on 127.0.0.1) of the status endpoint; empty: off.
-    #[serde(default)]
-    pub status_listen: Option<String>,
-    /// Seconds between two samples of the status page's charts (1 to 300).
-    #[serde(default = "default_status_sample")]
-    pub status_sample: u64,
-    /// hosts.allow: shell-glob patterns of peers' addresses or names, one a line.
-    #[serde(default)]
-    pub allowdb: Option<PathBuf>,
-    /// user:argon2-hash lines for the status endpoint's POSTs (written by `NAME passwd`).
-    #[serde(default)]
-    pub pwfile: Option<PathBuf>,
-    /// Seconds a graceful stop may take before the daemon exits anyway.
-    #[serde(default = "default_stop_timeout")]
-    pub stop_timeout: u64,
-}
-
-/// The common keys, for splitting a file between [`CommonConfig`] and the daemon's struct.
-const COMMON_KEYS: &[&str] = &[
-    "rootdir",
-    "progname",
-    "logfile",
-    "logconfig",
-    "debuglevel",
-    "pidfile",
-    "user",
-    "group",
-    "chroot",
-    "database",
-    "db_pool_size",
-    "status_listen",
-    "status_sample",
-    "allowdb",
-    "pwfile",
-    "stop_timeout",
-];
-
-fn default_rootdir() -> PathBuf {
-    PathBuf::from(".")
-}
-fn default_debuglevel() -> u8 {
-    30
-}
-fn default_db_pool_size() -> u32 {
-    4
-}
-fn default_stop_timeout() -> u64 {
-    30
-}
-fn default_status_sample() -> u64 {
-    10
-}
-
-impl CommonConfig {
-    /// `path` as the daemon sees it: absolute paths stay, relative ones hang off `rootdir`.
-    pub fn path(&self, path: &Path) -> PathBuf {
-        if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.rootdir.join(path)
-        }
-    }
-
-    /// The address of the status endpoint, if one is configured.
-    pub fn status_addr(&self) -> Result<Option<SocketAddr>, String> {
-        let Some(listen) = self.status_listen.as_deref() else {
-            return Ok(None);
-        };
-        let with_host = if listen.parse::<u16>().is_ok() {
-            format!("127.0.0.1:{listen}")
-        } else {
-            listen.to_string()
-        };
-        let mut addrs = with_host
-            .to_socket_addrs()
-            .map_err(|e| format!("status_listen: cannot resolve {listen:?}: {e}"))?;
-        addrs
-            .next()
-            .map(Some)
-            .ok_or_else(|| format!("status_listen: {listen:?} resolves to no address"))
-    }
-
-    fn validate(&self) -> Result<(), String> {
-        if !(1..=99).contains(&self.debuglevel) {
-            return Err(format!(
-                "debuglevel: {} is not between 1 and 99",
-                self.debuglevel
-            ));
-        }
-        if self.stop_timeout == 0 {
-            return Err("stop_timeout: must be at least 1 second".into());
-        }
-        if self.db_pool_size == 0 {
-            return Err("db_pool_size: must be at least 1".into());
-        }
-        if self.group.is_some() && self.user.is_none() {
-            return Err("group: set `user` too; group alone is not a privilege drop".into());
-        }
-        if let Some(url) = &self.database {
-            url::Url::parse(url)
-                .ok()
-                .filter(|u| u.scheme() == "mysql")
-                .ok_or("database: expected mysql://user:password@host:port/db")?;
-        }
-        if !(1..=300).contains(&self.status_sample) {
-            return Err(format!(
-                "status_sample: {} is not between 1 and 300 seconds",
-                self.status_sample
-            ));
-        }
-        self.status_addr()?;
-        Ok(())
-    }
-
-    /// Common keys whose change takes effect only at the next start.
-    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        let mut keys = Vec::new();
-        let mut check = |changed: bool, key| {
-            if changed {
-                keys.push(key);
-            }
-        };
-        check(self.rootdir != new.rootdir, "rootdir");
-        check(self.pidfile != new.pidfile, "pidfile");
-        check(self.user != new.user, "user");
-        check(self.group != new.group, "group");
-        check(self.chroot != new.chroot, "chroot");
-        check(self.database != new.database, "database");
-        check(self.db_pool_size != new.db_pool_size, "db_pool_size");
-        check(self.status_listen != new.status_listen, "status_listen");
-        check(self.status_sample != new.status_sample, "status_sample");
-        keys
-    }
-}
 
 /// A loaded, validated config: the common keys, the daemon's keys, and where they came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,6 +115,8 @@ impl<T: DaemonConfig> Config<T> {
                 message: e.message,
             },
         })?;
+        let mut lines = std::collections::HashMap::new();
+        root.lines(&mut lines);
         let (common_node, daemon_node) = root.split(COMMON_KEYS);
         let mut common: CommonConfig =
             de::from_node(&common_node).map_err(|e| located(&name, e))?;
@@ -270,10 +135,7 @@ impl<T: DaemonConfig> Config<T> {
         // The daemon changes into rootdir and re-reads this file on reload: pin both down.
         common.rootdir = std::path::absolute(&common.rootdir).unwrap_or(common.rootdir);
         let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-        let invalid = |message| ConfigError::Invalid {
-            file: name.clone(),
-            message,
-        };
+        let invalid = |message: String| at_its_line(&name, &lines, message);
         common.validate().map_err(invalid)?;
         daemon.validate(&common).map_err(invalid)?;
         Ok(Config {
@@ -307,9 +169,35 @@ impl<T: DaemonConfig> Config<T> {
     }
 }
 
+/// A `validate` message (`key: what is wrong`, or `key1, key2 and key3: ...`) tied to the
+/// line of the first key it names that the file sets; clipped, since it may quote a value.
+fn at_its_line(
+    file: &str,
+    lines: &std::collections::HashMap<String, usize>,
+    message: String,
+) -> ConfigError {
+    let message = clip_to(&message, 300).into_owned();
+    let keys = message.split_once(": ").map_or("", |(keys, _)| keys);
+    let line = keys
+        .split(", ")
+        .flat_map(|k| k.split(" and "))
+        .find_map(|k| lines.get(k.trim()));
+    match line {
+        Some(&line) => ConfigError::Line {
+            file: file.to_string(),
+            line,
+            message,
+        },
+        None => ConfigError::Invalid {
+            file: file.to_string(),
+            message,
+        },
+    }
+}
+
 fn located(file: &str, e: DeError) -> ConfigError {
     let file = file.to_string();
-    let key = e.key.unwrap_or_default();
+    let key = clip(&e.key.unwrap_or_default()).into_owned();
     match e.kind {
         DeErrorKind::Missing => ConfigError::Missing { file, key },
         DeErrorKind::Unknown(message) | DeErrorKind::Other(message) => match e.line {

@@ -4,7 +4,16 @@
 //! type it into a nested struct (or a map, for groups such as `Index.1.Addresses`). Every node
 //! keeps the line it came from, so that errors can name it.
 
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+use super::clip;
+
+/// The largest config file read: real ones are a few KiB, and neither `/dev/zero` nor a
+/// runaway generator may fill the daemon's memory.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// A parsed value or group of values.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +61,11 @@ impl Node {
             let full = segments[..=i].join(".");
             let last = i + 1 == segments.len();
             let Node::Branch { children, .. } = node else {
-                return Err(format!("{key}: {} already has a value", node.key()));
+                return Err(format!(
+                    "{}: {} already has a value",
+                    clip(key),
+                    clip(node.key())
+                ));
             };
             let pos = children.iter().position(|(name, _)| name == segment);
             match (pos, last) {
@@ -60,9 +73,10 @@ impl Node {
                     let prior = &children[p].1;
                     return Err(match prior {
                         Node::Leaf { line: l, .. } => {
-                            format!("{key} given twice (first at line {l})")
+                            format!("{} given twice (first at line {l})", clip(key))
                         }
                         Node::Branch { .. } => {
+                            let key = clip(key);
                             format!("{key} is a group of keys ({key}.*) and cannot have a value")
                         }
                     });
@@ -94,6 +108,16 @@ impl Node {
             }
         }
         Ok(())
+    }
+
+    /// Every key below this node (groups too) with the line that defined it.
+    pub(crate) fn lines(&self, out: &mut std::collections::HashMap<String, usize>) {
+        if let Node::Branch { children, .. } = self {
+            for (_, child) in children {
+                out.insert(child.key().to_string(), child.line());
+                child.lines(out);
+            }
+        }
     }
 
     /// Splits the root into the keys whose first segment is in `names` and the rest.
@@ -131,26 +155,54 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
             continue;
         }
         let Some((key, rest)) = trimmed.split_once('=') else {
-            return Err(err(format!("expected `key = value`, found {trimmed:?}")));
+            return Err(err(format!(
+                "expected `key = value`, found {:?}",
+                clip(trimmed)
+            )));
         };
         let key = key.trim();
         if !valid_key(key) {
             return Err(err(format!(
-                "bad key {key:?}: keys are letters, digits, `_` and `-`, joined by dots"
+                "bad key {:?}: keys are letters, digits, `_` and `-`, joined by dots",
+                clip(key)
             )));
         }
-        let value = parse_value(rest).map_err(|m| err(format!("{key}: {m}")))?;
+        let value = parse_value(rest).map_err(|m| err(format!("{}: {m}", clip(key))))?;
         root.insert(key, value, line).map_err(err)?;
     }
     Ok(root)
 }
 
+/// Reads a config file: a regular file (a FIFO or device is refused without blocking on it)
+/// of at most [`MAX_CONFIG_BYTES`].
+fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("cannot read: not a regular file".to_string());
+    }
+    let too_big = || format!("cannot read: larger than {MAX_CONFIG_BYTES} bytes (1 MiB)");
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_big());
+    }
+    // The size may change under us: never read more than the cap anyway.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    File::take(file, MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
 /// Reads and parses a config file; the error is `(line, message)`, line 0 for I/O.
 pub(crate) fn parse_file(path: &Path) -> Result<Node, SyntaxError> {
-    let bytes = std::fs::read(path).map_err(|e| SyntaxError {
-        line: 0,
-        message: format!("cannot read: {e}"),
-    })?;
+    let bytes = read_file(path).map_err(|message| SyntaxError { line: 0, message })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
             .iter()
@@ -196,7 +248,10 @@ fn parse_value(rest: &str) -> Result<String, String> {
                 '"' => {
                     let after = quoted[i + 1..].trim_start();
                     if !(after.is_empty() || after.starts_with('#')) {
-                        return Err(format!("unexpected text after the quoted value: {after:?}"));
+                        return Err(format!(
+                            "unexpected text after the quoted value: {:?}",
+                            clip(after)
+                        ));
                     }
                     return Ok(value);
                 }

@@ -33,8 +33,10 @@
 //! }
 //! ```
 
+mod guard;
 mod history;
 pub(crate) mod html;
+mod http;
 mod page;
 mod render;
 pub(crate) mod server;

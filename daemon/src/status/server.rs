@@ -1,23 +1,32 @@
-//! The HTTP side of the status endpoint: one thread, tiny_http, every peer checked against
-//! `allowdb`, every POST against `pwfile`; and a second thread that samples the charted
-//! figures every `status_sample` seconds.
+//! The HTTP side of the status endpoint: an accepting thread, a thread per connection (at
+//! most [`MAX_CONNECTIONS`]), every peer checked against `allowdb`, every POST against
+//! `pwfile` (rationed per address, one argon2 check at a time, never on a thread a GET
+//! waits for); and a thread that samples the charted figures every `status_sample` seconds.
+//! Refusals are logged as episodes per peer, not a line each.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use tiny_http::{Header, Method, Request, Response, Server};
+use log::Level;
 
+use super::guard::Ration;
 use super::history::{History, HISTORY_SECONDS};
+use super::http::{self, Request, Response};
 use super::page::{Card, Chart, Table};
 use super::render::{self, Snapshot};
 use super::{html, Figure, StatusSource};
 use crate::access::{AllowList, PasswordFile};
+use crate::episode::{Episode, Episodes};
 use crate::logging::RecentErrors;
 use crate::signals::Signal;
+
+/// Connections served at once; more are answered 503 at once.
+pub const MAX_CONNECTIONS: usize = 64;
 
 /// Who may connect and who may POST; replaced when the config is reloaded.
 #[derive(Debug, Clone)]
@@ -42,6 +51,17 @@ pub struct StatusShared {
     pub recent: Arc<RecentErrors>,
     pub access: Mutex<Access>,
     pub signals: Mutex<Sender<Signal>>,
+}
+
+/// What the serving threads share besides [`StatusShared`].
+struct Serving {
+    shared: Arc<StatusShared>,
+    ration: Mutex<Ration>,
+    /// Held during a password check: one argon2 at a time (each takes 19 MiB).
+    hashing: Mutex<()>,
+    refused: Mutex<Episodes<IpAddr>>,
+    busy: Mutex<Episode>,
+    active: AtomicUsize,
 }
 
 /// What every source says at one moment.
@@ -123,7 +143,7 @@ impl StatusShared {
 
 /// The running endpoint.
 pub struct StatusServer {
-    server: Arc<Server>,
+    stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     sampler: Option<(Sender<()>, JoinHandle<()>)>,
     addr: SocketAddr,
@@ -149,17 +169,15 @@ fn sample_loop(shared: &StatusShared, every: Duration, stop: std::sync::mpsc::Re
 
 impl StatusServer {
     /// Binds the listening socket (done before privileges are dropped).
-    pub fn bind(addr: SocketAddr) -> Result<Server, String> {
-        Server::http(addr).map_err(|e| format!("status_listen {addr}: {e}"))
+    pub fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
+        TcpListener::bind(addr).map_err(|e| format!("status_listen {addr}: {e}"))
     }
 
-    pub fn start(server: Server, shared: Arc<StatusShared>) -> std::io::Result<StatusServer> {
-        let addr = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| std::io::Error::other("status endpoint is not on an IP socket"))?;
-        let server = Arc::new(server);
-        let serving = Arc::clone(&server);
+    pub fn start(
+        listener: TcpListener,
+        shared: Arc<StatusShared>,
+    ) -> std::io::Result<StatusServer> {
+        let addr = listener.local_addr()?;
         let every = Duration::from_secs(
             shared
                 .history
@@ -172,15 +190,21 @@ impl StatusServer {
         let sampler = std::thread::Builder::new()
             .name("status-sample".into())
             .spawn(move || sample_loop(&sampling, every, stop_rx))?;
+        let serving = Arc::new(Serving {
+            shared,
+            ration: Mutex::new(Ration::default()),
+            hashing: Mutex::new(()),
+            refused: Mutex::new(Episodes::new("status: refused", 64)),
+            busy: Mutex::new(Episode::new("status: too many connections")),
+            active: AtomicUsize::new(0),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("status".into())
-            .spawn(move || {
-                for request in serving.incoming_requests() {
-                    handle(&shared, request);
-                }
-            })?;
+            .spawn(move || accept_loop(&listener, &serving, &stopping))?;
         Ok(StatusServer {
-            server,
+            stop,
             thread: Some(thread),
             sampler: Some((stop_tx, sampler)),
             addr,
@@ -192,7 +216,16 @@ impl StatusServer {
     }
 
     pub fn stop(mut self) {
-        self.server.unblock();
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accepting thread with a connection of our own.
+        let mut wake = self.addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(match wake.ip() {
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            });
+        }
+        let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -203,127 +236,193 @@ impl StatusServer {
     }
 }
 
-fn header(name: &str, value: &str) -> Option<Header> {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
-}
+/// Counts a connection while it is served.
+struct Slot(Arc<Serving>);
 
-fn respond(request: Request, status: u16, content_type: &str, body: String, extra: Option<Header>) {
-    let mut response = Response::from_string(body).with_status_code(status);
-    if let Some(h) = header("Content-Type", content_type) {
-        response.add_header(h);
-    }
-    if let Some(h) = extra {
-        response.add_header(h);
-    }
-    if let Err(e) = request.respond(response) {
-        log::debug!("status: could not answer: {e}");
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-fn text(request: Request, status: u16, body: &str) {
-    respond(
-        request,
-        status,
-        "text/plain; charset=utf-8",
-        format!("{body}\n"),
-        None,
-    );
+fn accept_loop(listener: &TcpListener, serving: &Arc<Serving>, stop: &AtomicBool) {
+    for stream in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                // Out of file descriptors, say: do not spin.
+                log::debug!("status: accept: {e}");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        if serving.active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            serving.active.fetch_sub(1, Ordering::SeqCst);
+            if let Ok(mut busy) = serving.busy.lock() {
+                busy.occurred(
+                    Level::Warn,
+                    &format_args!("{MAX_CONNECTIONS} served at once"),
+                );
+            }
+            // Not blocking the accepting thread: the short answer fits in the socket's
+            // buffer, and the drain after it ends at once.
+            let _ = stream.set_nonblocking(true);
+            http::respond(&mut stream, &Response::text(503, "busy, try again"), false);
+            continue;
+        }
+        if let Ok(mut busy) = serving.busy.lock() {
+            busy.resolved(&"connections taken again");
+        }
+        let slot = Slot(Arc::clone(serving));
+        let spawned = std::thread::Builder::new()
+            .name("status-conn".into())
+            .spawn(move || serve(&slot.0, stream));
+        if let Err(e) = spawned {
+            log::debug!("status: cannot start a connection thread: {e}");
+        }
+    }
 }
 
-fn handle(shared: &StatusShared, request: Request) {
-    let Some(peer) = request.remote_addr().map(|a| a.ip()) else {
-        return text(request, 403, "forbidden");
+fn serve(serving: &Serving, mut stream: TcpStream) {
+    let Ok(peer) = stream.peer_addr().map(|a| a.ip()) else {
+        return;
     };
+    let request = match http::read_request(&mut stream, peer) {
+        Ok(r) => r,
+        Err(refusal) => {
+            if let Some(response) = refusal.response() {
+                serving.refuse(peer, &refusal.describe());
+                http::respond(&mut stream, &response, false);
+            }
+            return;
+        }
+    };
+    let response = handle(serving, &request);
+    http::respond(&mut stream, &response, request.method == "HEAD");
+}
+
+impl Serving {
+    fn refuse(&self, peer: IpAddr, why: &dyn std::fmt::Display) {
+        if let Ok(mut refused) = self.refused.lock() {
+            refused.occurred(peer, Level::Warn, why);
+        }
+    }
+}
+
+fn handle(serving: &Serving, request: &Request) -> Response {
+    let shared = &serving.shared;
+    let peer = request.peer;
     let access = match shared.access.lock() {
         Ok(a) => a.clone(),
-        Err(_) => return text(request, 500, "internal error"),
+        Err(_) => return Response::text(500, "internal error"),
     };
     if !access.allow.allows(peer) {
-        log::warn!("status: refused {peer}: not allowed by allowdb");
-        return text(request, 403, &format!("forbidden: {peer} is not allowed"));
+        serving.refuse(peer, &"not allowed by allowdb");
+        return Response::text(403, &format!("forbidden: {peer} is not allowed"));
     }
-    let path = request.url().split('?').next().unwrap_or("").to_string();
-    match (request.method(), path.as_str()) {
-        (Method::Get | Method::Head, "/") => {
-            let body = html::html(&shared.snapshot());
-            respond(request, 200, "text/html; charset=utf-8", body, None)
-        }
-        (Method::Get | Method::Head, "/status.json") => {
-            let body = render::json(&shared.snapshot());
-            respond(request, 200, "application/json", body, None)
-        }
-        (Method::Get | Method::Head, "/metrics") => {
-            let body = render::prometheus(&shared.snapshot());
-            respond(
-                request,
-                200,
-                "text/plain; version=0.0.4; charset=utf-8",
-                body,
-                None,
-            )
-        }
-        (Method::Post, "/reload" | "/rotate") => {
-            let signal = if path == "/reload" {
-                Signal::Reload
-            } else {
-                Signal::Rotate
-            };
-            post(shared, &access, peer, request, signal)
-        }
-        (_, "/reload" | "/rotate") => respond(
-            request,
-            405,
-            "text/plain",
-            "use POST\n".into(),
-            header("Allow", "POST"),
+    let path = request.path();
+    let get = matches!(request.method.as_str(), "GET" | "HEAD");
+    match (get, request.method.as_str(), path) {
+        (true, _, "/") => Response::new(
+            200,
+            "text/html; charset=utf-8",
+            html::html(&shared.snapshot()),
         ),
-        (_, "/" | "/status.json" | "/metrics") => respond(
-            request,
-            405,
-            "text/plain",
-            "use GET\n".into(),
-            header("Allow", "GET, HEAD"),
+        (true, _, "/status.json") => {
+            Response::new(200, "application/json", render::json(&shared.snapshot()))
+        }
+        (true, _, "/metrics") => Response::new(
+            200,
+            "text/plain; version=0.0.4; charset=utf-8",
+            render::prometheus(&shared.snapshot()),
         ),
-        _ => text(request, 404, "not found"),
+        (_, "POST", "/reload") => post(serving, &access, request, Signal::Reload),
+        (_, "POST", "/rotate") => post(serving, &access, request, Signal::Rotate),
+        (_, _, "/reload" | "/rotate") => {
+            Response::text(405, "use POST").with("Allow", "POST".into())
+        }
+        (_, _, "/" | "/status.json" | "/metrics") => {
+            Response::text(405, "use GET").with("Allow", "GET, HEAD".into())
+        }
+        _ => Response::text(404, "not found"),
     }
 }
 
-fn post(
-    shared: &StatusShared,
-    access: &Access,
-    peer: std::net::IpAddr,
-    request: Request,
-    signal: Signal,
-) {
+/// Whether the request's credentials are a user's of `passwords`, rationed per address.
+fn authenticate(
+    serving: &Serving,
+    passwords: &PasswordFile,
+    request: &Request,
+) -> Result<String, Response> {
+    let peer = request.peer;
+    let unauthorized = || {
+        Response::text(401, "authentication required")
+            .with("WWW-Authenticate", "Basic realm=\"focuser\"".into())
+    };
+    let Some((user, password)) = basic_auth(request) else {
+        return Err(unauthorized());
+    };
+    let began = serving
+        .ration
+        .lock()
+        .map_err(|_| Response::text(500, "internal error"))?
+        .begin(peer, Instant::now());
+    if let Err(wait) = began {
+        serving.refuse(peer, &"password checks paused after repeated failures");
+        return Err(
+            Response::text(429, "too many failed attempts; try again later")
+                .with("Retry-After", wait.as_secs().max(1).to_string()),
+        );
+    }
+    let right = {
+        let _one_at_a_time = serving.hashing.lock();
+        passwords.verify(&user, &password)
+    };
+    let paused = serving
+        .ration
+        .lock()
+        .map(|mut r| r.end(peer, Instant::now(), right))
+        .unwrap_or(false);
+    if right {
+        return Ok(user);
+    }
+    serving.refuse(
+        peer,
+        &format_args!(
+            "wrong user or password for POST {}{}",
+            request.path(),
+            if paused {
+                "; its password checks pause for 60 s"
+            } else {
+                ""
+            }
+        ),
+    );
+    Err(unauthorized())
+}
+
+fn post(serving: &Serving, access: &Access, request: &Request, signal: Signal) -> Response {
     let Some(passwords) = &access.passwords else {
-        return text(request, 403, "POST needs a pwfile in the daemon's config");
+        return Response::text(403, "POST needs a pwfile in the daemon's config");
     };
-    let user = basic_auth(&request)
-        .and_then(|(user, password)| passwords.verify(&user, &password).then_some(user));
-    let Some(user) = user else {
-        log::warn!(
-            "status: {peer} failed to authenticate for POST {}",
-            request.url()
-        );
-        return respond(
-            request,
-            401,
-            "text/plain",
-            "authentication required\n".into(),
-            header("WWW-Authenticate", "Basic realm=\"focuser\""),
-        );
+    let user = match authenticate(serving, passwords, request) {
+        Ok(user) => user,
+        Err(response) => return response,
     };
-    let sent = shared
+    let sent = serving
+        .shared
         .signals
         .lock()
         .map(|tx| tx.send(signal).is_ok())
         .unwrap_or(false);
     if !sent {
-        return text(request, 503, "the daemon is stopping");
+        return Response::text(503, "the daemon is stopping");
     }
-    log::info!("status: {user}@{peer} asked for {signal:?}");
-    text(
-        request,
+    log::info!("status: {user}@{} asked for {signal:?}", request.peer);
+    Response::text(
         200,
         &format!(
             "{} requested",
@@ -338,14 +437,10 @@ fn post(
 
 /// `(user, password)` from an `Authorization: Basic …` header.
 fn basic_auth(request: &Request) -> Option<(String, String)> {
-    let value = request
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Authorization"))?
-        .value
-        .as_str()
-        .to_string();
-    let encoded = value.strip_prefix("Basic ")?.trim();
+    let encoded = request
+        .header("Authorization")?
+        .strip_prefix("Basic ")?
+        .trim();
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(encoded)
         .ok()?;

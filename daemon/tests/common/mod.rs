@@ -127,8 +127,9 @@ impl Testd {
         child
     }
 
+    /// Runs it to its end (a start that should fail, `--check-config`, `--daemon`).
     pub fn run(&self, args: &[&str]) -> Output {
-        self.command().args(args).output().unwrap()
+        output_within(self.command().args(args), Duration::from_secs(30))
     }
 
     pub fn log_text(&self) -> String {
@@ -155,6 +156,56 @@ impl Testd {
 
     pub fn signal(&self, signal: Signal) {
         kill(Pid::from_raw(self.pid()), signal).unwrap();
+    }
+}
+
+/// Runs `cmd` to its end and collects its output; one still going after `timeout` is killed
+/// and fails the test rather than hang it.
+pub fn output_within(cmd: &mut Command, timeout: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = wait_exit(&mut child, timeout);
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// A daemon a failed test left running (its pidfile still there) is killed, not orphaned;
+/// only if it is this test's testd (a pid a test wrote by hand may belong to anyone now).
+impl Drop for Testd {
+    fn drop(&mut self) {
+        let pid = std::fs::read_to_string(&self.pidfile)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok());
+        let Some(pid) = pid.filter(|p| *p > 1 && alive(*p)) else {
+            return;
+        };
+        let ours = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| {
+                c.split(|b| *b == 0)
+                    .any(|arg| arg == self.config.as_os_str().as_encoded_bytes())
+            })
+            .unwrap_or(false);
+        if ours {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
     }
 }
 
