@@ -11,6 +11,7 @@ pub mod checks;
 pub mod cli;
 mod commands;
 pub mod config;
+#[cfg(feature = "database")]
 pub mod db;
 pub mod episode;
 pub mod logging;

@@ -20,6 +20,7 @@ use anyhow::{anyhow, Context};
 use crate::checks::{self, load_access};
 use crate::cli::CommonArgs;
 use crate::config::{CommonConfig, Config, DaemonConfig};
+#[cfg(feature = "database")]
 use crate::db::Database;
 use crate::logging::{LogSettings, Logging};
 use crate::pidfile::{self, Pidfile};
@@ -108,6 +109,7 @@ pub struct Runtime<T: DaemonConfig> {
     signal_handle: signal_hook::iterator::Handle,
     stop: Arc<AtomicBool>,
     stopper: Stopper,
+    #[cfg(feature = "database")]
     database: Option<Database>,
     identity: Identity,
     /// The config and start-only files the daemon started with (see [`Started`]).
@@ -205,6 +207,7 @@ impl<T: DaemonConfig> Runtime<T> {
             }
         })?;
         let stop = Arc::clone(&stopper.stop);
+        #[cfg(feature = "database")]
         let database = common
             .database
             .as_deref()
@@ -215,6 +218,7 @@ impl<T: DaemonConfig> Runtime<T> {
         let recent = logging.recent();
         let sources: Vec<Arc<dyn StatusSource>> = vec![figures.clone()];
         let mut builtin: Vec<Arc<dyn StatusSource>> = Vec::new();
+        #[cfg(feature = "database")]
         if let Some(db) = &database {
             builtin.push(db.health());
         }
@@ -266,6 +270,7 @@ impl<T: DaemonConfig> Runtime<T> {
             signal_handle,
             stop,
             stopper,
+            #[cfg(feature = "database")]
             database,
             identity,
         })
@@ -305,6 +310,7 @@ impl<T: DaemonConfig> Runtime<T> {
     }
 
     /// The database of `database`/`DATABASE_URL`, with reconnection; `None` if not configured.
+    #[cfg(feature = "database")]
     pub fn database(&self) -> Option<&Database> {
         self.database.as_ref()
     }

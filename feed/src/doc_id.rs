@@ -5,7 +5,7 @@ use md5::{Digest, Md5};
 
 /// The 64-bit item id: the first 8 bytes, big-endian, of the MD5 of `vr:<res_id>:<keyword>`
 /// (`res_id` in decimal, the keyword's UTF-8 bytes) — the URL id's function
-/// (`focuser_schema::urls::url_id`) over a string no normalised URL can equal, since those
+/// (`focuser_formats::urls::url_id`) over a string no normalised URL can equal, since those
 /// start with `http`.
 pub fn item_id(res_id: u32, keyword: &str) -> u64 {
     let mut h = Md5::new();
@@ -29,7 +29,7 @@ mod tests {
 
     #[test]
     fn the_same_family_as_url_ids_and_fixed_values() {
-        use focuser_schema::urls::{doc_id, url_id};
+        use focuser_formats::urls::{doc_id, url_id};
         for (res, key) in [(7, "abc"), (0, ""), (u32::MAX, "编号1")] {
             let s = format!("vr:{res}:{key}");
             assert_eq!(item_id(res, key), url_id(&s));

@@ -12,54 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use curl::easy::Easy2;
 
-/// Why `ip` is not a public address (its kind, for the reason of a refusal), or `None` when it
-/// is one.
-pub fn non_public(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(a) => non_public_v4(a),
-        IpAddr::V6(a) => non_public_v6(a),
-    }
-}
-
-fn non_public_v4(a: Ipv4Addr) -> Option<&'static str> {
-    let o = a.octets();
-    Some(match o {
-        [0, ..] => "unspecified (0.0.0.0/8)",
-        [127, ..] => "loopback",
-        [10, ..] | [172, 16..=31, ..] | [192, 168, ..] => "private",
-        [169, 254, ..] => "link-local",
-        [100, 64..=127, ..] => "shared (carrier-grade NAT)",
-        [192, 0, 0, _] => "IETF protocol assignments",
-        [192, 0, 2, _] | [198, 51, 100, _] | [203, 0, 113, _] => "documentation",
-        [198, 18..=19, ..] => "benchmarking",
-        [224..=239, ..] => "multicast",
-        [240..=255, ..] => "reserved (or broadcast)",
-        _ => return None,
-    })
-}
-
-fn non_public_v6(a: Ipv6Addr) -> Option<&'static str> {
-    let s = a.segments();
-    let embedded = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
-    Some(match s {
-        [0, 0, 0, 0, 0, 0, 0, 0] => "unspecified",
-        [0, 0, 0, 0, 0, 0, 0, 1] => "loopback",
-        // IPv4-mapped and NAT64 addresses reach the IPv4 address they hold.
-        [0, 0, 0, 0, 0, 0xffff, hi, lo] | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => {
-            return non_public_v4(embedded(hi, lo))
-        }
-        // 6to4: its IPv4 address follows the prefix.
-        [0x2002, hi, lo, ..] => return non_public_v4(embedded(hi, lo)),
-        [0, 0, 0, 0, 0, 0, _, _] => "IPv4-compatible (deprecated)",
-        [0x100, 0, 0, 0, ..] => "discard-only",
-        [0x2001, 0xdb8, ..] => "documentation",
-        [x, ..] if x & 0xfe00 == 0xfc00 => "unique local (private)",
-        [x, ..] if x & 0xffc0 == 0xfe80 => "link-local",
-        [x, ..] if x & 0xffc0 == 0xfec0 => "site-local (private)",
-        [x, ..] if x & 0xff00 == 0xff00 => "multicast",
-        _ => return None,
-    })
-}
+pub use focuser_formats::urls::non_public;
 
 /// `Fetch.AllowPrivate`: the addresses that are fetched from although they are not public —
 /// addresses and networks (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`), or `*` for every one.

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 use diesel::mysql::MysqlConnection;
-use focuser_schema::formats::reflog::{self, HostPolicy};
+use focuser_formats::reflog::{self, HostPolicy};
+use focuser_formats::urls::MAX_URL_LENGTH;
 use focuser_schema::models::{NewPartnerDomain, PartnerDomain, YacobotNode};
-use focuser_schema::urls::MAX_URL_LENGTH;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::MasterConfig;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use focuser_daemon::{CommonConfig, DaemonConfig};
-use focuser_schema::formats::reflog::HostPolicy;
+use focuser_formats::reflog::HostPolicy;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -112,7 +112,7 @@ fn default_retention() -> i64 {
     36000
 }
 fn default_max_length() -> usize {
-    focuser_schema::urls::MAX_URL_LENGTH
+    focuser_formats::urls::MAX_URL_LENGTH
 }
 
 impl Default for CycleConfig {

@@ -13,8 +13,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use focuser_schema::formats::num;
-use focuser_schema::segment::crc;
+use focuser_formats::num;
+use focuser_formats::segment::crc;
 
 use crate::filter::Entry;
 

@@ -15,8 +15,8 @@ use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context};
-use focuser_schema::formats::queue::{QueueHeader, QueueWriter};
-use focuser_schema::fsutil;
+use focuser_formats::fsutil;
+use focuser_formats::queue::{QueueHeader, QueueWriter};
 
 use crate::bgwrite::BackgroundWriter;
 use crate::config::MasterConfig;

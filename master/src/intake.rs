@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use focuser_daemon::episode::Episode;
-use focuser_schema::fsutil;
+use focuser_formats::fsutil;
 
 use crate::cycle::Master;
 use crate::names;

@@ -16,7 +16,7 @@ use std::ops::{Range, RangeInclusive};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
-use focuser_schema::formats::queue::RecordFormat;
+use focuser_formats::queue::RecordFormat;
 
 use crate::bgwrite::BackgroundWriter;
 use crate::current_log::{self, Reader};

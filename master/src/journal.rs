@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use focuser_schema::fsutil;
+use focuser_formats::fsutil;
 
 use crate::route::Assignment;
 

@@ -11,7 +11,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
-use focuser_schema::formats::queue::{QueueWriter, RecordFormat};
+use focuser_formats::queue::{QueueWriter, RecordFormat};
 
 use crate::bgwrite::BackgroundWriter;
 use crate::ingest::prefetch;

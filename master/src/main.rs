@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context};
 use clap::{Parser, Subcommand};
 use focuser_daemon::{CommonArgs, CommonCommand, Config};
+use focuser_formats::stamp;
 use focuser_master::{admin, daemon, MasterConfig};
-use focuser_schema::formats::stamp;
 
 #[derive(Parser)]
 #[command(

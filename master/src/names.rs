@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use focuser_schema::formats::reflog;
+use focuser_formats::reflog;
 
 /// The longest name the master gives a file: NAME_MAX (255 bytes on every Linux file system)
 /// less the `.` and `.tmp` of its temporary.

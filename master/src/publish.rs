@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use focuser_schema::fsutil;
+use focuser_formats::fsutil;
 
 use crate::cycle::Master;
 use crate::journal::Journal;

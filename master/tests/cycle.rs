@@ -362,7 +362,7 @@ mod properties {
             prop_assert_eq!(sent + pending, total);
             // One node: its files in name order are the cycles in order.
             let mut last_tag: HashMap<u64, String> = HashMap::new();
-            for r in site.queue_files().values().flat_map(|t| focuser_schema::formats::queue::read(t.as_bytes()).unwrap().1) {
+            for r in site.queue_files().values().flat_map(|t| focuser_formats::queue::read(t.as_bytes()).unwrap().1) {
                 if let Some(previous) = last_tag.insert(r.id, r.updatetag.clone()) {
                     prop_assert_ne!(previous, r.updatetag, "URL {} forwarded twice in one window without a new updatetag", r.url);
                 }

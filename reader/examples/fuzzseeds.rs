@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
+use focuser_formats::segment::crc;
+use focuser_formats::segment::{
+    index_path, item_path, Item, Origin, Position, Status, SyncPolicy, Writer, WriterOptions,
+};
 use focuser_reader::wire::frame::encode_frame;
 use focuser_reader::wire::messages::{ErrorMsg, FileBegin, Hello, Mode, Welcome};
 use focuser_reader::wire::{Batch, FrameType, WireItem};
-use focuser_schema::segment::crc;
-use focuser_schema::segment::{
-    index_path, item_path, Item, Origin, Position, Status, SyncPolicy, Writer, WriterOptions,
-};
 
 fn item(n: u32) -> Item {
     Item {

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     list_segments, Item, Origin, SegmentIndex, Status, SyncPolicy, Writer, WriterOptions,
 };
 
@@ -35,7 +35,7 @@ pub fn item(n: u64, min: usize, max: usize) -> Item {
         doc_id: format!("{mix:016x}").into_bytes(),
         url: format!("http://site{}.example/doc/{n}", n % 50).into_bytes(),
         content,
-        time_ms: focuser_schema::segment::now_ms(),
+        time_ms: focuser_formats::segment::now_ms(),
         origin: Origin::default(),
     }
 }

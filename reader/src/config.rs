@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use focuser_daemon::{CommonConfig, DaemonConfig};
-use focuser_schema::segment::{Status, SyncPolicy, WriterOptions};
+use focuser_formats::segment::{Status, SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

@@ -2,11 +2,11 @@
 //! that must hold whatever the bytes: no panic, and whatever decodes re-encodes to the same
 //! bytes. The fuzz targets (fuzz/) and the ordinary tests (tests/decoders.rs) both call these.
 
-use focuser_schema::segment::record::{
+use focuser_formats::segment::record::{
     self, FileHeader, IndexEntry, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC,
     ITEM_MAGIC,
 };
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     crc, index_path, item_path, Cursor, Partition, Position, SegmentError,
 };
 

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use focuser_schema::fsutil;
-use focuser_schema::segment::crc;
-use focuser_schema::segment::{index_path, item_path, list_segments};
+use focuser_formats::fsutil;
+use focuser_formats::segment::crc;
+use focuser_formats::segment::{index_path, item_path, list_segments};
 
 use crate::config::SendFileConfig;
 use crate::sender::sleep_unless_stopped;

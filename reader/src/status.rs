@@ -34,17 +34,17 @@ pub struct SenderFigures {
 
 impl StatusSource for SenderFigures {
     fn figures(&self) -> Vec<Figure> {
-        let now = focuser_schema::segment::now_ms();
+        let now = focuser_formats::segment::now_ms();
         let mut f = vec![
             Figure::gauge(
                 "reader_store_bytes",
                 "bytes of the segment store",
-                focuser_schema::segment::store_bytes(&self.store).unwrap_or(0) as f64,
+                focuser_formats::segment::store_bytes(&self.store).unwrap_or(0) as f64,
             ),
             Figure::gauge(
                 "reader_store_segments",
                 "segments in the store",
-                focuser_schema::segment::list_segments(&self.store)
+                focuser_formats::segment::list_segments(&self.store)
                     .map(|v| v.len())
                     .unwrap_or(0) as f64,
             ),
@@ -162,7 +162,7 @@ impl StatusSource for SenderFigures {
     }
 
     fn cards(&self) -> Vec<Card> {
-        let now = focuser_schema::segment::now_ms();
+        let now = focuser_formats::segment::now_ms();
         let lags: Vec<Lag> = self.senders.iter().map(|s| self.lag_of(s)).collect();
         let connected = self
             .senders
@@ -205,7 +205,7 @@ impl StatusSource for SenderFigures {
                 .help("receivers whose position cannot be this store's: nothing is sent to them; see the log and docs/operations.md"),
             Card::number(
                 "store",
-                (focuser_schema::segment::store_bytes(&self.store).unwrap_or(0) as f64 / 1e5)
+                (focuser_formats::segment::store_bytes(&self.store).unwrap_or(0) as f64 / 1e5)
                     .round()
                     / 10.0,
             )
@@ -233,7 +233,7 @@ impl StatusSource for SenderFigures {
     }
 
     fn tables(&self) -> Vec<Table> {
-        let now = focuser_schema::segment::now_ms();
+        let now = focuser_formats::segment::now_ms();
         let mut receivers = Table::new(
             "receivers",
             "Receivers",
@@ -359,7 +359,7 @@ impl SenderFigures {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use focuser_schema::segment::{Partition, Status};
+    use focuser_formats::segment::{Partition, Status};
 
     use crate::sender::SenderSpec;
 

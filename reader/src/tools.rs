@@ -4,11 +4,11 @@ use std::fmt::Write as _;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
-use focuser_schema::segment::record::{
+use focuser_formats::segment::record::{
     self, FileHeader, RecordHeader, FILE_HEADER_LEN, INDEX_ENTRY_LEN, INDEX_MAGIC, ITEM_MAGIC,
     RECORD_HEADER_LEN,
 };
-use focuser_schema::segment::{list_segments, store_bytes, IndexEntry, Item, SegmentIndex};
+use focuser_formats::segment::{list_segments, store_bytes, IndexEntry, Item, SegmentIndex};
 
 use crate::config::ReaderConfig;
 use crate::sender::lag::lag;
@@ -110,7 +110,7 @@ fn dump_index(
 
 /// Every sender's position and lag, and the store's size, as a table.
 pub fn stat(cfg: &ReaderConfig, store: &Path, state_dir: &Path) -> anyhow::Result<String> {
-    let now = focuser_schema::segment::now_ms();
+    let now = focuser_formats::segment::now_ms();
     let mut out = String::new();
     let ids = list_segments(store).unwrap_or_default();
     let _ = writeln!(

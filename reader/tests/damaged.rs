@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use focuser_schema::segment::{item_path, SegmentIndex};
+use focuser_formats::segment::{item_path, SegmentIndex};
 
 #[test]
 fn a_sealed_segment_cut_short_is_reported_and_the_sender_ships_the_rest() {

@@ -8,14 +8,14 @@ mod common;
 use std::path::PathBuf;
 
 use common::*;
+use focuser_formats::segment::crc;
+use focuser_formats::segment::{index_path, item_path, Item, Origin, Position, Status};
 use focuser_reader::corpus::{
     check_frames, check_index, check_position, check_record, check_segment, segment_input,
 };
 use focuser_reader::wire::frame::encode_frame;
 use focuser_reader::wire::messages::{ErrorMsg, FileBegin, Hello, Mode, Welcome};
 use focuser_reader::wire::{Batch, FrameType, WireItem};
-use focuser_schema::segment::crc;
-use focuser_schema::segment::{index_path, item_path, Item, Origin, Position, Status};
 
 type Check = fn(&[u8]);
 

@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
+use focuser_formats::segment::{list_segments, read_position, Position};
 use focuser_reader::wire::frame::{encode_frame, read_frame_unchecked};
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::put_position;
 use focuser_reader::wire::{BatchRef, FrameType, Secret};
-use focuser_schema::segment::{list_segments, read_position, Position};
 
 /// The labels of the one sender of `sender_cf` to receiver port `port`.
 fn label(port: u16) -> String {

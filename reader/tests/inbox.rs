@@ -11,11 +11,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
+use focuser_formats::segment::crc;
 use focuser_reader::wire::frame::{encode_frame, Fields};
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::code;
 use focuser_reader::wire::{read_frame, ErrorMsg, FileBegin, Frame, FrameType, Mode, Secret};
-use focuser_schema::segment::crc;
 
 const NAME: &str = "m1-0000000042.q";
 const SIZE: usize = 300_000;

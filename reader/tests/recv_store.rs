@@ -12,12 +12,12 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use common::*;
+use focuser_formats::segment::{Item, Origin, Position, Status, SyncPolicy, WriterOptions};
 use focuser_reader::recv::RecvStore;
 use focuser_reader::wire::frame::{encode_frame, Fields};
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::{code, position, ErrorMsg};
 use focuser_reader::wire::{read_frame, Batch, FrameType, Mode, Secret, WireItem};
-use focuser_schema::segment::{Item, Origin, Position, Status, SyncPolicy, WriterOptions};
 use focuser_tests::tmpfs::Tmpfs;
 
 const STREAM: &str = "node1.Index.0";
@@ -253,7 +253,7 @@ fn a_store_cut_short_below_its_checkpoint_welcomes_from_what_it_holds() {
     // cut inside item 61 (as a restore from an older copy, or a disk's damage, would leave it).
     assert!(r.stop());
     let index = std::fs::read(store.join("index_0000000001.dat")).unwrap();
-    let e = focuser_schema::segment::IndexEntry::decode(&index[32 + 60 * 16..], 61).unwrap();
+    let e = focuser_formats::segment::IndexEntry::decode(&index[32 + 60 * 16..], 61).unwrap();
     let item = store.join("item_0000000001.dat");
     std::fs::File::options()
         .write(true)

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use focuser_formats::segment::{list_segments, write_position, Partition, Position};
 use focuser_reader::sender::{retention, SenderSpec, SenderState};
-use focuser_schema::segment::{list_segments, write_position, Partition, Position};
 
 fn sender(rig: &Rig, name: &str, partition: Partition, at: Option<Position>) -> Arc<SenderState> {
     let spec = SenderSpec {
@@ -72,7 +72,7 @@ fn no_segment_goes_while_a_sender_still_needs_it() {
 fn past_max_bytes_the_oldest_go_and_unsent_items_are_counted_as_lost() {
     let rig = Rig::new();
     rig.write(1000, &["--max-items", "200"]);
-    let total = focuser_schema::segment::store_bytes(&rig.store()).unwrap();
+    let total = focuser_formats::segment::store_bytes(&rig.store()).unwrap();
     let half0 = Partition { count: 2, index: 0 };
     let half1 = Partition { count: 2, index: 1 };
     let a = sender(
@@ -94,8 +94,8 @@ fn past_max_bytes_the_oldest_go_and_unsent_items_are_counted_as_lost() {
         }),
     );
     let seg_bytes = |id| {
-        let p = focuser_schema::segment::item_path(&rig.store(), id);
-        let x = focuser_schema::segment::index_path(&rig.store(), id);
+        let p = focuser_formats::segment::item_path(&rig.store(), id);
+        let x = focuser_formats::segment::index_path(&rig.store(), id);
         std::fs::metadata(p).unwrap().len() + std::fs::metadata(x).unwrap().len()
     };
     // Room for exactly segments 3 to 6.
@@ -116,11 +116,11 @@ fn the_daemon_past_max_bytes_logs_an_error_and_counts_the_lost_items_in_stat_and
     let rig = Rig::new();
     rig.write(1000, &["--max-items", "200"]); // segments 1..=5 sealed, 6 active and empty
     let seg_bytes = |id| {
-        let p = focuser_schema::segment::item_path(&rig.store(), id);
-        let x = focuser_schema::segment::index_path(&rig.store(), id);
+        let p = focuser_formats::segment::item_path(&rig.store(), id);
+        let x = focuser_formats::segment::index_path(&rig.store(), id);
         std::fs::metadata(p).unwrap().len() + std::fs::metadata(x).unwrap().len()
     };
-    let total = focuser_schema::segment::store_bytes(&rig.store()).unwrap();
+    let total = focuser_formats::segment::store_bytes(&rig.store()).unwrap();
     let room = total - seg_bytes(1) - seg_bytes(2);
     // The one receiver is down: nothing is ever acknowledged, and the store is too big.
     let r = free_port();

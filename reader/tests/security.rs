@@ -9,12 +9,12 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use common::*;
+use focuser_formats::segment::crc;
+use focuser_formats::segment::{Item, Origin, Position, Status};
 use focuser_reader::wire::frame::{encode_frame, put_string};
 use focuser_reader::wire::handshake::{self, ProtoError};
 use focuser_reader::wire::messages::code;
 use focuser_reader::wire::{read_frame, Batch, FileBegin, FrameType, Mode, Secret, WireItem};
-use focuser_schema::segment::crc;
-use focuser_schema::segment::{Item, Origin, Position, Status};
 
 fn connect(port: u16) -> TcpStream {
     let mut last = None;

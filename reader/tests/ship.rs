@@ -54,7 +54,7 @@ fn each_receiver_gets_exactly_its_partition_and_a_late_one_catches_up() {
         "retention to delete passed segments",
         Duration::from_secs(30),
         || {
-            focuser_schema::segment::list_segments(&rig.store())
+            focuser_formats::segment::list_segments(&rig.store())
                 .unwrap()
                 .len()
                 <= 2
@@ -76,7 +76,7 @@ fn each_receiver_gets_exactly_its_partition_and_a_late_one_catches_up() {
     }
 }
 
-fn segwriter_item(n: u64) -> focuser_schema::segment::Item {
+fn segwriter_item(n: u64) -> focuser_formats::segment::Item {
     // The same generator as examples/segwriter.rs (content and status only are compared).
     let mix = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (n >> 7);
     let size = 100 + (mix as usize % (2000 - 100 + 1));
@@ -89,11 +89,11 @@ fn segwriter_item(n: u64) -> focuser_schema::segment::Item {
         content.extend_from_slice(&x.to_le_bytes());
     }
     content.truncate(size);
-    focuser_schema::segment::Item {
+    focuser_formats::segment::Item {
         status: if n.is_multiple_of(10) {
-            focuser_schema::segment::Status::Delete
+            focuser_formats::segment::Status::Delete
         } else {
-            focuser_schema::segment::Status::Update
+            focuser_formats::segment::Status::Update
         },
         doc_id: format!("{mix:016x}").into_bytes(),
         url: Vec::new(),
@@ -130,7 +130,7 @@ fn a_damaged_position_file_is_reported_and_the_sender_starts_from_the_oldest() {
 fn dump_prints_items_as_json_lines_and_names_the_damage() {
     let rig = Rig::new();
     rig.write(20, &["--max-items", "100"]);
-    let file = focuser_schema::segment::item_path(&rig.store(), 1);
+    let file = focuser_formats::segment::item_path(&rig.store(), 1);
     let out = Command::new(env!("CARGO_BIN_EXE_reader"))
         .arg("dump")
         .arg(&file)
@@ -147,7 +147,7 @@ fn dump_prints_items_as_json_lines_and_names_the_damage() {
     assert_eq!(lines[0]["url"], "http://site1.example/doc/1");
     assert_eq!(lines[0]["item_idx"], 1);
     // Index files dump their entries.
-    let idx = focuser_schema::segment::index_path(&rig.store(), 1);
+    let idx = focuser_formats::segment::index_path(&rig.store(), 1);
     let out = Command::new(env!("CARGO_BIN_EXE_reader"))
         .arg("dump")
         .arg(&idx)
@@ -223,13 +223,13 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
     }
     // Sealed segments arrive as pairs, byte for byte; the active one does not.
     let seg_inbox = rig.root().join("r/inbox/segments-node1");
-    let ids = focuser_schema::segment::list_segments(&rig.store()).unwrap();
+    let ids = focuser_formats::segment::list_segments(&rig.store()).unwrap();
     let sealed = &ids[..ids.len() - 1];
     wait_until("the sealed segments", Duration::from_secs(30), || {
         names(&seg_inbox).len() == 2 * sealed.len()
     });
     for &id in sealed {
-        let p = focuser_schema::segment::item_path(&rig.store(), id);
+        let p = focuser_formats::segment::item_path(&rig.store(), id);
         let got = seg_inbox.join(p.file_name().unwrap());
         assert_eq!(std::fs::read(got).unwrap(), std::fs::read(&p).unwrap());
     }
@@ -288,11 +288,11 @@ fn metrics_show_positions_lag_and_receiver_counts_and_sigusr1_seals_the_receiver
     let j = get(s_port, "/status.json");
     assert!(j.contains("reader_sender_position_file"), "{j}");
     // SIGUSR1: the receiver seals its active segment and opens the next.
-    let before = focuser_schema::segment::list_segments(&got).unwrap();
+    let before = focuser_formats::segment::list_segments(&got).unwrap();
     let pid = nix::unistd::Pid::from_raw(recv.child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1).unwrap();
     wait_until("a new segment", Duration::from_secs(10), || {
-        focuser_schema::segment::list_segments(&got).unwrap().len() == before.len() + 1
+        focuser_formats::segment::list_segments(&got).unwrap().len() == before.len() + 1
     });
     assert!(sender.stop());
     assert!(recv.stop());
@@ -334,7 +334,7 @@ fn a_receiver_down_for_a_while_catches_up_while_the_others_keep_receiving() {
     assert_eq!(ns(&recv_b), expected(600, 2, 1));
     // Retention keeps every segment b still needs (it has not had segment 4 yet).
     std::thread::sleep(Duration::from_millis(1500));
-    let ids = focuser_schema::segment::list_segments(&rig.store()).unwrap();
+    let ids = focuser_formats::segment::list_segments(&rig.store()).unwrap();
     assert!(ids.first().is_some_and(|&f| f <= 4), "{ids:?}");
     // Back up: b gets exactly what it missed, and nobody gets anything twice.
     let _rb = Proc::start(&["-c", b_cf.to_str().unwrap(), "--recv"]);
@@ -367,7 +367,7 @@ fn a_group_gets_only_the_statuses_it_wants_and_its_position_moves_past_the_other
     });
     assert!(items(&got)
         .iter()
-        .all(|s| s.item.status == focuser_schema::segment::Status::Update));
+        .all(|s| s.item.status == focuser_formats::segment::Status::Update));
     assert!(sender.stop());
     let out = Command::new(env!("CARGO_BIN_EXE_reader"))
         .args(["-c", s_cf.to_str().unwrap(), "stat"])
@@ -392,8 +392,8 @@ fn a_record_damaged_on_the_senders_disk_is_skipped_and_the_others_arrive_once() 
         let rig = Rig::new();
         rig.write(400, &[]);
         let store = rig.store();
-        let first = focuser_schema::segment::list_segments(&store).unwrap()[0];
-        let seg = focuser_schema::segment::SegmentIndex::open(&store, first)
+        let first = focuser_formats::segment::list_segments(&store).unwrap()[0];
+        let seg = focuser_formats::segment::SegmentIndex::open(&store, first)
             .unwrap()
             .unwrap();
         let at = seg.header(150).unwrap();
@@ -408,7 +408,7 @@ fn a_record_damaged_on_the_senders_disk_is_skipped_and_the_others_arrive_once() 
                 .unwrap()
         };
         let middle = at.offset
-            + (focuser_schema::segment::record::RECORD_HEADER_LEN as u64)
+            + (focuser_formats::segment::record::RECORD_HEADER_LEN as u64)
             + u64::from(h.doc_id_len)
             + u64::from(h.url_len)
             + u64::from(h.content_len) / 2;
@@ -417,7 +417,7 @@ fn a_record_damaged_on_the_senders_disk_is_skipped_and_the_others_arrive_once() 
             let f = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
-                .open(focuser_schema::segment::item_path(&store, first))
+                .open(focuser_formats::segment::item_path(&store, first))
                 .unwrap();
             let mut b = [0u8; 1];
             f.read_exact_at(&mut b, middle).unwrap();

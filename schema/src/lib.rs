@@ -1,4 +1,4 @@
-//! `focuser-schema`: everything two focuser daemons must agree on.
+//! `focuser-schema`: the database every focuser daemon shares.
 //!
 //! * [`schema`]: the Diesel table definitions, generated from the migrations by
 //!   `diesel print-schema` (never edited by hand; CI checks they match).
@@ -6,21 +6,15 @@
 //!   (an insert), `FooChanges` (an update), and `impl Foo { fn …(conn) }` for the queries.
 //!   Model functions take `&mut MysqlConnection` so callers can group them in one transaction.
 //! * [`db`]: the connection pool and the embedded migrations.
-//! * [`urls`]: URL normalisation, the 64-bit URL id, the routing domain ([`md5_lanes`]: the
-//!   ids of many URLs at once).
-//! * [`formats`]: reflog lines and queue files; [`segment`]: item/index segments and position
-//!   files; [`fsutil`]: publishing files atomically.
+//!
+//! The files the daemons hand each other (reflogs, queue files, segments, URL identity) are
+//! `focuser-formats`, which needs no database.
 //!
 //! Times in the database are UTC `DATETIME`s; every connection runs with `time_zone = '+00:00'`.
 
 pub mod db;
-pub mod formats;
-pub mod fsutil;
-pub mod md5_lanes;
 pub mod models;
 #[rustfmt::skip]
 pub mod schema;
-pub mod segment;
-pub mod urls;
 
 pub use db::{migrate, pool, DbError, Pool, PooledConn, MIGRATIONS};

@@ -181,7 +181,7 @@ fn owner(plan: &Plan, domain: &str) -> u32 {
 }
 
 fn segment_count(plan: &Plan, node: usize) -> usize {
-    focuser_schema::segment::list_segments(&pipeline::daemons::segments(plan, node))
+    focuser_formats::segment::list_segments(&pipeline::daemons::segments(plan, node))
         .unwrap()
         .len()
 }

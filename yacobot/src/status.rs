@@ -162,7 +162,7 @@ impl Stats {
 
     fn archive_bytes(&self) -> Option<u64> {
         let dir = self.archive_dir.lock().ok()?.clone()?;
-        focuser_schema::segment::store_bytes(&dir).ok()
+        focuser_formats::segment::store_bytes(&dir).ok()
     }
 }
 

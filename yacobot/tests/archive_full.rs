@@ -7,8 +7,8 @@
 mod common;
 
 use common::{due_url, number, url_row, Site};
-use focuser_schema::segment::SegmentIndex;
-use focuser_schema::urls;
+use focuser_formats::segment::SegmentIndex;
+use focuser_formats::urls;
 use focuser_tests::tmpfs::Tmpfs;
 use focuser_tests::TestDb;
 

@@ -5,9 +5,9 @@
 mod common;
 
 use common::{crawl_together, due_url, number, sql, url_row, Site};
+use focuser_formats::segment::Status;
+use focuser_formats::urls;
 use focuser_schema::models::FetchState;
-use focuser_schema::segment::Status;
-use focuser_schema::urls;
 use focuser_tests::TestDb;
 
 const CRAWL_ONLY: &str = "Loader.Enable = 0\nQargfilter.Enable = 0\n";

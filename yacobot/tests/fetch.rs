@@ -13,9 +13,9 @@ use common::{
     crawl_together, due_url, free_port, metric, metric_with, number, record, url_row, wait_for,
     ArchivedItem, Site,
 };
+use focuser_formats::segment::Status;
+use focuser_formats::urls;
 use focuser_schema::models::FetchState;
-use focuser_schema::segment::Status;
-use focuser_schema::urls;
 use focuser_tests::web::{by_host, page_body, Behaviour, WebServer};
 use focuser_tests::TestDb;
 

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{number, queue_bytes, record, sql, url_row, Site};
+use focuser_formats::urls;
 use focuser_schema::models::{NewPathArgName, PathArgName};
-use focuser_schema::urls;
 use focuser_tests::TestDb;
 
 const NO_CRAWL: &str = "Crawl.Enable = 0\nQargfilter.Enable = 0\n";

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{record, url_row, Site};
+use focuser_formats::urls;
 use focuser_schema::models::{NewPathArgName, NewQueryArg, PathArgName};
-use focuser_schema::urls;
 use focuser_tests::TestDb;
 
 #[test]

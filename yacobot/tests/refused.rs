@@ -10,9 +10,9 @@ mod common;
 use std::io::Write;
 
 use common::{free_port, metric_with, number, record, sql, url_row, wait_for, Site};
-use focuser_schema::formats::queue::QueueRecord;
+use focuser_formats::queue::QueueRecord;
+use focuser_formats::urls;
 use focuser_schema::models::FetchState;
-use focuser_schema::urls;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 

@@ -13,7 +13,7 @@ use common::feeds::{
     serve_sitemap, site, store, It,
 };
 use common::{number, sql, wait_for, Site};
-use focuser_schema::segment::Status;
+use focuser_formats::segment::Status;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 

@@ -10,8 +10,8 @@ use common::feeds::{
 };
 use common::number;
 use focuser_feed::doc_id::item_doc_id;
+use focuser_formats::segment::Status;
 use focuser_schema::models::{ProcessTimestamp, ResourceStatus, VrData, VrUpdateInfo};
-use focuser_schema::segment::Status;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 

@@ -16,10 +16,10 @@ use std::time::Instant;
 use anyhow::{anyhow, Context};
 use clap::Parser;
 use diesel::connection::SimpleConnection;
+use focuser_formats::stamp;
+use focuser_formats::urls;
 use focuser_master::current_log;
 use focuser_master::filter::Entry;
-use focuser_schema::formats::stamp;
-use focuser_schema::urls;
 
 #[derive(Parser)]
 struct Args {
@@ -374,9 +374,8 @@ fn main() -> anyhow::Result<()> {
     let mut master_urls = HashSet::new();
     for node in std::fs::read_dir(work.join("master/queue"))? {
         for f in std::fs::read_dir(node?.path())? {
-            let (_, records) =
-                focuser_schema::formats::queue::read(BufReader::new(File::open(f?.path())?))
-                    .map_err(|e| anyhow!("{e}"))?;
+            let (_, records) = focuser_formats::queue::read(BufReader::new(File::open(f?.path())?))
+                .map_err(|e| anyhow!("{e}"))?;
             master_forwarded += records.len() as u64;
             master_urls.extend(records.into_iter().map(|r| r.url));
         }

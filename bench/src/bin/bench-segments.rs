@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 use focuser_daemon::access::AllowList;
+use focuser_formats::segment::{ItemRef, Origin, Partition, Status, Writer, WriterOptions};
 use focuser_reader::config::SendConfig;
 use focuser_reader::recv::{self, RecvShared, RecvStore};
 use focuser_reader::sender::{self, SendCtx, SenderSpec, SenderState};
@@ -20,7 +21,6 @@ use focuser_reader::wire::frame::read_frame_unchecked;
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::put_position;
 use focuser_reader::wire::{write_frame, BatchRef, FrameType, Secret};
-use focuser_schema::segment::{ItemRef, Origin, Partition, Status, Writer, WriterOptions};
 
 #[derive(Parser)]
 struct Args {
@@ -217,7 +217,7 @@ impl Items {
             doc_id: &self.doc_id,
             url: &self.url,
             content: &self.pool[off..off + size],
-            time_ms: focuser_schema::segment::now_ms(),
+            time_ms: focuser_formats::segment::now_ms(),
             origin: Origin::default(),
         }
     }
@@ -240,7 +240,7 @@ fn write_store(store: &Path, bytes: u64) -> anyhow::Result<(u64, u64, f64)> {
     w.rotate()?;
     w.close()?;
     let s = t.elapsed().as_secs_f64();
-    Ok((items, focuser_schema::segment::store_bytes(store)?, s))
+    Ok((items, focuser_formats::segment::store_bytes(store)?, s))
 }
 
 /// (b) and (c): a sender over the whole store to one receiver; seconds until all are acked.

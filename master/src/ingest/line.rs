@@ -5,8 +5,8 @@
 //! predecessor's second). Anything unusual goes to `reflog::parse_line`, which then names the
 //! reason.
 
-use focuser_schema::formats::reflog::{self, ReflogLine, Reject};
-use focuser_schema::formats::stamp;
+use focuser_formats::reflog::{self, ReflogLine, Reject};
+use focuser_formats::stamp;
 
 use super::scan;
 

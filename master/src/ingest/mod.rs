@@ -33,7 +33,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
-use focuser_schema::formats::reflog::HostPolicy;
+use focuser_formats::reflog::HostPolicy;
 use nix::errno::Errno;
 use rustc_hash::FxHashMap;
 
@@ -449,7 +449,7 @@ mod tests {
             while let Some(a) = m.next_agg() {
                 let domain = ing.domains.names[a.domain as usize].clone();
                 // Ids are computed a batch at a time: each must still be its own URL's.
-                assert_eq!(a.id, focuser_schema::urls::url_id(a.url), "{}", a.url);
+                assert_eq!(a.id, focuser_formats::urls::url_id(a.url), "{}", a.url);
                 seen.push((
                     a.id,
                     a.ts,
@@ -512,7 +512,7 @@ mod tests {
             (2, 906, 301)
         );
         let u = seen.iter().find(|s| s.4 == "http://a.ru/u").unwrap();
-        let t30 = focuser_schema::formats::stamp::parse(b"20231114221330", 0).unwrap();
+        let t30 = focuser_formats::stamp::parse(b"20231114221330", 0).unwrap();
         assert_eq!(
             (u.1, u.2, u.3.as_str(), u.5.as_str()),
             (t30, 5, "z", "a.ru")

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use focuser_schema::formats::reflog::{self, Reject};
+use focuser_formats::reflog::{self, Reject};
 
 use super::MAX_LINE;
 use crate::{names, scratch};
@@ -128,7 +128,7 @@ pub fn assemble(
             }
             // Segments are in input order: an input's rejects come together, once.
             let final_path = names[file].clone();
-            let tmp = focuser_schema::fsutil::temp_path(&final_path);
+            let tmp = focuser_formats::fsutil::temp_path(&final_path);
             if let Some(dir) = tmp.parent() {
                 std::fs::create_dir_all(dir)?;
             }

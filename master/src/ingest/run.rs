@@ -8,7 +8,7 @@
 
 use std::ops::RangeInclusive;
 
-use focuser_schema::{md5_lanes, urls};
+use focuser_formats::{md5_lanes, urls};
 use rustc_hash::FxHashMap;
 
 use super::table::prefetch;

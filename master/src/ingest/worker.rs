@@ -7,8 +7,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use focuser_schema::formats::reflog::{self, Reject};
-use focuser_schema::urls::{self, NormalForm};
+use focuser_formats::reflog::{self, Reject};
+use focuser_formats::urls::{self, NormalForm};
 
 use super::exchange::{self, Mailbox, Posted};
 use super::line::Parser;

@@ -6,17 +6,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use diesel::RunQueryDsl;
+use focuser_formats::queue::{self, QueueRecord};
 use focuser_master::cycle::{CycleStats, DomainStore, Master};
 use focuser_master::route::{Assignment, DomainMap};
 use focuser_master::store::ConnStore;
 use focuser_master::MasterConfig;
-use focuser_schema::formats::queue::{self, QueueRecord};
 use focuser_tests::TestDb;
 
 pub const T0: i64 = 1_700_000_000;
 
 pub fn stamp(secs: i64) -> String {
-    focuser_schema::formats::stamp::format(secs)
+    focuser_formats::stamp::format(secs)
 }
 
 /// A reflog line.

@@ -10,8 +10,8 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use focuser_schema::fsutil;
-use focuser_schema::segment::crc;
+use focuser_formats::fsutil;
+use focuser_formats::segment::crc;
 
 use super::admit::{Refusal, RefusedError};
 use super::{add, RecvShared};

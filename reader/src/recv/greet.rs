@@ -6,7 +6,7 @@ use std::io::BufReader;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::Position;
+use focuser_formats::segment::Position;
 
 use super::admit::{frame_class, Refusal, RefusedError};
 use super::{files, lock, RecvShared};

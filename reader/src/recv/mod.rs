@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use focuser_daemon::access::AllowList;
 use focuser_daemon::episode::Episodes;
-use focuser_schema::segment::Position;
+use focuser_formats::segment::Position;
 
 use crate::wire::frame::{encode_frame, read_frame_unchecked};
 use crate::wire::handshake::{self, Accepted};

@@ -99,7 +99,7 @@ impl StatusSource for RecvShared {
                 .help("not in allowdb, too many, handshake too slow, wrong secret, bad frames, names or files: see the log and reader_recv_refused_total"),
         ];
         if let Ok(store) = self.store.lock() {
-            let bytes = focuser_schema::segment::store_bytes(store.dir()).unwrap_or(0);
+            let bytes = focuser_formats::segment::store_bytes(store.dir()).unwrap_or(0);
             cards.push(Card::number("store", (bytes as f64 / 1e5).round() / 10.0).unit("MB"));
         }
         cards

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use focuser_daemon::episode::Episode;
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     list_segments, ItemRef, Origin, Position, Recovery, SegmentError, Writer, WriterOptions,
 };
 

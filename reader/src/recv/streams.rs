@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use focuser_schema::fsutil;
-use focuser_schema::segment::{crc, Cursor, Position};
+use focuser_formats::fsutil;
+use focuser_formats::segment::{crc, Cursor, Position};
 
 use super::store::StoreError;
 

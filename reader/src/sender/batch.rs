@@ -14,8 +14,8 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 
-use focuser_schema::segment::record::RecordHeader;
-use focuser_schema::segment::{crc, Cursor, Position, SegmentError, Status, Take};
+use focuser_formats::segment::record::RecordHeader;
+use focuser_formats::segment::{crc, Cursor, Position, SegmentError, Status, Take};
 
 use super::session::{fail, SessionError};
 use super::{SendCtx, SenderState};

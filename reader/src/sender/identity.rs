@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use focuser_schema::segment::{list_segments, Position, SegmentError, SegmentIndex};
+use focuser_formats::segment::{list_segments, Position, SegmentError, SegmentIndex};
 
 /// Why `next` (the next item to read) cannot be a position of the store in `dir`, if it
 /// cannot. Positions in segments already deleted, or that cannot be read, are given the
@@ -75,7 +75,7 @@ pub fn trusted(dir: &Path, saved: Position) -> Position {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use focuser_schema::segment::{Item, Origin, Status, Writer, WriterOptions};
+    use focuser_formats::segment::{Item, Origin, Status, Writer, WriterOptions};
 
     fn at(file_id: u64, item_idx: u32) -> Position {
         Position { file_id, item_idx }
@@ -129,7 +129,7 @@ mod tests {
         let why = impossible(dir.path(), at(9, 1)).unwrap().unwrap();
         assert!(why.contains("beyond the store's end (3:3)"), "{why}");
         // A deleted segment's positions are the past, not an impossibility.
-        focuser_schema::segment::delete_segment(dir.path(), 1).unwrap();
+        focuser_formats::segment::delete_segment(dir.path(), 1).unwrap();
         assert_eq!(impossible(dir.path(), at(1, 9)).unwrap(), None);
         // An empty or missing store holds nothing anyone can be past.
         let empty = dir.path().join("none");

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use focuser_schema::segment::{list_segments, Partition, Position, SegmentError, SegmentIndex};
+use focuser_formats::segment::{list_segments, Partition, Position, SegmentError, SegmentIndex};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Lag {

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use focuser_daemon::episode::Episode;
-use focuser_schema::segment::{read_position, Partition, Position, PositionError, Status};
+use focuser_formats::segment::{read_position, Partition, Position, PositionError, Status};
 
 use crate::config::{ReaderConfig, SendConfig};
 use crate::wire::Secret;
@@ -99,7 +99,7 @@ impl SenderSpec {
     }
 
     pub fn save_lost(&self, n: u64) -> std::io::Result<()> {
-        focuser_schema::fsutil::write_atomically(&self.lost_file, |w| writeln!(w, "{n}"))
+        focuser_formats::fsutil::write_atomically(&self.lost_file, |w| writeln!(w, "{n}"))
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     delete_segment, list_segments, store_bytes, SegmentError, SegmentIndex,
 };
 

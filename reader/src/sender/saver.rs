@@ -11,7 +11,7 @@ use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
 
-use focuser_schema::segment::{write_position, Position};
+use focuser_formats::segment::{write_position, Position};
 
 use super::SenderState;
 
@@ -96,7 +96,7 @@ impl Drop for Saver<'_> {
 mod tests {
     use super::*;
     use crate::sender::SenderSpec;
-    use focuser_schema::segment::{read_position, Partition, Status};
+    use focuser_formats::segment::{read_position, Partition, Status};
 
     fn state(position_file: std::path::PathBuf) -> SenderState {
         SenderState::new(SenderSpec {

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{Cursor, Position};
+use focuser_formats::segment::{Cursor, Position};
 
 use super::batch::Batcher;
 use super::identity;

@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 
-use focuser_schema::segment::crc;
+use focuser_formats::segment::crc;
 
 pub const FRAME_HEADER_LEN: usize = 9;
 

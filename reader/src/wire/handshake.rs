@@ -2,7 +2,7 @@
 
 use std::io::{Read, Write};
 
-use focuser_schema::segment::Position;
+use focuser_formats::segment::Position;
 
 use super::auth::{new_nonce, same_mac, Secret};
 use super::frame::Fields;

@@ -1,8 +1,8 @@
 //! The payloads of each frame type, typed.
 
-use focuser_schema::segment::crc;
-use focuser_schema::segment::record::{RecordHeader, RECORD_HEADER_LEN};
-use focuser_schema::segment::{Item, ItemRef, Origin, Position, Status};
+use focuser_formats::segment::crc;
+use focuser_formats::segment::record::{RecordHeader, RECORD_HEADER_LEN};
+use focuser_formats::segment::{Item, ItemRef, Origin, Position, Status};
 
 use super::frame::{put_string, Fields, FrameError, FrameType, Unchecked};
 
@@ -300,7 +300,7 @@ impl<'a> BatchRef<'a> {
             let body_at = at + WIRE_ITEM_FIXED;
             crc = crc::append(crc, &b[at..body_at]);
             let body = crc::crc32c(&b[body_at..body_at + n]);
-            crc = focuser_schema::segment::crc::combine(crc, body, n as u64);
+            crc = focuser_formats::segment::crc::combine(crc, body, n as u64);
             body_crcs.push(body);
             at = body_at + n;
         }
@@ -625,7 +625,7 @@ mod tests {
         };
         let mut payload = batch_fixed(upto, items.len() as u32).to_vec();
         for (idx, it) in items {
-            focuser_schema::segment::record::encode_record(&it.as_ref(), 3, *idx, &mut payload);
+            focuser_formats::segment::record::encode_record(&it.as_ref(), 3, *idx, &mut payload);
         }
         let head = Unchecked {
             kind: FrameType::Records as u8,

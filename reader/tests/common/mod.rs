@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{doc_hash, Cursor, Position, StoredItem};
+use focuser_formats::segment::{doc_hash, Cursor, Position, StoredItem};
 
 pub const SECRET: &str = "a-shared-secret-of-enough-length";
 

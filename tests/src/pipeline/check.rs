@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use focuser_schema::segment::Status;
-use focuser_schema::urls;
+use focuser_formats::segment::Status;
+use focuser_formats::urls;
 
 use super::db;
 use super::observe::{self, Received};

@@ -7,8 +7,8 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 
-use focuser_schema::formats::queue::{self, QueueRecord};
-use focuser_schema::segment::{doc_hash, Cursor, Position, Status};
+use focuser_formats::queue::{self, QueueRecord};
+use focuser_formats::segment::{doc_hash, Cursor, Position, Status};
 use serde_json::Value;
 
 use super::daemons::{self, incoming_dir, Instance};

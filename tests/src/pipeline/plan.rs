@@ -93,7 +93,7 @@ impl Ports {
 impl Plan {
     pub fn save(&self) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        focuser_schema::fsutil::write_atomically(&self.dir.join(PLAN_FILE), |w| {
+        focuser_formats::fsutil::write_atomically(&self.dir.join(PLAN_FILE), |w| {
             use std::io::Write;
             w.write_all(text.as_bytes())
         })

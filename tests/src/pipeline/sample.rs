@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use focuser_schema::urls::{self, NormalUrl};
+use focuser_formats::urls::{self, NormalUrl};
 
 use super::plan::Plan;
 use crate::web::{Behaviour, WebServer};

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use focuser_daemon::{CommonConfig, DaemonConfig};
-use focuser_schema::segment::{SyncPolicy, WriterOptions};
+use focuser_formats::segment::{SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
 
 mod fetch;

@@ -9,10 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     ItemRef, Origin, Position, SegmentError, SegmentIndex, Status, Writer, WriterOptions,
 };
-use focuser_schema::urls;
+use focuser_formats::urls;
 
 pub struct Archive {
     dir: PathBuf,
@@ -66,7 +66,7 @@ impl Archive {
             doc_id: doc_id.as_bytes(),
             url: url.as_bytes(),
             content,
-            time_ms: focuser_schema::segment::now_ms(),
+            time_ms: focuser_formats::segment::now_ms(),
             origin: Origin::default(),
         });
         self.note(put)

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
+use focuser_formats::segment::Position;
 use focuser_schema::models::{FetchState, Url, UrlChanges};
-use focuser_schema::segment::Position;
 use md5::{Digest, Md5};
 
 use super::bookkeeping::{adapt_steady, next_indexed, retry_at};
@@ -97,7 +97,7 @@ pub fn fetched(
             ..indexed(env, steady)
         },
         md5: Some(md5),
-        doc_id: Some(focuser_schema::urls::doc_id(u.id)),
+        doc_id: Some(focuser_formats::urls::doc_id(u.id)),
         error: None,
     }
 }
@@ -114,7 +114,7 @@ pub fn from_archive(u: &Url, pos: Position, env: &Env<'_>) -> Booking {
             ..indexed(env, u.steady_level)
         },
         md5: None,
-        doc_id: Some(focuser_schema::urls::doc_id(u.id)),
+        doc_id: Some(focuser_formats::urls::doc_id(u.id)),
         error: None,
     }
 }

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context;
 use chrono::TimeDelta;
 use focuser_daemon::Config;
+use focuser_formats::segment::Status;
 use focuser_schema::models::Url;
-use focuser_schema::segment::Status;
 
 use archive::Archive;
 use book::{Booking, Env};

@@ -8,7 +8,7 @@ use diesel::mysql::MysqlConnection;
 use diesel::result::Error as DieselError;
 use diesel::{Connection, QueryResult};
 use focuser_daemon::db::DbError;
-use focuser_schema::formats::queue::{QueueError, QueueRecord};
+use focuser_formats::queue::{QueueError, QueueRecord};
 use focuser_schema::models::{LoadRow, NewQueueApplied, QueueApplied, Url};
 
 use super::check::{self, Expect};

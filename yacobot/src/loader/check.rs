@@ -1,12 +1,12 @@
-//! What makes a queue file bad besides its syntax (which `focuser_schema::formats::queue`
+//! What makes a queue file bad besides its syntax (which `focuser_formats::queue`
 //! checks): a header for another master or node, a record whose URL is not what the master
 //! writes or whose id is not that URL's.
 
 use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
 
-use focuser_schema::formats::queue::{QueueError, QueueHeader, QueueReader, QueueRecord};
-use focuser_schema::urls::{self, MAX_URL_LENGTH};
+use focuser_formats::queue::{QueueError, QueueHeader, QueueReader, QueueRecord};
+use focuser_formats::urls::{self, MAX_URL_LENGTH};
 
 /// Longest routing domain (a DNS name).
 const MAX_DOMAIN: usize = 253;
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn damaged_files_are_refused_or_read_never_a_panic() {
-        use focuser_schema::formats::queue::{QueueHeader, QueueWriter};
+        use focuser_formats::queue::{QueueHeader, QueueWriter};
         let header = QueueHeader {
             master: "m1".into(),
             cycle: 1,

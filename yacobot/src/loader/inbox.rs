@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use focuser_schema::fsutil;
+use focuser_formats::fsutil;
 
 /// The queue files ready in `dir`, in name order. Names starting with `.` are being written
 /// (published by rename later) and are left alone, as are directories (`bad/`, `done/`). A

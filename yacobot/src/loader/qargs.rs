@@ -8,9 +8,9 @@ use std::borrow::Cow;
 use chrono::{DateTime, NaiveDateTime};
 use diesel::mysql::MysqlConnection;
 use diesel::QueryResult;
-use focuser_schema::formats::queue::QueueRecord;
+use focuser_formats::queue::QueueRecord;
+use focuser_formats::urls;
 use focuser_schema::models::{LoadRow, PathArgName};
-use focuser_schema::urls;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// `path_arg_name.name` holds this many bytes; a longer name is kept without a rule.

@@ -10,11 +10,11 @@ use focuser_feed::detail::{Counts, FetchDetail};
 use focuser_feed::diff::{self, Current, Plan, Previous, Valve};
 use focuser_feed::doc_id::item_doc_id;
 use focuser_feed::items::md5_hex;
+use focuser_formats::segment::Status;
 use focuser_schema::models::{
     ItemWrite, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus, RunWrite, VrData,
     VrResource,
 };
-use focuser_schema::segment::Status;
 
 use super::digests::Entry;
 use super::known::Stored;

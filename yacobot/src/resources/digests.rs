@@ -15,8 +15,8 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDateTime};
 use focuser_feed::hex;
-use focuser_schema::fsutil;
-use focuser_schema::segment::crc;
+use focuser_formats::fsutil;
+use focuser_formats::segment::crc;
 
 const MAGIC: &[u8; 8] = b"FOCDIG01";
 const HEADER: usize = 8 + 4 + 8 + 8 + 4;

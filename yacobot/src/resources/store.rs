@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use anyhow::Context;
-use focuser_schema::models::{ProcessTimestamp, ProcessTimestampChanges, VrData};
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     now_ms, Cursor, ItemRef, Origin, Position, Status, Writer, WriterOptions,
 };
+use focuser_schema::models::{ProcessTimestamp, ProcessTimestampChanges, VrData};
 use md5::{Digest, Md5};
 
 use super::digests::DigestDir;

@@ -2,10 +2,10 @@
 //! feeds and sitemaps served by the test HTTP server, and what a run left behind.
 
 use diesel::mysql::MysqlConnection;
+use focuser_formats::segment::Status;
 use focuser_schema::models::{
     NewOpenXmlFormat, NewVrOpenDatasource, NewVrResource, VrData, VrResource, VrResourceChanges,
 };
-use focuser_schema::segment::Status;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 

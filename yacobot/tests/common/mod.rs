@@ -8,9 +8,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use diesel::RunQueryDsl;
-use focuser_schema::formats::queue::{QueueHeader, QueueRecord, QueueWriter};
+use focuser_formats::queue::{QueueHeader, QueueRecord, QueueWriter};
+use focuser_formats::urls;
 use focuser_schema::models::Url;
-use focuser_schema::urls;
 
 pub const T0: i64 = 1_700_000_000;
 
@@ -270,7 +270,7 @@ pub fn number(db: &focuser_tests::TestDb, query: &str) -> i64 {
 /// An item of an archive, as a test looks at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchivedItem {
-    pub status: focuser_schema::segment::Status,
+    pub status: focuser_formats::segment::Status,
     pub doc_id: String,
     pub url: String,
     pub content: String,
@@ -278,7 +278,7 @@ pub struct ArchivedItem {
 
 /// Every durable item of the archive in `dir`, in order.
 pub fn archive_items(dir: &Path) -> Vec<ArchivedItem> {
-    use focuser_schema::segment::{Cursor, Position};
+    use focuser_formats::segment::{Cursor, Position};
     let mut cursor = Cursor::new(dir, Position::START, None);
     let mut out = Vec::new();
     while let Some(s) = cursor.next().unwrap() {

@@ -12,9 +12,9 @@ use anyhow::{anyhow, bail, Context};
 use diesel::RunQueryDsl;
 use focuser_bench::clients::{plain_loop, with_cpu, xargs_curl, Run};
 use focuser_bench::site::{make_site, Nginx, Site};
+use focuser_formats::segment::{Cursor, Position, Status};
+use focuser_formats::urls;
 use focuser_schema::models::NewUrl;
-use focuser_schema::segment::{Cursor, Position, Status};
-use focuser_schema::urls;
 use focuser_tests::TestDb;
 
 use crate::Args;

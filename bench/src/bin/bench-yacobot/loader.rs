@@ -9,9 +9,9 @@ use std::time::Instant;
 use anyhow::{anyhow, Context};
 use diesel::connection::SimpleConnection;
 use diesel::RunQueryDsl;
-use focuser_schema::formats::queue::{QueueHeader, QueueRecord, QueueWriter};
+use focuser_formats::queue::{QueueHeader, QueueRecord, QueueWriter};
+use focuser_formats::urls;
 use focuser_schema::models::NewPathArgName;
-use focuser_schema::urls;
 use focuser_tests::TestDb;
 use focuser_yacobot::YacobotConfig;
 

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use focuser_daemon::Config;
-use focuser_schema::segment::record::{RecordHeader, FILE_HEADER_LEN, RECORD_HEADER_LEN};
-use focuser_schema::segment::{
+use focuser_formats::segment::record::{RecordHeader, FILE_HEADER_LEN, RECORD_HEADER_LEN};
+use focuser_formats::segment::{
     index_path, item_path, Cursor, Item, Origin, Partition, Position, Status, SyncPolicy, Writer,
     WriterOptions,
 };

@@ -101,77 +101,62 @@ fn name_kind(name: &str) -> HostKind {
 /// [`HostKind::Private`]. IPv6 addresses that carry an IPv4 one (mapped, compatible, NAT64,
 /// 6to4) are what that IPv4 address is.
 pub fn ip_kind(ip: IpAddr) -> HostKind {
+    match non_public(ip) {
+        None => HostKind::PublicIp,
+        Some("loopback") => HostKind::Loopback,
+        Some(_) => HostKind::Private,
+    }
+}
+
+/// The name of the range that makes `ip` not a public address (`"loopback"`, `"private"`,
+/// `"link-local"`, …), or `None` for a public one. The one classifier of addresses: the
+/// master's URL checks ([`ip_kind`]) and the fetcher's check of every address it connects to.
+pub fn non_public(ip: IpAddr) -> Option<&'static str> {
     match ip {
-        IpAddr::V4(a) => v4_kind(a),
-        IpAddr::V6(a) => v6_kind(a),
+        IpAddr::V4(a) => non_public_v4(a),
+        IpAddr::V6(a) => non_public_v6(a),
     }
 }
 
-fn v4_kind(a: Ipv4Addr) -> HostKind {
-    let [o0, o1, o2, _] = a.octets();
-    if o0 == 127 {
-        return HostKind::Loopback;
-    }
-    let internal = o0 == 0                              // "this network", unspecified
-        || o0 == 10                                     // private
-        || (o0 == 100 && (64..128).contains(&o1))       // shared address space (CGN)
-        || (o0 == 169 && o1 == 254)                     // link-local (cloud metadata)
-        || (o0 == 172 && (16..32).contains(&o1))        // private
-        || (o0 == 192 && o1 == 0 && o2 == 0)            // IETF protocol assignments
-        || (o0 == 192 && o1 == 0 && o2 == 2)            // documentation
-        || (o0 == 192 && o1 == 168)                     // private
-        || (o0 == 198 && (18..20).contains(&o1))        // benchmarking
-        || (o0 == 198 && o1 == 51 && o2 == 100)         // documentation
-        || (o0 == 203 && o1 == 0 && o2 == 113)          // documentation
-        || o0 >= 224; // multicast, reserved, broadcast
-    if internal {
-        HostKind::Private
-    } else {
-        HostKind::PublicIp
-    }
+fn non_public_v4(a: Ipv4Addr) -> Option<&'static str> {
+    Some(match a.octets() {
+        [0, ..] => "unspecified (0.0.0.0/8)",
+        [127, ..] => "loopback",
+        [10, ..] | [172, 16..=31, ..] | [192, 168, ..] => "private",
+        [169, 254, ..] => "link-local",
+        [100, 64..=127, ..] => "shared (carrier-grade NAT)",
+        [192, 0, 0, _] => "IETF protocol assignments",
+        [192, 0, 2, _] | [198, 51, 100, _] | [203, 0, 113, _] => "documentation",
+        [198, 18..=19, ..] => "benchmarking",
+        [224..=239, ..] => "multicast",
+        [240..=255, ..] => "reserved (or broadcast)",
+        _ => return None,
+    })
 }
 
-fn v6_kind(a: Ipv6Addr) -> HostKind {
-    let s = a.segments();
-    if a == Ipv6Addr::LOCALHOST {
-        return HostKind::Loopback;
-    }
-    let embedded = |hi: u16, lo: u16| {
-        let [a, b] = hi.to_be_bytes();
-        let [c, d] = lo.to_be_bytes();
-        v4_kind(Ipv4Addr::new(a, b, c, d))
-    };
-    match s {
-        // Unspecified, and IPv4-compatible (deprecated): what the IPv4 address is.
-        [0, 0, 0, 0, 0, 0, hi, lo] => {
-            if hi == 0 && lo == 0 {
-                HostKind::Private
-            } else {
-                embedded(hi, lo)
-            }
-        }
-        // IPv4-mapped, and NAT64's well-known prefix.
-        [0, 0, 0, 0, 0, 0xffff, hi, lo] | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => embedded(hi, lo),
-        // 6to4 carries its IPv4 address in bits 16..48.
-        [0x2002, hi, lo, ..] => embedded(hi, lo),
-        _ => {
-            let internal = s[0] == 0x0064 && s[1] == 0xff9b      // local-use NAT64 (64:ff9b:1::/48)
-                || s[0] == 0x0100 && s[1..4] == [0, 0, 0]        // discard-only
-                || s[0] == 0x2001 && s[1] < 0x0200               // IETF protocol assignments, Teredo
-                || s[0] == 0x2001 && s[1] == 0x0db8              // documentation
-                || (s[0] & 0xfff0) == 0x3ff0                     // documentation (3fff::/20)
-                || (s[0] & 0xfe00) == 0xfc00                     // unique local
-                || (s[0] & 0xffc0) == 0xfe80                     // link-local
-                || (s[0] & 0xffc0) == 0xfec0                     // site-local (deprecated)
-                || (s[0] & 0xff00) == 0xff00                     // multicast
-                || s[0] == 0; // the rest of ::/16 (reserved)
-            if internal {
-                HostKind::Private
-            } else {
-                HostKind::PublicIp
-            }
-        }
-    }
+fn non_public_v6(a: Ipv6Addr) -> Option<&'static str> {
+    let embedded = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    Some(match a.segments() {
+        [0, 0, 0, 0, 0, 0, 0, 0] => "unspecified",
+        [0, 0, 0, 0, 0, 0, 0, 1] => "loopback",
+        // IPv4-mapped, IPv4-compatible and NAT64 addresses reach the IPv4 address they hold;
+        // 6to4 carries it in bits 16..48.
+        [0, 0, 0, 0, 0, 0xffff, hi, lo]
+        | [0, 0, 0, 0, 0, 0, hi, lo]
+        | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo]
+        | [0x2002, hi, lo, ..] => return non_public_v4(embedded(hi, lo)),
+        [0x64, 0xff9b, 1, ..] => "local-use NAT64",
+        [0x100, 0, 0, 0, ..] => "discard-only",
+        [0x2001, 0xdb8, ..] => "documentation",
+        [0x2001, x, ..] if x < 0x200 => "IETF protocol assignments (Teredo)",
+        [x, ..] if x & 0xfff0 == 0x3ff0 => "documentation (3fff::/20)",
+        [x, ..] if x & 0xfe00 == 0xfc00 => "unique local (private)",
+        [x, ..] if x & 0xffc0 == 0xfe80 => "link-local",
+        [x, ..] if x & 0xffc0 == 0xfec0 => "site-local (private)",
+        [x, ..] if x & 0xff00 == 0xff00 => "multicast",
+        [0, ..] => "reserved (::/16)",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

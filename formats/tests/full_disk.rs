@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     self, index_path, item_path, Cursor, Item, Origin, Position, Status, SyncPolicy, Writer,
     WriterOptions,
 };

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use md5::{Digest, Md5};
 
 mod host;
-pub use host::{host_kind, host_of, ip_kind, HostKind};
+pub use host::{host_kind, host_of, ip_kind, non_public, HostKind};
 
 /// SPEC's `Url.MaxLength` default: longer normalised URLs are rejected.
 pub const MAX_URL_LENGTH: usize = 2048;

@@ -12,7 +12,7 @@
 
 use std::io::{BufRead, Write};
 
-use crate::formats::{num, stamp};
+use crate::{num, stamp};
 
 pub const MAGIC: &str = "#focuser-queue 1";
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use focuser_schema::segment::{
+use focuser_formats::segment::{
     self, index_path, item_path, read_position, write_position, Cursor, Item, Origin, Partition,
     Position, PositionError, SegmentIndex, Status, SyncPolicy, Writer, WriterOptions,
 };

@@ -3,7 +3,7 @@
 //! without the trailing updatetag field (six fields) has an empty updatetag. A last line
 //! without its `\n` is torn (a file still being written, or cut short) and is rejected.
 
-use crate::formats::stamp;
+use crate::stamp;
 use crate::urls::{self, HostKind, NormalForm, NormalUrl, UrlError};
 
 /// The fields the master uses, checked.
