@@ -11,8 +11,11 @@ use diesel::mysql::MysqlConnection;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use focuser_schema::Pool;
 
+use crate::backoff::Backoff;
+use crate::config::CommonConfig;
 use crate::episode::Episode;
 use crate::status::{Card, Figure, State, StatusSource};
+use crate::stop::Stop;
 
 /// First pause after a failure; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -158,7 +161,7 @@ impl StatusSource for DbHealth {
 pub struct Database {
     pool: Pool,
     health: Arc<DbHealth>,
-    stop: Arc<AtomicBool>,
+    stop: Stop,
 }
 
 /// Errors that mean "the server is not there", as opposed to a bad query.
@@ -193,7 +196,7 @@ impl Database {
         Ok(Database {
             pool,
             health: Arc::new(DbHealth::default()),
-            stop,
+            stop: Stop::from_flag(stop),
         })
     }
 
@@ -201,16 +204,19 @@ impl Database {
         Arc::clone(&self.health)
     }
 
-    /// Runs `f` on a pooled connection. While the server is unreachable it waits and tries
-    /// again (250 ms doubling to 30 s), until it answers or the daemon stops; any other error
-    /// is returned at once. `f` may run more than once, so it must be a transaction or
-    /// otherwise safe to repeat.
+    /// Runs `f` on a pooled connection: the one retry policy of the daemons. While the
+    /// server is unreachable it waits and tries again (250 ms doubling to 30 s), until it
+    /// answers or the daemon stops; a transaction the server aborted because of another one
+    /// (a deadlock, a lock wait timeout) is tried again a few times after a short pause; any
+    /// other error is returned at once. `f` may run more than once, so it must be a
+    /// transaction or otherwise safe to repeat.
     pub fn run<R>(
         &self,
         what: &str,
         mut f: impl FnMut(&mut MysqlConnection) -> diesel::QueryResult<R>,
     ) -> Result<R, DbError> {
-        let mut backoff = FIRST_BACKOFF;
+        let mut backoff = Backoff::new(FIRST_BACKOFF, MAX_BACKOFF);
+        let mut conflicts = 0;
         loop {
             let failure = match self.pool.get_timeout(CHECKOUT_TIMEOUT) {
                 Ok(mut conn) => match f(&mut conn) {
@@ -219,6 +225,16 @@ impl Database {
                         return Ok(r);
                     }
                     Err(e) if is_connection_loss(&e) => e.to_string(),
+                    Err(e) if conflicts < LOCK_CONFLICT_TRIES && is_lock_conflict(&e) => {
+                        conflicts += 1;
+                        log::debug!("{what}: {e}; trying again ({conflicts})");
+                        if !self.stop.sleep(LOCK_CONFLICT_PAUSE * conflicts) {
+                            return Err(DbError::Stopped {
+                                what: what.to_string(),
+                            });
+                        }
+                        continue;
+                    }
                     Err(error) => {
                         self.health.came_up();
                         return Err(DbError::Query {
@@ -230,27 +246,54 @@ impl Database {
                 Err(e) => e.to_string(),
             };
             self.health.went_down(what, &failure);
-            log::debug!("database: {what}: next try in {backoff:?}");
-            if !self.pause(backoff) {
+            let wait = backoff.failed();
+            log::debug!("database: {what}: next try in {wait:?}");
+            if !self.stop.sleep(wait) {
                 return Err(DbError::Stopped {
                     what: what.to_string(),
                 });
             }
-            backoff = (backoff * 2).min(MAX_BACKOFF);
         }
     }
 
-    /// Sleeps `d` unless the daemon is asked to stop meanwhile; false when it was.
-    fn pause(&self, d: Duration) -> bool {
-        let until = Instant::now() + d;
-        while Instant::now() < until {
-            if self.stop.load(Ordering::Relaxed) {
-                return false;
-            }
-            std::thread::sleep(
-                Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())),
-            );
+    /// The one way a daemon's main loop or an operator tool gets its database: the pool of
+    /// `database` (or `DATABASE_URL`), or a clear error when there is none.
+    pub fn of(common: &CommonConfig, pool_size: u32, stop: &Stop) -> anyhow::Result<Database> {
+        let url = common
+            .database
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!(NO_DATABASE))?;
+        Ok(Database::new(url, pool_size, stop.flag())?)
+    }
+}
+
+/// What every daemon and tool says when it needs a database and has none.
+pub const NO_DATABASE: &str =
+    "no database configured (the `database` key, or DATABASE_URL in the environment)";
+
+/// One plain connection for an operator tool that runs a few statements and exits (no pool,
+/// no retry: a tool reports a failure to its operator at once).
+pub fn connect(common: &CommonConfig) -> anyhow::Result<MysqlConnection> {
+    use anyhow::Context;
+    let url = common
+        .database
+        .as_deref()
+        .ok_or_else(|| anyhow::anyhow!(NO_DATABASE))?;
+    focuser_schema::db::connect(url).context("connecting to the database")
+}
+
+/// Tries of a transaction the server aborted because of another one, and the pause before
+/// the first retry (the n-th waits n times as long).
+const LOCK_CONFLICT_TRIES: u32 = 5;
+const LOCK_CONFLICT_PAUSE: Duration = Duration::from_millis(50);
+
+/// A transaction the server chose to abort because of another one: trying again is right.
+fn is_lock_conflict(e: &DieselError) -> bool {
+    match e {
+        DieselError::DatabaseError(_, info) => {
+            let m = info.message();
+            m.contains("Deadlock found") || m.contains("Lock wait timeout")
         }
-        !self.stop.load(Ordering::Relaxed)
+        _ => false,
     }
 }

@@ -7,8 +7,10 @@
 //! [`Signal::Stop`]; `run` then shuts down cleanly.
 
 pub mod access;
+pub mod backoff;
 pub mod checks;
 pub mod cli;
+pub mod clock;
 mod commands;
 pub mod config;
 #[cfg(feature = "database")]
@@ -22,6 +24,7 @@ mod runtime;
 pub mod safefile;
 pub mod signals;
 pub mod status;
+pub mod stop;
 
 pub use cli::{CommonArgs, CommonCommand};
 pub use commands::run_common_command;

@@ -315,6 +315,19 @@ impl<T: DaemonConfig> Runtime<T> {
         self.database.as_ref()
     }
 
+    /// The database, for a daemon that cannot work without one.
+    #[cfg(feature = "database")]
+    pub fn require_database(&self) -> anyhow::Result<Database> {
+        self.database
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!(crate::db::NO_DATABASE))
+    }
+
+    /// The daemon's stop, for threads that sleep between units of work.
+    pub fn stop(&self) -> crate::stop::Stop {
+        crate::stop::Stop::from_flag(Arc::clone(&self.stop))
+    }
+
     /// Set once a stop was asked for; worker threads poll it.
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.stop)

@@ -100,6 +100,12 @@ pub enum ConfigError {
 }
 
 impl<T: DaemonConfig> Config<T> {
+    /// How an operator tool reads its daemon's config: as the daemon would, with
+    /// `DATABASE_URL` from the environment over `database`.
+    pub fn load_for_tool(file: &Path) -> Result<Self, ConfigError> {
+        Config::load(file, std::env::var("DATABASE_URL").ok())
+    }
+
     /// Reads, types and validates `file`. `database_url` (the `DATABASE_URL` environment
     /// variable, passed in so tests stay independent of the environment) overrides `database`.
     pub fn load(file: &Path, database_url: Option<String>) -> Result<Self, ConfigError> {
