@@ -3,8 +3,10 @@
 //! * [`schema`]: the Diesel table definitions, generated from the migrations by
 //!   `diesel print-schema` (never edited by hand; CI checks they match).
 //! * [`models`]: one module per table, in the crates.io style: `Foo` (a row), `NewFoo`
-//!   (an insert), `FooChanges` (an update), and `impl Foo { fn …(conn) }` for the queries.
-//!   Model functions take `&mut MysqlConnection` so callers can group them in one transaction.
+//!   (an insert), `FooChanges` (an update, where a daemon needs one), and
+//!   `impl Foo { fn …(conn) }` for the queries. Model functions take `&mut MysqlConnection` so
+//!   callers can group them in one transaction. Columns that hold a code (`fetch_state`,
+//!   `fetch_status`, `update_type`, …) are types, mapped to their columns in `models/codes.rs`.
 //! * [`db`]: the connection pool and the embedded migrations.
 //!
 //! The files the daemons hand each other (reflogs, queue files, segments, URL identity) are

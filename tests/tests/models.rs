@@ -2,9 +2,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use chrono::{NaiveDate, NaiveDateTime};
+use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::Connection;
 use focuser_schema::models::*;
+use focuser_schema::schema::{
+    open_xml_format, path_arg_name, query_args, queue_applied, vr_update_info, yacobot_node,
+};
 use focuser_tests::TestDb;
 
 fn t(h: u32, m: u32) -> NaiveDateTime {
@@ -36,11 +39,9 @@ fn yacobot_node() {
     assert_eq!(YacobotNode::find_by_name(c, "yb02").unwrap(), b);
     assert_eq!(YacobotNode::enabled(c).unwrap(), vec![a.clone()]);
 
-    let changes = YacobotNodeChanges {
-        enabled: Some(true),
-        ..Default::default()
-    };
-    assert_eq!(YacobotNode::update(c, b.id, &changes).unwrap(), 1);
+    // An operator's UPDATE (no daemon updates a node).
+    let enable = diesel::update(yacobot_node::table.find(b.id)).set(yacobot_node::enabled.eq(true));
+    assert_eq!(enable.execute(c).unwrap(), 1);
     assert_eq!(YacobotNode::enabled(c).unwrap().len(), 2);
 
     let up = NewYacobotNode {
@@ -114,13 +115,8 @@ fn partner_domain() {
     );
     assert_eq!(moved.created_at, d.created_at);
 
-    let changes = PartnerDomainChanges {
-        yacobot_id: Some(3),
-        updated_at: Some(t(13, 0)),
-        ..Default::default()
-    };
     assert_eq!(
-        PartnerDomain::update(c, "astroma.net", &changes).unwrap(),
+        PartnerDomain::reassign(c, "astroma.net", 2, 3, "admin:root", t(13, 0)).unwrap(),
         1
     );
     NewPartnerDomain {
@@ -165,7 +161,7 @@ fn url() {
     );
     assert_eq!(
         (u.fetch_state, u.steady_level, u.last_downloaded),
-        (FetchState::Idle.code(), 1.0, None)
+        (FetchState::Idle, 1.0, None)
     );
     assert_eq!(Url::find(c, u.id).unwrap(), u);
     assert_eq!(Url::count_due(c, t(11, 0)).unwrap(), 1);
@@ -176,7 +172,7 @@ fn url() {
     );
 
     let claim = UrlChanges {
-        fetch_state: Some(FetchState::Claimed.code()),
+        fetch_state: Some(FetchState::Claimed),
         claimed_by: Some(Some("yb01/77")),
         claim_expires: Some(Some(t(11, 30))),
         ..Default::default()
@@ -192,7 +188,7 @@ fn url() {
         http_status: Some(Some(200)),
         content_md5: Some(Some("0123456789abcdef0123456789abcdef")),
         doc_id: Some(Some("fffffffffffffff8")),
-        fetch_state: Some(FetchState::Fetched.code()),
+        fetch_state: Some(FetchState::Fetched),
         claimed_by: Some(None),
         claim_expires: Some(None),
         fetch_ms: Some(Some(321)),
@@ -205,10 +201,7 @@ fn url() {
         (f.hits, f.http_status, f.claimed_by, f.fetch_ms),
         (0, Some(200), None, Some(321))
     );
-    assert_eq!(
-        FetchState::from_code(f.fetch_state),
-        Some(FetchState::Fetched)
-    );
+    assert_eq!(f.fetch_state, FetchState::Fetched);
 
     let again = NewUrl {
         hits: 9,
@@ -281,7 +274,7 @@ fn url_bookings_in_batches_write_what_they_say_for_claims_still_held() {
                     http_status: Some(Some(200)),
                     content_md5: Some(Some(&md5)),
                     doc_id: Some(Some("ffffffffffffffff")),
-                    fetch_state: Some(FetchState::Fetched.code()),
+                    fetch_state: Some(FetchState::Fetched),
                     errors: Some(0),
                     fetch_ms: Some(Some(u32::MAX)),
                     archive_file: Some(Some(u64::MAX)),
@@ -295,7 +288,7 @@ fn url_bookings_in_batches_write_what_they_say_for_claims_still_held() {
                 UrlChanges {
                     next_indexed: Some(t(12, 0)),
                     http_status: Some(None),
-                    fetch_state: Some(FetchState::Failed.code()),
+                    fetch_state: Some(FetchState::Failed),
                     errors: Some(1),
                     last_fetch: Some(Some(t(11, 2))),
                     fetch_error: Some(Some(&error)),
@@ -313,7 +306,7 @@ fn url_bookings_in_batches_write_what_they_say_for_claims_still_held() {
     let other = Url::find(c, ids[3]).unwrap();
     assert_eq!(
         (other.hits, other.claimed_by.as_deref(), other.fetch_state),
-        (5, Some("other/2"), 0)
+        (5, Some("other/2"), FetchState::Idle)
     );
     for (i, id) in ids.iter().enumerate().filter(|(i, _)| *i != 3) {
         let u = Url::find(c, *id).unwrap();
@@ -347,10 +340,7 @@ fn url_bookings_in_batches_write_what_they_say_for_claims_still_held() {
                 (None, 1, t(12, 0), Some(t(11, 2)))
             );
             assert_eq!(u.fetch_error.as_deref(), Some(error.as_str()));
-            assert_eq!(
-                FetchState::from_code(u.fetch_state),
-                Some(FetchState::Failed)
-            );
+            assert_eq!(u.fetch_state, FetchState::Failed);
         }
     }
     // Booked again: nothing is held any more, nothing is written.
@@ -394,11 +384,13 @@ fn path_arg_name_and_query_args() {
         .map(|p| p.name)
         .collect();
     assert_eq!(names, ["page", "sessionid"]);
-    let ch = PathArgNameChanges {
-        significant: Some(true),
-        updated_at: Some(t(11, 0)),
-    };
-    PathArgName::update(c, 42, "sessionid", &ch).unwrap();
+    diesel::update(path_arg_name::table.find((42, "sessionid")))
+        .set((
+            path_arg_name::significant.eq(true),
+            path_arg_name::updated_at.eq(t(11, 0)),
+        ))
+        .execute(c)
+        .unwrap();
     assert!(PathArgName::find(c, 42, "sessionid").unwrap().significant);
 
     let q = NewQueryArg {
@@ -429,16 +421,10 @@ fn path_arg_name_and_query_args() {
     .insert(c)
     .unwrap();
     assert_eq!(QueryArg::computed_since(c, t(7, 0)).unwrap(), vec![q2]);
-    QueryArg::update(
-        c,
-        7,
-        "id",
-        &QueryArgChanges {
-            score: Some(0.1),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    diesel::update(query_args::table.find((7, "id")))
+        .set(query_args::score.eq(0.1))
+        .execute(c)
+        .unwrap();
     assert!(QueryArg::find(c, 7, "id").unwrap().significant());
 }
 
@@ -468,16 +454,10 @@ fn queue_applied() {
         .map(|q| q.file_name)
         .collect();
     assert_eq!(recent, ["master1-000002.q"]);
-    QueueApplied::update(
-        c,
-        "master1",
-        "master1-000001.q",
-        &QueueAppliedChanges {
-            row_count: Some(11),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    diesel::update(queue_applied::table.find(("master1", "master1-000001.q")))
+        .set(queue_applied::row_count.eq(11))
+        .execute(c)
+        .unwrap();
     assert_eq!(
         QueueApplied::find(c, "master1", "master1-000001.q")
             .unwrap()
@@ -494,21 +474,18 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         class_id: 70_000_001,
         res_name: "weather",
         data_group: "w",
-        data_from: 0,
+        data_from: DataFrom::PARTNER_FEED,
         frequency: 3600,
         is_manual: false,
-        res_status: 1,
+        res_status: ResStatus::Enabled,
         priority: 5,
         max_items: 0,
     };
     let r = new.insert(c).unwrap();
     assert_eq!(VrResource::find(c, r.id).unwrap(), r);
-    assert_eq!(
-        FetchStatus::from_code(r.fetch_status),
-        Some(FetchStatus::Never)
-    );
+    assert_eq!(r.fetch_status, FetchStatus::Never);
     let run = VrResourceChanges {
-        fetch_status: Some(FetchStatus::Error.code()),
+        fetch_status: Some(FetchStatus::Error),
         fetch_detail: Some(Some("source \"main\": empty sitemap")),
         last_fetch_time: Some(Some(t(10, 0))),
         ..Default::default()
@@ -522,7 +499,7 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
     .unwrap();
     assert_eq!(
         (r2.id, r2.frequency, r2.fetch_status),
-        (r.id, 60, 4),
+        (r.id, 60, FetchStatus::Error),
         "settings rewritten, run state kept"
     );
     assert_eq!(
@@ -583,7 +560,7 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         res_id: r.id,
         data_source_id: ds.id,
         url: "http://f/feed1.xml",
-        res_status: 1,
+        res_status: FeedUrlStatus::Listed,
     }
     .insert(c)
     .unwrap();
@@ -602,13 +579,13 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         res_id: r.id,
         data_source_id: ds.id,
         url: "http://f/feed1.xml",
-        res_status: 0,
+        res_status: FeedUrlStatus::Retired,
     }
     .upsert(c)
     .unwrap();
     assert_eq!(
         (retired.id, retired.res_status, retired.http_status),
-        (rs.id, 0, Some(503))
+        (rs.id, FeedUrlStatus::Retired, Some(503))
     );
     assert_eq!(ResourceStatus::for_resource(c, r.id).unwrap().len(), 1);
 
@@ -622,20 +599,15 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         is_fullhit: false,
         is_mark: false,
         is_required: true,
-        index_type: 0,
-        group_type: 0,
+        index_type: IndexType::KEYWORD,
+        group_type: GroupType::NONE,
     };
     let x = rule.insert(c).unwrap();
     assert_eq!(OpenXmlFormat::find(c, x.id).unwrap(), x);
-    OpenXmlFormat::update(
-        c,
-        x.id,
-        &OpenXmlFormatChanges {
-            is_mark: Some(true),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    diesel::update(open_xml_format::table.find(x.id))
+        .set(open_xml_format::is_mark.eq(true))
+        .execute(c)
+        .unwrap();
     let x2 = NewOpenXmlFormat {
         xpath: "name/city",
         ..rule
@@ -657,38 +629,30 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         synonym: "Beijing",
         md5_sum: "0123456789abcdef0123456789abcdef",
         doc_id: "vr-1-beijing",
-        data_status: 1,
-        status: 0,
-        update_type: 1,
+        data_status: DataStatus::Live,
+        status: EmitStatus::Pending,
+        update_type: UpdateType::Insert,
         content: Some("<item><city>北京</city></item>"),
         update_date: t(10, 0),
     };
     let v = item.insert(c).unwrap();
     assert_eq!(VrData::find_by_keyword(c, r.id, "北京").unwrap(), v);
-    VrData::update(
-        c,
-        v.id,
-        &VrDataChanges {
-            status: Some(1),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(VrData::find(c, v.id).unwrap().status, 1);
+    assert_eq!(VrData::mark_emitted(c, r.id).unwrap(), 1);
+    assert_eq!(VrData::find(c, v.id).unwrap().status, EmitStatus::Emitted);
     let v2 = NewVrData {
         md5_sum: "ffffffffffffffffffffffffffffffff",
-        update_type: 2,
+        update_type: UpdateType::Update,
         ..item.clone()
     }
     .upsert(c)
     .unwrap();
     assert_eq!(
         (v2.id, v2.update_type, v2.md5_sum.as_str()),
-        (v.id, 2, "ffffffffffffffffffffffffffffffff")
+        (v.id, UpdateType::Update, "ffffffffffffffffffffffffffffffff")
     );
     NewVrData {
         keyword: "上海",
-        data_status: 0,
+        data_status: DataStatus::Deleted,
         ..item
     }
     .insert(c)
@@ -699,14 +663,14 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
     let p = NewProcessTimestamp {
         res_id: r.id,
         is_manual: false,
-        status: FetchStatus::Running.code(),
+        status: FetchStatus::Running,
         fetch_start: Some(t(10, 0)),
     }
     .insert(c)
     .unwrap();
     assert_eq!(ProcessTimestamp::find(c, p.id).unwrap(), p);
     let done = ProcessTimestampChanges {
-        status: Some(1),
+        status: Some(FetchStatus::Ok),
         fetch_end: Some(Some(t(10, 1))),
         items: Some(2),
         inserted: Some(2),
@@ -716,7 +680,7 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
     let runs = ProcessTimestamp::recent(c, r.id, 5).unwrap();
     assert_eq!(
         (runs.len(), runs[0].status, runs[0].items, runs[0].fetch_end),
-        (1, 1, 2, Some(t(10, 1)))
+        (1, FetchStatus::Ok, 2, Some(t(10, 1)))
     );
     // The run before a run: none before the first, the latest lower id of the same resource
     // (another resource's runs in between do not count).
@@ -725,7 +689,7 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
         NewProcessTimestamp {
             res_id,
             is_manual: false,
-            status: 1,
+            status: FetchStatus::Ok,
             fetch_start: None,
         }
         .insert(c)
@@ -746,7 +710,7 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
 
     let u = NewVrUpdateInfo {
         res_id: r.id,
-        status: 1,
+        status: FetchStatus::Ok,
         item_count: 2,
         last_item_count: 0,
         detail: "2 new items",
@@ -754,15 +718,10 @@ fn vr_resource_and_its_sources_rules_urls_items_and_logs() {
     .insert(c)
     .unwrap();
     assert_eq!(VrUpdateInfo::find(c, u.id).unwrap(), u);
-    VrUpdateInfo::update(
-        c,
-        u.id,
-        &VrUpdateInfoChanges {
-            detail: Some("2 new items (first run)"),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    diesel::update(vr_update_info::table.find(u.id))
+        .set(vr_update_info::detail.eq("2 new items (first run)"))
+        .execute(c)
+        .unwrap();
     assert_eq!(
         VrUpdateInfo::recent(c, r.id, 1).unwrap()[0].detail,
         "2 new items (first run)"
@@ -778,17 +737,21 @@ fn vr_resource_in_error_lists_failed_runs_latest_first() {
             class_id: 1,
             res_name: name,
             data_group: "g",
-            data_from: 0,
+            data_from: DataFrom::PARTNER_FEED,
             frequency: 3600,
             is_manual: false,
-            res_status: 1,
+            res_status: ResStatus::Enabled,
             priority: 0,
             max_items: 0,
         }
         .insert(c)
         .unwrap();
         let changes = VrResourceChanges {
-            fetch_status: Some(if failed_at.is_some() { 4 } else { 1 }),
+            fetch_status: Some(if failed_at.is_some() {
+                FetchStatus::Error
+            } else {
+                FetchStatus::Ok
+            }),
             fetch_detail: Some(Some("source \"main\": empty sitemap")),
             last_fetch_time: Some(failed_at.map(|h| t(h, 0))),
             ..Default::default()
@@ -802,4 +765,122 @@ fn vr_resource_in_error_lists_failed_runs_latest_first() {
     let ids = |rs: Vec<VrResource>| rs.iter().map(|r| r.id).collect::<Vec<_>>();
     assert_eq!(ids(VrResource::in_error(c, 10).unwrap()), [late, early]);
     assert_eq!(ids(VrResource::in_error(c, 1).unwrap()), [late]);
+}
+
+#[test]
+fn codes_are_their_columns_numbers_and_unnamed_ones_read_and_write_back_unchanged() {
+    use focuser_schema::schema::{url, vr_data, vr_resource};
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let r = NewVrResource {
+        class_id: 1,
+        res_name: "odd",
+        data_group: "g",
+        data_from: DataFrom::PARTNER_FEED,
+        frequency: 3600,
+        is_manual: false,
+        res_status: ResStatus::Enabled,
+        priority: 0,
+        max_items: 0,
+    }
+    .insert(c)
+    .unwrap();
+    let raw = |c: &mut MysqlConnection| -> (u8, u8, u8) {
+        vr_resource::table
+            .find(r.id)
+            .select((
+                vr_resource::fetch_status,
+                vr_resource::res_status,
+                vr_resource::data_from,
+            ))
+            .first(c)
+            .unwrap()
+    };
+    let error = VrResourceChanges {
+        fetch_status: Some(FetchStatus::Error),
+        ..Default::default()
+    };
+    VrResource::update(c, r.id, &error).unwrap();
+    assert_eq!(raw(c), (4, 1, 0), "the numbers the migrations give");
+
+    // Values no version names, set by hand: read as they are, and written back so.
+    diesel::sql_query(format!(
+        "UPDATE vr_resource SET fetch_status = 3, res_status = 7, data_from = 9 WHERE id = {}",
+        r.id
+    ))
+    .execute(c)
+    .unwrap();
+    let odd = VrResource::find(c, r.id).unwrap();
+    assert_eq!(
+        (odd.fetch_status, odd.res_status, odd.data_from),
+        (FetchStatus::Unknown(3), ResStatus::Unknown(7), DataFrom(9))
+    );
+    assert_ne!(odd.res_status, ResStatus::Enabled);
+    assert_eq!(VrResource::all(c).unwrap(), vec![odd.clone()]);
+    VrResource::update(c, r.id, &error).unwrap();
+    let back = VrResourceChanges {
+        fetch_status: Some(odd.fetch_status),
+        res_status: Some(odd.res_status),
+        ..Default::default()
+    };
+    VrResource::update(c, r.id, &back).unwrap();
+    assert_eq!(raw(c), (3, 7, 9));
+
+    NewUrl {
+        id: 5,
+        url: "http://odd.test/",
+        domain: "odd.test",
+        path_hash: 1,
+        hits: 1,
+        download_prio: 3,
+        updatetag: "",
+        first_seen: t(10, 0),
+        last_hit: t(10, 0),
+        next_indexed: t(10, 0),
+    }
+    .insert(c)
+    .unwrap();
+    diesel::update(url::table.find(5u64))
+        .set(url::fetch_state.eq(200u8))
+        .execute(c)
+        .unwrap();
+    assert_eq!(
+        Url::find(c, 5).unwrap().fetch_state,
+        FetchState::Unknown(200)
+    );
+
+    let item = NewVrData {
+        res_id: r.id,
+        status_id: None,
+        data_source_id: None,
+        keyword: "k",
+        optword: "",
+        synonym: "",
+        md5_sum: "0123456789abcdef0123456789abcdef",
+        doc_id: "vr-odd-k",
+        data_status: DataStatus::Live,
+        status: EmitStatus::Emitted,
+        update_type: UpdateType::Update,
+        content: None,
+        update_date: t(10, 0),
+    }
+    .insert(c)
+    .unwrap();
+    assert_eq!(VrData::count_live(c, r.id).unwrap(), 1);
+    diesel::update(vr_data::table.find(item.id))
+        .set((vr_data::data_status.eq(5u8), vr_data::update_type.eq(0u8)))
+        .execute(c)
+        .unwrap();
+    let known = VrData::known_items(c, r.id).unwrap();
+    assert_eq!(known[0].data_status, DataStatus::Unknown(5));
+    let row = VrData::find(c, item.id).unwrap();
+    assert_eq!(
+        (row.data_status, row.update_type, row.valid_status),
+        (
+            DataStatus::Unknown(5),
+            UpdateType::Unknown(0),
+            ValidStatus::Valid
+        )
+    );
+    assert_eq!(VrData::count_live(c, r.id).unwrap(), 0, "not live");
 }

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use common::{start_pipeline, NODES, RECEIVERS};
-use focuser_schema::models::{NewVrResource, VrResource, VrResourceChanges};
+use focuser_schema::models::{
+    DataFrom, FetchStatus, NewVrResource, ResStatus, VrResource, VrResourceChanges,
+};
 use focuser_tests::browser::{text_of, Chromium};
 use focuser_tests::pipeline::{observe, Instance, Kind};
 use focuser_tests::status_page::{missing, shown};
@@ -126,10 +128,10 @@ fn every_status_page_shows_in_a_browser_what_status_json_reports() {
         class_id: 1,
         res_name: "weather-feed",
         data_group: "weather",
-        data_from: 0,
+        data_from: DataFrom::PARTNER_FEED,
         frequency: 3600,
         is_manual: false,
-        res_status: 0,
+        res_status: ResStatus::Disabled,
         priority: 0,
         max_items: 0,
     }
@@ -140,7 +142,7 @@ fn every_status_page_shows_in_a_browser_what_status_json_reports() {
         &mut c,
         res.id,
         &VrResourceChanges {
-            fetch_status: Some(4),
+            fetch_status: Some(FetchStatus::Error),
             fetch_detail: Some(Some(DETAIL)),
             last_fetch_time: Some(Some(failed_at)),
             ..Default::default()

@@ -4,6 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use chrono::{NaiveDate, NaiveDateTime};
+// The codes by their names alone: the tuples below read as the rows do.
+use focuser_schema::models::DataStatus::{Deleted, Live};
+use focuser_schema::models::EmitStatus::{Emitted, Pending};
+use focuser_schema::models::UpdateType::{Delete, Insert, Update};
 use focuser_schema::models::{ItemWrite, RunWrite, VrData};
 use focuser_tests::TestDb;
 
@@ -68,7 +72,7 @@ fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_delet
         assert_eq!(r.content.as_deref(), Some(o.content.as_str()));
         assert_eq!(
             (r.data_status, r.status, r.update_type, r.status_id),
-            (1, 0, 1, Some(7))
+            (Live, Pending, Insert, Some(7))
         );
         assert_eq!(r.update_date, t(10));
     }
@@ -108,17 +112,26 @@ fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_delet
     for r in VrData::for_resource(c, 1).unwrap() {
         let i: usize = r.keyword[1..].parse().unwrap();
         if deleted.contains(&r.id) {
-            assert_eq!((r.data_status, r.status, r.update_type), (0, 0, 3));
+            assert_eq!(
+                (r.data_status, r.status, r.update_type),
+                (Deleted, Pending, Delete)
+            );
             assert_eq!(r.md5_sum, first[i].md5, "a delete keeps the last content");
         } else if i.is_multiple_of(3) {
             let o = owned(i, 2, if i == 300 { 2 << 20 } else { 300 });
             assert_eq!(r.md5_sum, o.md5);
             assert_eq!(r.content.as_deref(), Some(o.content.as_str()));
-            assert_eq!((r.data_status, r.status, r.update_type), (1, 0, 2));
+            assert_eq!(
+                (r.data_status, r.status, r.update_type),
+                (Live, Pending, Update)
+            );
             assert_eq!(r.update_date, t(11));
             assert_eq!(r.create_date, rows[i].create_date, "create_date stays");
         } else {
-            assert_eq!((r.status, r.update_type, r.update_date), (1, 1, t(10)));
+            assert_eq!(
+                (r.status, r.update_type, r.update_date),
+                (Emitted, Insert, t(10))
+            );
         }
     }
     let pending = VrData::pending(c, 1).unwrap().len();
@@ -140,7 +153,7 @@ fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_delet
     assert_eq!(r.id, id_of("k1200"));
     assert_eq!(
         (r.data_status, r.status, r.update_type, r.md5_sum.as_str()),
-        (1, 0, 1, back.md5.as_str())
+        (Live, Pending, Insert, back.md5.as_str())
     );
     assert_eq!(VrData::count_live(c, 1).unwrap(), 1203 - 10 + 1);
     // Another resource's rows are untouched by all this.

@@ -7,8 +7,8 @@ use anyhow::{anyhow, Context};
 use clap::Subcommand;
 use diesel::mysql::MysqlConnection;
 use focuser_schema::models::{
-    NewVrOpenDatasource, NewVrResource, ProcessTimestamp, VrData, VrOpenDatasource, VrResource,
-    VrResourceChanges,
+    DataFrom, FetchStatus, NewVrOpenDatasource, NewVrResource, ProcessTimestamp, ResStatus, VrData,
+    VrOpenDatasource, VrResource, VrResourceChanges,
 };
 
 #[derive(Debug, Subcommand)]
@@ -67,13 +67,13 @@ fn set(
     Ok(VrResource::find(conn, res.id)?)
 }
 
-fn status_name(code: u8) -> &'static str {
-    match code {
-        0 => "never run",
-        1 => "ok",
-        2 => "running",
-        4 => "error",
-        _ => "?",
+fn status_name(status: FetchStatus) -> &'static str {
+    match status {
+        FetchStatus::Never => "never run",
+        FetchStatus::Ok => "ok",
+        FetchStatus::Running => "running",
+        FetchStatus::Error => "error",
+        FetchStatus::Unknown(_) => "?",
     }
 }
 
@@ -106,10 +106,10 @@ pub fn resource(conn: &mut MysqlConnection, cmd: &ResourceCmd) -> anyhow::Result
                     class_id: *class,
                     res_name: name,
                     data_group: group,
-                    data_from: 0,
+                    data_from: DataFrom::PARTNER_FEED,
                     frequency: *frequency,
                     is_manual: *manual,
-                    res_status: 1,
+                    res_status: ResStatus::Enabled,
                     priority: *priority,
                     max_items: *max_items,
                 }
@@ -142,7 +142,11 @@ pub fn resource(conn: &mut MysqlConnection, cmd: &ResourceCmd) -> anyhow::Result
                     r.id,
                     r.res_name,
                     r.class_id,
-                    if r.res_status == 1 { "yes" } else { "no" },
+                    if r.res_status == ResStatus::Enabled {
+                        "yes"
+                    } else {
+                        "no"
+                    },
                     status_name(r.fetch_status),
                     r.last_fetch_time
                         .map(|t| t.to_string())
@@ -168,7 +172,7 @@ pub fn resource(conn: &mut MysqlConnection, cmd: &ResourceCmd) -> anyhow::Result
                 if r.is_manual { " (manual only)" } else { "" },
                 r.priority,
                 r.max_items,
-                if r.res_status == 1 {
+                if r.res_status == ResStatus::Enabled {
                     "enabled"
                 } else {
                     "disabled"
@@ -223,7 +227,7 @@ pub fn resource(conn: &mut MysqlConnection, cmd: &ResourceCmd) -> anyhow::Result
                     ..Default::default()
                 },
             )?;
-            if r.res_status != 1 {
+            if r.res_status != ResStatus::Enabled {
                 let _ = writeln!(
                     out,
                     "resource {} is disabled: enable it for the run to start",
@@ -242,7 +246,11 @@ pub fn resource(conn: &mut MysqlConnection, cmd: &ResourceCmd) -> anyhow::Result
                 conn,
                 resource,
                 VrResourceChanges {
-                    res_status: Some(u8::from(on)),
+                    res_status: Some(if on {
+                        ResStatus::Enabled
+                    } else {
+                        ResStatus::Disabled
+                    }),
                     ..Default::default()
                 },
             )?;

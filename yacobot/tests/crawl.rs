@@ -43,7 +43,7 @@ fn due_urls_are_fetched_highest_priority_first_and_only_those() {
     );
     let row = url_row(&db, "http://a.ru/4").unwrap();
     assert_eq!((row.hits, row.download_prio), (0, 0));
-    assert_eq!(row.fetch_state, FetchState::Fetched.code());
+    assert_eq!(row.fetch_state, FetchState::Fetched);
     assert_eq!((row.claimed_by, row.claim_expires), (None, None));
     assert_eq!(row.http_status, Some(200));
     assert_eq!(row.doc_id.as_deref(), Some(urls::doc_id(row.id).as_str()));
@@ -332,11 +332,11 @@ fn gone_refused_and_failed_fetches_are_booked_and_counted() {
     let gone = row("missing");
     assert_eq!(
         (gone.fetch_state, gone.http_status, gone.hits),
-        (FetchState::Gone.code(), Some(404), 0)
+        (FetchState::Gone, Some(404), 0)
     );
     assert_eq!(gone.fetch_error.as_deref(), Some("gone: HTTP 404"));
     let big = row("big.html");
-    assert_eq!(big.fetch_state, FetchState::Failed.code());
+    assert_eq!(big.fetch_state, FetchState::Failed);
     assert_eq!(
         big.fetch_error.as_deref(),
         Some("too_large: longer than 100 bytes")
@@ -347,11 +347,11 @@ fn gone_refused_and_failed_fetches_are_booked_and_counted() {
         row("doc.pdf").fetch_error.as_deref(),
         Some("wrong_type: content type application/pdf")
     );
-    assert_eq!(row("fits.html").fetch_state, FetchState::Fetched.code());
+    assert_eq!(row("fits.html").fetch_state, FetchState::Fetched);
     let failed = row("dir");
     assert_eq!(
         (failed.fetch_state, failed.errors, failed.hits),
-        (FetchState::Failed.code(), 1, 2)
+        (FetchState::Failed, 1, 2)
     );
     assert!(failed.fetch_error.unwrap().starts_with("network: "));
     let wait = (failed.next_indexed - failed.last_fetch.unwrap()).num_seconds();

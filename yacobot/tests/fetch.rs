@@ -121,7 +121,7 @@ fn queued_urls_are_fetched_politely_into_the_archive() {
         let row = url_row(&db, u).unwrap();
         assert_eq!(
             (row.fetch_state, row.http_status, row.hits),
-            (FetchState::Fetched.code(), Some(200), 0),
+            (FetchState::Fetched, Some(200), 0),
             "{u}"
         );
         assert!(row.last_fetch.is_some() && row.fetch_ms.is_some() && row.claimed_by.is_none());
@@ -167,7 +167,7 @@ fn server_errors_are_retried_apart_then_succeed_or_wait_for_later() {
     let ok = url_row(&db, &p).unwrap();
     assert_eq!(
         (ok.fetch_state, ok.http_status, ok.hits, ok.errors),
-        (FetchState::Fetched.code(), Some(200), 0, 0)
+        (FetchState::Fetched, Some(200), 0, 0)
     );
     assert_eq!(site.archive().len(), 1);
     assert_eq!(site.archive()[0].doc_id, doc_id(&p));
@@ -180,7 +180,7 @@ fn server_errors_are_retried_apart_then_succeed_or_wait_for_later() {
             failed.hits,
             failed.errors
         ),
-        (FetchState::Failed.code(), Some(503), 2, 1)
+        (FetchState::Failed, Some(503), 2, 1)
     );
     assert!(failed
         .fetch_error
@@ -257,7 +257,7 @@ fn refusals_and_failures_are_recorded_on_the_url_and_counted() {
     assert_eq!(error("/private/x"), "disallowed: disallowed by robots.txt");
     assert_eq!(
         (row("/private/x").fetch_state, row("/private/x").hits),
-        (FetchState::Failed.code(), 0)
+        (FetchState::Failed, 0)
     );
     // Gone: marked, and a DELETE item announces it.
     let items = site.archive();
@@ -265,7 +265,7 @@ fn refusals_and_failures_are_recorded_on_the_url_and_counted() {
         let r = row(p);
         assert_eq!(
             (r.fetch_state, r.http_status, r.hits),
-            (FetchState::Gone.code(), Some(status), 0),
+            (FetchState::Gone, Some(status), 0),
             "{p}: {:?}\n{}",
             r.fetch_error,
             site.log()
@@ -293,7 +293,7 @@ fn refusals_and_failures_are_recorded_on_the_url_and_counted() {
     );
     assert_eq!(
         (lp.fetch_state, lp.hits, lp.errors),
-        (FetchState::Failed.code(), 3, 1)
+        (FetchState::Failed, 3, 1)
     );
     assert!(server.requests_to(h, "/loop").len() <= 6);
     // Only /ok is archived as a page.

@@ -81,14 +81,14 @@ fn a_429_waits_for_its_retry_after_and_holds_back_the_host() {
     let row = url_row(&db, &p).unwrap();
     assert_eq!(
         (row.fetch_state, row.http_status, row.hits, row.errors),
-        (FetchState::Fetched.code(), Some(200), 0, 0)
+        (FetchState::Fetched, Some(200), 0, 0)
     );
     // A Retry-After beyond Fetch.MaxRetryAfter: failed at once, kept for later.
     assert_eq!(server.requests_to(h, "/long").len(), 1);
     let row = url_row(&db, &long).unwrap();
     assert_eq!(
         (row.fetch_state, row.http_status, row.hits, row.errors),
-        (FetchState::Failed.code(), Some(429), 1, 1)
+        (FetchState::Failed, Some(429), 1, 1)
     );
     assert!(
         row.fetch_error
@@ -168,7 +168,7 @@ fn a_robots_txt_answering_5xx_disallows_the_host_for_a_while() {
     assert!(server.requests_to(down, "/b").is_empty());
     assert_eq!(server.requests_to(down, "/robots.txt").len(), 1);
     wait_for("the other host fetched", 10, || {
-        url_row(&db, &fine).unwrap().fetch_state == FetchState::Fetched.code()
+        url_row(&db, &fine).unwrap().fetch_state == FetchState::Fetched
     });
 
     // Due again at once: still disallowed, robots.txt not asked again within RobotsRetry.

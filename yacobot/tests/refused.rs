@@ -29,7 +29,7 @@ fn as_is(url: &str, host: &str) -> QueueRecord {
     }
 }
 
-fn error_of(db: &TestDb, url: &str) -> (u8, String) {
+fn error_of(db: &TestDb, url: &str) -> (FetchState, String) {
     let row = url_row(db, url).unwrap();
     (row.fetch_state, row.fetch_error.unwrap_or_default())
 }
@@ -74,7 +74,7 @@ fn urls_at_addresses_that_are_not_public_are_refused_and_counted_unless_allowed(
     });
     daemon.stop();
     assert!(server.log().is_empty(), "{:?}", server.log());
-    let failed = FetchState::Failed.code();
+    let failed = FetchState::Failed;
     let (state, why) = error_of(&db, &by_name);
     assert_eq!(state, failed);
     assert!(
@@ -108,7 +108,7 @@ fn urls_at_addresses_that_are_not_public_are_refused_and_counted_unless_allowed(
     );
     site.queue("m1-0000000002.q", &[record(&redirected, 1, "")]);
     site.once();
-    let fetched = FetchState::Fetched.code();
+    let fetched = FetchState::Fetched;
     for u in [&by_name, &by_ip] {
         assert_eq!(
             url_row(&db, u).unwrap().fetch_state,

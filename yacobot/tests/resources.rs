@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use chrono::{NaiveDateTime, TimeDelta, Timelike, Utc};
 use diesel::mysql::MysqlConnection;
 use focuser_schema::models::{
-    FetchStatus, NewVrResource, ProcessTimestamp, VrResource, VrResourceChanges,
+    DataFrom, FetchStatus, NewVrResource, ProcessTimestamp, ResStatus, VrResource,
+    VrResourceChanges,
 };
 use focuser_tests::TestDb;
 
@@ -21,10 +22,14 @@ fn resource(c: &mut MysqlConnection, name: &str, manual: bool, enabled: bool) ->
         class_id: 1,
         res_name: name,
         data_group: "g",
-        data_from: 0,
+        data_from: DataFrom::PARTNER_FEED,
         frequency: 3600,
         is_manual: manual,
-        res_status: u8::from(enabled),
+        res_status: if enabled {
+            ResStatus::Enabled
+        } else {
+            ResStatus::Disabled
+        },
         priority: 0,
         max_items: 0,
     }
@@ -110,7 +115,7 @@ fn resources_scan_takes_due_automatic_and_asked_for_manual_ones_only() {
         VrResourceChanges {
             claimed_by: Some(Some("dead/1")),
             claim_expires: ago(1),
-            fetch_status: Some(FetchStatus::Running.code()),
+            fetch_status: Some(FetchStatus::Running),
             ..Default::default()
         },
     );
@@ -132,13 +137,13 @@ fn resources_scan_takes_due_automatic_and_asked_for_manual_ones_only() {
     for r in &runs {
         let manual = r.resource.res_name.contains("asked");
         assert_eq!(r.manual, manual, "{}", r.resource.res_name);
-        assert_eq!(r.resource.fetch_status, FetchStatus::Running.code());
+        assert_eq!(r.resource.fetch_status, FetchStatus::Running);
         assert_eq!(r.resource.claimed_by.as_deref(), Some("yb1/7"));
         assert_eq!(r.resource.claim_expires, Some(live));
         assert_eq!(r.resource.fetch_time, Some(t));
         let run = ProcessTimestamp::find(c, r.run.id).unwrap();
         assert_eq!((run.res_id, run.is_manual), (r.resource.id, manual));
-        assert_eq!(run.status, FetchStatus::Running.code());
+        assert_eq!(run.status, FetchStatus::Running);
         assert_eq!(run.fetch_start, Some(t));
     }
     // Running ones are not started again.
@@ -175,7 +180,7 @@ fn resources_scan_takes_due_automatic_and_asked_for_manual_ones_only() {
     )
     .unwrap());
     let r = VrResource::find(c, manual.resource.id).unwrap();
-    assert_eq!(r.fetch_status, FetchStatus::Error.code());
+    assert_eq!(r.fetch_status, FetchStatus::Error);
     assert_eq!(r.fetch_detail.as_deref(), Some("boom"));
     assert_eq!(r.last_fetch_time, Some(t));
     assert!(!r.manual_update);
@@ -247,7 +252,7 @@ fn resources_two_scanners_never_claim_the_same_resource() {
 
 #[test]
 fn resources_resource_status_follows_each_sitemap() {
-    use focuser_schema::models::{NewVrOpenDatasource, ResourceStatus, SyncCounts};
+    use focuser_schema::models::{FeedUrlStatus, NewVrOpenDatasource, ResourceStatus, SyncCounts};
     let db = TestDb::new();
     let c = &mut db.conn();
     let res = resource(c, "feed", false, true);
@@ -299,7 +304,7 @@ fn resources_resource_status_follows_each_sitemap() {
             (
                 r.url.trim_start_matches("http://f.test/").to_string(),
                 r.data_source_id,
-                r.res_status,
+                r.res_status.code(),
             )
         })
         .collect();
@@ -318,12 +323,12 @@ fn resources_resource_status_follows_each_sitemap() {
     let live: Vec<String> = ResourceStatus::for_resource(c, res)
         .unwrap()
         .into_iter()
-        .filter(|r| r.res_status == 1)
+        .filter(|r| r.res_status == FeedUrlStatus::Listed)
         .map(|r| r.url)
         .collect();
     assert_eq!(live, urls(&["1"]));
     assert_eq!(
         ResourceStatus::for_resource(c, other).unwrap()[0].res_status,
-        1
+        FeedUrlStatus::Listed
     );
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::feeds::{items, resource_row, rules, serve_feed, serve_text, site};
+use focuser_schema::models::FetchStatus;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 
@@ -52,14 +53,14 @@ fn resources_admin_commands_add_list_show_fetch_now_disable() {
 
     // Manual and not asked for: the scan leaves it alone.
     site.once();
-    assert_eq!(resource_row(c, 1).fetch_status, 0);
+    assert_eq!(resource_row(c, 1).fetch_status, FetchStatus::Never);
     let (ok, out) = yacobot(&site, &["fetch-now", "shop"]);
     assert!(ok && out.contains("a run is asked for"), "{out}");
     let (_, out) = yacobot(&site, &["list"]);
     assert!(out.contains("(run asked for)"), "{out}");
     site.once();
     let r = resource_row(c, 1);
-    assert_eq!(r.fetch_status, 4, "{:?}", r.fetch_detail);
+    assert_eq!(r.fetch_status, FetchStatus::Error, "{:?}", r.fetch_detail);
     assert!(!r.manual_update);
 
     let (ok, out) = yacobot(&site, &["show", "1"]);
@@ -115,7 +116,7 @@ fn resources_admin_commands_add_list_show_fetch_now_disable() {
     site.once();
     assert_eq!(
         resource_row(c, 1).fetch_status,
-        4,
+        FetchStatus::Error,
         "a disabled resource ran"
     );
     assert!(resource_row(c, 1).manual_update);

@@ -14,7 +14,7 @@ use common::feeds::{
 use common::{number, wait_for};
 use diesel::connection::SimpleConnection;
 use diesel::mysql::MysqlConnection;
-use focuser_schema::models::ProcessTimestamp;
+use focuser_schema::models::{FetchStatus, ProcessTimestamp};
 use focuser_tests::web::WebServer;
 use focuser_tests::TestDb;
 
@@ -85,7 +85,7 @@ fn resources_kill_9_in_the_write_stage_loses_nothing_and_emits_nothing_twice() {
 
     // The first run, killed with its 3000 inserts emitted but not marked.
     kill_before_the_end(&db, &site, id, 0, 3000);
-    assert_eq!(resource_row(c, id).fetch_status, 2);
+    assert_eq!(resource_row(c, id).fetch_status, FetchStatus::Running);
     site.once();
     let log = site.log();
     assert!(
@@ -93,13 +93,17 @@ fn resources_kill_9_in_the_write_stage_loses_nothing_and_emits_nothing_twice() {
         "{log}"
     );
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 1, "{:?}", r.fetch_detail);
+    assert_eq!(r.fetch_status, FetchStatus::Ok, "{:?}", r.fetch_detail);
     assert_eq!(live(c, id).len(), 3000);
     assert_eq!(store(&site).len(), 3000, "emitted twice");
     assert_consistent(c, &site, id);
     let runs = ProcessTimestamp::recent(c, id, 5).unwrap();
     assert_eq!(runs.len(), 2);
-    assert_eq!(runs[1].status, 4, "the killed run is not shown as failed");
+    assert_eq!(
+        runs[1].status,
+        FetchStatus::Error,
+        "the killed run is not shown as failed"
+    );
 
     // A run with changes (3 modified, 2 removed, 1 added), killed the same way.
     for it in feed.iter_mut().take(3) {
@@ -116,7 +120,7 @@ fn resources_kill_9_in_the_write_stage_loses_nothing_and_emits_nothing_twice() {
     assert_eq!(live(c, id).len(), 2999);
     assert_consistent(c, &site, id);
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 1);
+    assert_eq!(r.fetch_status, FetchStatus::Ok);
     assert!(!r.manual_update);
 
     // Killed at random moments of further runs: still consistent.

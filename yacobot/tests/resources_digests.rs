@@ -14,6 +14,7 @@ use common::feeds::{
 };
 use common::{number, sql, wait_for, Site};
 use focuser_formats::segment::Status;
+use focuser_schema::models::FetchStatus;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 
@@ -34,7 +35,7 @@ fn shop(db: &TestDb, server: &WebServer) -> (u32, Vec<It>) {
 
 fn detail(db: &TestDb, id: u32) -> String {
     let r = resource_row(&mut db.conn(), id);
-    assert_eq!(r.fetch_status, 1, "{:?}", r.fetch_detail);
+    assert_eq!(r.fetch_status, FetchStatus::Ok, "{:?}", r.fetch_detail);
     r.fetch_detail.unwrap_or_default()
 }
 

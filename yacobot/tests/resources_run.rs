@@ -11,7 +11,10 @@ use common::feeds::{
 use common::number;
 use focuser_feed::doc_id::item_doc_id;
 use focuser_formats::segment::Status;
-use focuser_schema::models::{ProcessTimestamp, ResourceStatus, VrData, VrUpdateInfo};
+use focuser_schema::models::{
+    DataStatus, EmitStatus, FeedUrlStatus, FetchStatus, ProcessTimestamp, ResourceStatus,
+    UpdateType, VrData, VrUpdateInfo,
+};
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 
@@ -63,7 +66,13 @@ fn resources_two_sources_first_run_then_an_unchanged_run_emits_nothing() {
     site.once();
     let c = &mut db.conn();
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 1, "{:?}\n{}", r.fetch_detail, site.log());
+    assert_eq!(
+        r.fetch_status,
+        FetchStatus::Ok,
+        "{:?}\n{}",
+        r.fetch_detail,
+        site.log()
+    );
     assert_eq!(
         r.fetch_detail.as_deref(),
         Some("items: 30 new, 0 changed, 0 deleted, 0 unchanged, 0 failed keys")
@@ -72,7 +81,10 @@ fn resources_two_sources_first_run_then_an_unchanged_run_emits_nothing() {
     let rows = VrData::for_resource(c, id).unwrap();
     assert_eq!(rows.len(), 30);
     for row in &rows {
-        assert_eq!((row.data_status, row.status, row.update_type), (1, 1, 1));
+        assert_eq!(
+            (row.data_status, row.status, row.update_type),
+            (DataStatus::Live, EmitStatus::Emitted, UpdateType::Insert)
+        );
         assert_eq!(row.doc_id, item_doc_id(id, &row.keyword));
     }
     let items1 = store(&site);
@@ -83,16 +95,19 @@ fn resources_two_sources_first_run_then_an_unchanged_run_emits_nothing() {
         .any(|i| i.url == server.url("b.test", "/f3.xml") && i.content.contains("Title c 3")));
     assert_consistent(c, &site, id);
     let run = &ProcessTimestamp::recent(c, id, 1).unwrap()[0];
-    assert_eq!((run.status, run.items, run.inserted), (1, 30, 30));
+    assert_eq!(
+        (run.status, run.items, run.inserted),
+        (FetchStatus::Ok, 30, 30)
+    );
     assert!(run.fetch_start.is_some() && run.write_start.is_some() && run.write_end.is_some());
     let info = VrUpdateInfo::recent(c, id, 5).unwrap();
     assert_eq!(info.len(), 1);
     assert_eq!((info[0].last_item_count, info[0].item_count), (0, 30));
     let feeds = ResourceStatus::for_resource(c, id).unwrap();
     assert_eq!(feeds.len(), 3);
-    assert!(feeds
-        .iter()
-        .all(|f| f.res_status == 1 && f.items == 10 && f.http_status == Some(200)));
+    assert!(feeds.iter().all(|f| f.res_status == FeedUrlStatus::Listed
+        && f.items == 10
+        && f.http_status == Some(200)));
 
     // The same feeds again, asked for (an automatic run would skip the unchanged sitemaps'
     // sync, but fetches the feeds all the same).
@@ -100,7 +115,7 @@ fn resources_two_sources_first_run_then_an_unchanged_run_emits_nothing() {
     ask(c, id);
     site.once();
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 1);
+    assert_eq!(r.fetch_status, FetchStatus::Ok);
     assert!(!r.manual_update, "manual_update not cleared");
     assert_eq!(
         r.fetch_detail.as_deref(),
@@ -144,7 +159,7 @@ fn resources_changed_feed_gives_exactly_its_updates_deletes_and_inserts() {
     ask(c, id);
     site.once();
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 1, "{:?}", r.fetch_detail);
+    assert_eq!(r.fetch_status, FetchStatus::Ok, "{:?}", r.fetch_detail);
     assert_eq!(
         r.fetch_detail.as_deref(),
         Some("items: 1 new, 3 changed, 2 deleted, 25 unchanged, 0 failed keys")
@@ -174,12 +189,21 @@ fn resources_changed_feed_gives_exactly_its_updates_deletes_and_inserts() {
     assert_eq!(deletes, want_del);
     let rows = VrData::for_resource(c, id).unwrap();
     let row = |k: &str| rows.iter().find(|r| r.keyword == k).unwrap();
-    assert_eq!((row("a0").update_type, row("a0").data_status), (2, 1));
-    assert_eq!((row("a9").update_type, row("a9").data_status), (3, 0));
-    assert_eq!((row("a-new").update_type, row("a-new").data_status), (1, 1));
+    assert_eq!(
+        (row("a0").update_type, row("a0").data_status),
+        (UpdateType::Update, DataStatus::Live)
+    );
+    assert_eq!(
+        (row("a9").update_type, row("a9").data_status),
+        (UpdateType::Delete, DataStatus::Deleted)
+    );
+    assert_eq!(
+        (row("a-new").update_type, row("a-new").data_status),
+        (UpdateType::Insert, DataStatus::Live)
+    );
     assert_eq!(
         row("a3").update_type,
-        1,
+        UpdateType::Insert,
         "white space and CDATA changed the item"
     );
     let run = &ProcessTimestamp::recent(c, id, 1).unwrap()[0];
@@ -196,7 +220,10 @@ fn resources_changed_feed_gives_exactly_its_updates_deletes_and_inserts() {
     site.once();
     let rows = VrData::for_resource(c, id).unwrap();
     let a9 = rows.iter().find(|r| r.keyword == "a9").unwrap();
-    assert_eq!((a9.data_status, a9.update_type), (1, 1));
+    assert_eq!(
+        (a9.data_status, a9.update_type),
+        (DataStatus::Live, UpdateType::Insert)
+    );
     assert_consistent(c, &site, id);
 }
 
@@ -220,7 +247,7 @@ fn resources_safety_valve_shrunk_feed_and_failed_keys_delete_nothing() {
     ask(c, id);
     site.once();
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 4);
+    assert_eq!(r.fetch_status, FetchStatus::Error);
     let detail = r.fetch_detail.unwrap();
     assert!(
         detail.starts_with(
@@ -245,7 +272,7 @@ fn resources_safety_valve_shrunk_feed_and_failed_keys_delete_nothing() {
     ask(c, id);
     site.once();
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 4);
+    assert_eq!(r.fetch_status, FetchStatus::Error);
     let detail = r.fetch_detail.unwrap();
     assert!(
         detail.starts_with(
@@ -260,7 +287,10 @@ fn resources_safety_valve_shrunk_feed_and_failed_keys_delete_nothing() {
     assert_eq!(live(c, id).len(), 100);
     assert_eq!(store(&site).len(), emitted);
     let run = &ProcessTimestamp::recent(c, id, 1).unwrap()[0];
-    assert_eq!((run.status, run.failed_keys, run.deleted), (4, 85, 0));
+    assert_eq!(
+        (run.status, run.failed_keys, run.deleted),
+        (FetchStatus::Error, 85, 0)
+    );
     assert_consistent(c, &site, id);
 }
 
@@ -304,7 +334,7 @@ fn resources_sitemap_errors_are_reported_per_source_and_the_others_go_on() {
     let site = site(&db, &server, "");
     site.once();
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 4);
+    assert_eq!(r.fetch_status, FetchStatus::Error);
     let d = r.fetch_detail.unwrap();
     for want in [
         "source \"not-http\": ",
@@ -342,7 +372,7 @@ fn resources_unchanged_sitemap_skipped_on_an_automatic_run_processed_on_a_manual
         res_id: id,
         data_source_id: ds,
         url: &server.url("u.test", "/extra.xml"),
-        res_status: 1,
+        res_status: FeedUrlStatus::Listed,
     }
     .insert(c)
     .unwrap();
@@ -351,7 +381,7 @@ fn resources_unchanged_sitemap_skipped_on_an_automatic_run_processed_on_a_manual
     site.once();
     let r = resource_row(c, id);
     let d = r.fetch_detail.unwrap();
-    assert_eq!(r.fetch_status, 1, "{d}");
+    assert_eq!(r.fetch_status, FetchStatus::Ok, "{d}");
     assert!(
         d.contains("source \"partner\": sitemap unchanged, skipped"),
         "{d}"
@@ -371,7 +401,7 @@ fn resources_unchanged_sitemap_skipped_on_an_automatic_run_processed_on_a_manual
     );
     assert_eq!(live(c, id).len(), 20);
     let extra = ResourceStatus::find_by_url(c, id, &server.url("u.test", "/extra.xml")).unwrap();
-    assert_eq!(extra.res_status, 0);
+    assert_eq!(extra.res_status, FeedUrlStatus::Retired);
     assert_consistent(c, &site, id);
 }
 
@@ -436,7 +466,7 @@ fn resources_bad_feeds_give_clear_errors_and_good_ones_their_items() {
     let site = site(&db, &server, "");
     site.once();
     let r = resource_row(c, id);
-    assert_eq!(r.fetch_status, 4);
+    assert_eq!(r.fetch_status, FetchStatus::Error);
     let d = r.fetch_detail.unwrap();
     let broken = server.url(h, "/broken.xml");
     let truncated = server.url(h, "/truncated.xml");

@@ -13,7 +13,9 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail};
 use clap::Parser;
-use focuser_schema::models::{NewOpenXmlFormat, NewVrOpenDatasource, NewVrResource};
+use focuser_schema::models::{
+    DataFrom, GroupType, IndexType, NewOpenXmlFormat, NewVrOpenDatasource, NewVrResource, ResStatus,
+};
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 use focuser_yacobot::YacobotConfig;
@@ -85,8 +87,8 @@ fn setup(db: &TestDb, server: &WebServer, a: &Args) -> anyhow::Result<()> {
             is_fullhit: false,
             is_mark: false,
             is_required: req,
-            index_type: 0,
-            group_type: 0,
+            index_type: IndexType::KEYWORD,
+            group_type: GroupType::NONE,
         }
         .insert(c)?;
     }
@@ -102,10 +104,10 @@ fn setup(db: &TestDb, server: &WebServer, a: &Args) -> anyhow::Result<()> {
             class_id: 1,
             res_name: &format!("bench-{r}"),
             data_group: "bench",
-            data_from: 0,
+            data_from: DataFrom::PARTNER_FEED,
             frequency: 0,
             is_manual: false,
-            res_status: 1,
+            res_status: ResStatus::Enabled,
             priority: 0,
             max_items: 0,
         }

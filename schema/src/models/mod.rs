@@ -1,8 +1,10 @@
-//! One module per table. `Foo` is a row as read, `NewFoo` a row to insert, `FooChanges` the
-//! columns an update may set (`None` leaves a column alone; `Some(None)` sets a nullable one
-//! to NULL). Every function takes `&mut MysqlConnection` so callers can group several in one
-//! transaction.
+//! One module per table. `Foo` is a row as read, `NewFoo` a row to insert, and, for the tables
+//! a daemon updates column by column, `FooChanges` the columns an update may set (`None` leaves
+//! a column alone; `Some(None)` sets a nullable one to NULL). Columns that hold a code are
+//! typed by [`codes`]. Every function takes `&mut MysqlConnection` so callers can group several
+//! in one transaction.
 
+mod codes;
 mod open_xml_format;
 mod partner_domain;
 mod path_arg_name;
@@ -18,16 +20,20 @@ mod vr_resource;
 mod vr_update_info;
 mod yacobot_node;
 
-pub use open_xml_format::{NewOpenXmlFormat, OpenXmlFormat, OpenXmlFormatChanges};
-pub use partner_domain::{NewPartnerDomain, PartnerDomain, PartnerDomainChanges};
-pub use path_arg_name::{ArgRule, NewPathArgName, PathArgName, PathArgNameChanges};
+pub use codes::{
+    DataFrom, DataStatus, EmitStatus, FeedUrlStatus, FetchState, FetchStatus, GroupType, IndexType,
+    ResStatus, UpdateType, ValidStatus,
+};
+pub use open_xml_format::{NewOpenXmlFormat, OpenXmlFormat};
+pub use partner_domain::{NewPartnerDomain, PartnerDomain};
+pub use path_arg_name::{ArgRule, NewPathArgName, PathArgName};
 pub use process_timestamp::{NewProcessTimestamp, ProcessTimestamp, ProcessTimestampChanges};
-pub use query_arg::{NewQueryArg, QueryArg, QueryArgChanges, INSIGNIFICANT_SCORE};
-pub use queue_applied::{NewQueueApplied, QueueApplied, QueueAppliedChanges};
+pub use query_arg::{NewQueryArg, QueryArg, INSIGNIFICANT_SCORE};
+pub use queue_applied::{NewQueueApplied, QueueApplied};
 pub use resource_status::{NewResourceStatus, ResourceStatus, ResourceStatusChanges, SyncCounts};
-pub use url::{Claimed, FetchState, LoadRow, NewUrl, Url, UrlChanges, NEW_URL_BOOST};
-pub use vr_data::{ItemWrite, KnownItem, NewVrData, RunWrite, VrData, VrDataChanges};
+pub use url::{Claimed, LoadRow, NewUrl, Url, UrlChanges, NEW_URL_BOOST};
+pub use vr_data::{ItemWrite, KnownItem, NewVrData, RunWrite, VrData};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
-pub use vr_resource::{ClaimedRun, FetchStatus, NewVrResource, VrResource, VrResourceChanges};
-pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo, VrUpdateInfoChanges};
-pub use yacobot_node::{NewYacobotNode, YacobotNode, YacobotNodeChanges};
+pub use vr_resource::{ClaimedRun, NewVrResource, VrResource, VrResourceChanges};
+pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo};
+pub use yacobot_node::{NewYacobotNode, YacobotNode};

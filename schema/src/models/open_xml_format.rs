@@ -2,6 +2,7 @@ use diesel::dsl::DuplicatedKeys;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
+use super::{GroupType, IndexType};
 use crate::db::last_insert_id;
 use crate::schema::open_xml_format;
 
@@ -19,8 +20,8 @@ pub struct OpenXmlFormat {
     pub is_fullhit: bool,
     pub is_mark: bool,
     pub is_required: bool,
-    pub index_type: u8,
-    pub group_type: u8,
+    pub index_type: IndexType,
+    pub group_type: GroupType,
 }
 
 #[derive(Debug, Clone, Insertable, AsChangeset)]
@@ -35,21 +36,8 @@ pub struct NewOpenXmlFormat<'a> {
     pub is_fullhit: bool,
     pub is_mark: bool,
     pub is_required: bool,
-    pub index_type: u8,
-    pub group_type: u8,
-}
-
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = open_xml_format)]
-pub struct OpenXmlFormatChanges<'a> {
-    pub xpath: Option<&'a str>,
-    pub is_key: Option<bool>,
-    pub is_index: Option<bool>,
-    pub is_fullhit: Option<bool>,
-    pub is_mark: Option<bool>,
-    pub is_required: Option<bool>,
-    pub index_type: Option<u8>,
-    pub group_type: Option<u8>,
+    pub index_type: IndexType,
+    pub group_type: GroupType,
 }
 
 impl OpenXmlFormat {
@@ -81,16 +69,6 @@ impl OpenXmlFormat {
             .order(open_xml_format::id)
             .select(Self::as_select())
             .load(conn)
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        id: u32,
-        changes: &OpenXmlFormatChanges<'_>,
-    ) -> QueryResult<usize> {
-        diesel::update(open_xml_format::table.find(id))
-            .set(changes)
-            .execute(conn)
     }
 }
 

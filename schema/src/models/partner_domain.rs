@@ -24,14 +24,6 @@ pub struct NewPartnerDomain<'a> {
     pub assigned_by: &'a str,
 }
 
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = partner_domain)]
-pub struct PartnerDomainChanges<'a> {
-    pub yacobot_id: Option<u32>,
-    pub assigned_by: Option<&'a str>,
-    pub updated_at: Option<NaiveDateTime>,
-}
-
 impl PartnerDomain {
     pub fn find(conn: &mut MysqlConnection, domain: &str) -> QueryResult<Self> {
         partner_domain::table
@@ -91,16 +83,6 @@ impl PartnerDomain {
             partner_domain::updated_at.eq(now),
         ))
         .execute(conn)
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        domain: &str,
-        changes: &PartnerDomainChanges<'_>,
-    ) -> QueryResult<usize> {
-        diesel::update(partner_domain::table.find(domain))
-            .set(changes)
-            .execute(conn)
     }
 }
 

@@ -2,6 +2,7 @@ use chrono::NaiveDateTime;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
+use super::FetchStatus;
 use crate::db::last_insert_id;
 use crate::schema::process_timestamp;
 
@@ -13,7 +14,7 @@ pub struct ProcessTimestamp {
     pub id: u64,
     pub res_id: u32,
     pub is_manual: bool,
-    pub status: u8,
+    pub status: FetchStatus,
     pub fetch_start: Option<NaiveDateTime>,
     pub fetch_end: Option<NaiveDateTime>,
     pub write_start: Option<NaiveDateTime>,
@@ -33,14 +34,14 @@ pub struct ProcessTimestamp {
 pub struct NewProcessTimestamp {
     pub res_id: u32,
     pub is_manual: bool,
-    pub status: u8,
+    pub status: FetchStatus,
     pub fetch_start: Option<NaiveDateTime>,
 }
 
 #[derive(Debug, Clone, Default, AsChangeset)]
 #[diesel(table_name = process_timestamp)]
 pub struct ProcessTimestampChanges {
-    pub status: Option<u8>,
+    pub status: Option<FetchStatus>,
     pub fetch_start: Option<Option<NaiveDateTime>>,
     pub fetch_end: Option<Option<NaiveDateTime>>,
     pub write_start: Option<Option<NaiveDateTime>>,
@@ -100,7 +101,7 @@ impl ProcessTimestamp {
             .load(conn)
     }
 
-    /// Marks every run of `res_id` but `current` still shown as running (`status = 2`) as an
+    /// Marks every run of `res_id` but `current` still shown as running as an
     /// error: the resource is claimed again, so their process died (a crash, `kill -9`).
     pub fn close_interrupted(
         conn: &mut MysqlConnection,
@@ -111,9 +112,9 @@ impl ProcessTimestamp {
             process_timestamp::table
                 .filter(process_timestamp::res_id.eq(res_id))
                 .filter(process_timestamp::id.ne(current))
-                .filter(process_timestamp::status.eq(2)),
+                .filter(process_timestamp::status.eq(FetchStatus::Running)),
         )
-        .set(process_timestamp::status.eq(4))
+        .set(process_timestamp::status.eq(FetchStatus::Error))
         .execute(conn)
     }
 

@@ -28,13 +28,6 @@ pub struct NewQueryArg<'a> {
     pub computed_at: NaiveDateTime,
 }
 
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = query_args)]
-pub struct QueryArgChanges {
-    pub score: Option<f64>,
-    pub computed_at: Option<NaiveDateTime>,
-}
-
 impl QueryArg {
     pub fn find(conn: &mut MysqlConnection, path_hash: u64, name: &str) -> QueryResult<Self> {
         query_args::table
@@ -69,17 +62,6 @@ impl QueryArg {
     /// Whether the argument is significant by the 0.95 rule.
     pub fn significant(&self) -> bool {
         self.score < INSIGNIFICANT_SCORE
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        path_hash: u64,
-        name: &str,
-        changes: &QueryArgChanges,
-    ) -> QueryResult<usize> {
-        diesel::update(query_args::table.find((path_hash, name)))
-            .set(changes)
-            .execute(conn)
     }
 }
 

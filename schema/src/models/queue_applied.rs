@@ -23,13 +23,6 @@ pub struct NewQueueApplied<'a> {
     pub row_count: u32,
 }
 
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = queue_applied)]
-pub struct QueueAppliedChanges {
-    pub row_count: Option<u32>,
-    pub applied_at: Option<NaiveDateTime>,
-}
-
 impl QueueApplied {
     pub fn find(conn: &mut MysqlConnection, source: &str, file_name: &str) -> QueryResult<Self> {
         queue_applied::table
@@ -46,17 +39,6 @@ impl QueueApplied {
             .limit(limit)
             .select(Self::as_select())
             .load(conn)
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        source: &str,
-        file_name: &str,
-        changes: &QueueAppliedChanges,
-    ) -> QueryResult<usize> {
-        diesel::update(queue_applied::table.find((source, file_name)))
-            .set(changes)
-            .execute(conn)
     }
 }
 

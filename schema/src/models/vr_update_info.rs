@@ -2,6 +2,7 @@ use chrono::NaiveDateTime;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
+use super::FetchStatus;
 use crate::db::last_insert_id;
 use crate::schema::vr_update_info;
 
@@ -12,7 +13,7 @@ pub struct VrUpdateInfo {
     pub id: u64,
     pub res_id: u32,
     pub created_at: NaiveDateTime,
-    pub status: u8,
+    pub status: FetchStatus,
     pub item_count: u32,
     pub last_item_count: u32,
     pub detail: String,
@@ -22,17 +23,10 @@ pub struct VrUpdateInfo {
 #[diesel(table_name = vr_update_info)]
 pub struct NewVrUpdateInfo<'a> {
     pub res_id: u32,
-    pub status: u8,
+    pub status: FetchStatus,
     pub item_count: u32,
     pub last_item_count: u32,
     pub detail: &'a str,
-}
-
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = vr_update_info)]
-pub struct VrUpdateInfoChanges<'a> {
-    pub status: Option<u8>,
-    pub detail: Option<&'a str>,
 }
 
 impl VrUpdateInfo {
@@ -51,16 +45,6 @@ impl VrUpdateInfo {
             .limit(limit)
             .select(Self::as_select())
             .load(conn)
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        id: u64,
-        changes: &VrUpdateInfoChanges<'_>,
-    ) -> QueryResult<usize> {
-        diesel::update(vr_update_info::table.find(id))
-            .set(changes)
-            .execute(conn)
     }
 }
 

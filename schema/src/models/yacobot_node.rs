@@ -25,14 +25,6 @@ pub struct NewYacobotNode<'a> {
     pub enabled: bool,
 }
 
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = yacobot_node)]
-pub struct YacobotNodeChanges<'a> {
-    pub name: Option<&'a str>,
-    pub host: Option<&'a str>,
-    pub enabled: Option<bool>,
-}
-
 impl YacobotNode {
     pub fn find(conn: &mut MysqlConnection, id: u32) -> QueryResult<Self> {
         yacobot_node::table
@@ -63,16 +55,6 @@ impl YacobotNode {
             .order(yacobot_node::id)
             .select(Self::as_select())
             .load(conn)
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        id: u32,
-        changes: &YacobotNodeChanges<'_>,
-    ) -> QueryResult<usize> {
-        diesel::update(yacobot_node::table.find(id))
-            .set(changes)
-            .execute(conn)
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use focuser_formats::segment::Status;
 use focuser_formats::urls;
+use focuser_schema::models::{DataStatus, FetchState};
 
 use super::db;
 use super::observe::{self, Received};
@@ -116,15 +117,15 @@ pub fn check(
     r.problem("URLs forwarded that no reflog holds", &unexpected);
 
     // Each node crawled its own URLs, and only those, as the sample web answers them.
-    let mut outcome: BTreeMap<u64, u8> = BTreeMap::new();
+    let mut outcome: BTreeMap<u64, FetchState> = BTreeMap::new();
     let (mut wrong_node, mut wrong_outcome) = (Vec::new(), Vec::new());
     for n in 1..=plan.nodes {
         let (mut fetched, mut gone, mut failed) = (0, 0, 0);
         for (id, domain, state, error) in db::urls(&plan.node_dbs[n - 1])? {
             match state {
-                2 => fetched += 1,
-                3 => failed += 1,
-                4 => gone += 1,
+                FetchState::Fetched => fetched += 1,
+                FetchState::Failed => failed += 1,
+                FetchState::Gone => gone += 1,
                 _ => {}
             }
             if node_of.get(&id) != Some(&n) {
@@ -136,8 +137,9 @@ pub fn check(
             outcome.insert(id, state);
             let want = expected.get(&id).map(|(_, e)| *e);
             let ok = match (want, state) {
-                (Some(Expect::Page), 2) | (Some(Expect::Gone), 4) => true,
-                (Some(Expect::Disallowed), 3) => error
+                (Some(Expect::Page), FetchState::Fetched)
+                | (Some(Expect::Gone), FetchState::Gone) => true,
+                (Some(Expect::Disallowed), FetchState::Failed) => error
                     .as_deref()
                     .is_some_and(|e| e.starts_with("disallowed")),
                 (None, _) => true, // reported above
@@ -145,8 +147,9 @@ pub fn check(
             };
             if !ok {
                 wrong_outcome.push(format!(
-                    "{} on node {n}: fetch_state {state} ({}), expected {want:?}",
+                    "{} on node {n}: fetch_state {} ({}), expected {want:?}",
                     urls::doc_id(id),
+                    state.code(),
                     error.unwrap_or_default()
                 ));
             }
@@ -176,8 +179,8 @@ pub fn check(
         for n in 1..=plan.nodes {
             let docs = db::feed_docs(&plan.node_dbs[n - 1])?;
             r.feed_items.push(docs.len());
-            for (doc, live) in docs {
-                let status = if live == 1 {
+            for (doc, data_status) in docs {
+                let status = if data_status == DataStatus::Live {
                     Status::Update
                 } else {
                     Status::Delete
@@ -201,7 +204,7 @@ fn check_documents(
     plan: &Plan,
     r: &mut Report,
     items: &[Received],
-    outcome: &BTreeMap<u64, u8>,
+    outcome: &BTreeMap<u64, FetchState>,
     node_of: &BTreeMap<u64, usize>,
     feed: &BTreeMap<String, (usize, Status)>,
     allow: &Allow,
@@ -218,10 +221,10 @@ fn check_documents(
         let doc = urls::doc_id(*id);
         let node = node_of.get(id).copied().unwrap_or(0);
         match state {
-            2 => wanted.push((doc, node, Status::Update)),
-            4 => wanted.push((doc, node, Status::Delete)),
+            FetchState::Fetched => wanted.push((doc, node, Status::Update)),
+            FetchState::Gone => wanted.push((doc, node, Status::Delete)),
             _ if by_doc.contains_key(doc.as_str()) => {
-                stray.push(format!("{doc} (fetch_state {state}) has items"))
+                stray.push(format!("{doc} (fetch_state {}) has items", state.code()))
             }
             _ => {}
         }

@@ -8,7 +8,8 @@ use diesel::prelude::*;
 use diesel::sql_types::Text;
 
 use focuser_schema::models::{
-    NewOpenXmlFormat, NewPartnerDomain, NewVrOpenDatasource, NewVrResource, NewYacobotNode,
+    DataFrom, DataStatus, FetchState, FetchStatus, GroupType, IndexType, NewOpenXmlFormat,
+    NewPartnerDomain, NewVrOpenDatasource, NewVrResource, NewYacobotNode, ResStatus,
 };
 use focuser_schema::schema::{partner_domain, url, vr_data, vr_resource};
 
@@ -92,10 +93,10 @@ fn feed_rows(plan: &Plan, r: &FeedResource, c: &mut MysqlConnection) -> Result<(
         class_id: r.class_id,
         res_name: &r.name,
         data_group: "offers",
-        data_from: 0,
+        data_from: DataFrom::PARTNER_FEED,
         frequency: 3600,
         is_manual: false,
-        res_status: 1,
+        res_status: ResStatus::Enabled,
         priority: 10,
         max_items: 0,
     }
@@ -125,8 +126,8 @@ fn feed_rows(plan: &Plan, r: &FeedResource, c: &mut MysqlConnection) -> Result<(
             is_fullhit: fullhit,
             is_mark: mark,
             is_required: required,
-            index_type: 0,
-            group_type: 0,
+            index_type: IndexType::KEYWORD,
+            group_type: GroupType::NONE,
         }
         .insert(c)?;
     }
@@ -134,7 +135,7 @@ fn feed_rows(plan: &Plan, r: &FeedResource, c: &mut MysqlConnection) -> Result<(
 }
 
 /// A node's frontier as the checks see it: (id, domain, fetch_state, fetch_error).
-pub type UrlRow = (u64, String, u8, Option<String>);
+pub type UrlRow = (u64, String, FetchState, Option<String>);
 
 pub fn urls(node_db: &str) -> Result<Vec<UrlRow>, Error> {
     let mut c = focuser_schema::db::connect(node_db)?;
@@ -151,7 +152,7 @@ pub fn unsettled(node_db: &str) -> Result<i64, Error> {
     Ok(url::table
         .filter(
             url::fetch_state
-                .eq(1)
+                .eq(FetchState::Claimed)
                 .or(url::hits.gt(0).and(url::next_indexed.le(now))),
         )
         .select(count_star())
@@ -161,13 +162,13 @@ pub fn unsettled(node_db: &str) -> Result<i64, Error> {
 /// URLs per `fetch_state` (0 idle … 4 gone).
 pub fn states(node_db: &str) -> Result<[i64; 5], Error> {
     let mut c = focuser_schema::db::connect(node_db)?;
-    let rows: Vec<(u8, i64)> = url::table
+    let rows: Vec<(FetchState, i64)> = url::table
         .group_by(url::fetch_state)
         .select((url::fetch_state, count_star()))
         .load(&mut c)?;
     let mut out = [0; 5];
     for (s, n) in rows {
-        if let Some(slot) = out.get_mut(s as usize) {
+        if let Some(slot) = out.get_mut(usize::from(s.code())) {
             *slot = n;
         }
     }
@@ -178,13 +179,13 @@ pub fn states(node_db: &str) -> Result<[i64; 5], Error> {
 pub fn feed_items(node_db: &str) -> Result<i64, Error> {
     let mut c = focuser_schema::db::connect(node_db)?;
     Ok(vr_data::table
-        .filter(vr_data::data_status.eq(1))
+        .filter(vr_data::data_status.eq(DataStatus::Live))
         .select(count_star())
         .first(&mut c)?)
 }
 
-/// Every feed item of a node: (doc id, `data_status`: 1 live, 0 deleted).
-pub fn feed_docs(node_db: &str) -> Result<Vec<(String, u8)>, Error> {
+/// Every feed item of a node: (doc id, `data_status`).
+pub fn feed_docs(node_db: &str) -> Result<Vec<(String, DataStatus)>, Error> {
     let mut c = focuser_schema::db::connect(node_db)?;
     Ok(vr_data::table
         .select((vr_data::doc_id, vr_data::data_status))
@@ -195,8 +196,8 @@ pub fn feed_docs(node_db: &str) -> Result<Vec<(String, u8)>, Error> {
 pub fn feeds_pending(node_db: &str) -> Result<i64, Error> {
     let mut c = focuser_schema::db::connect(node_db)?;
     Ok(vr_resource::table
-        .filter(vr_resource::res_status.eq(1))
-        .filter(vr_resource::fetch_status.eq_any([0u8, 2]))
+        .filter(vr_resource::res_status.eq(ResStatus::Enabled))
+        .filter(vr_resource::fetch_status.eq_any([FetchStatus::Never, FetchStatus::Running]))
         .select(count_star())
         .first(&mut c)?)
 }

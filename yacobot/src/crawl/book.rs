@@ -89,7 +89,7 @@ pub fn fetched(
         base: UrlChanges {
             last_downloaded: Some(Some(env.now)),
             http_status: Some(Some(status)),
-            fetch_state: Some(FetchState::Fetched.code()),
+            fetch_state: Some(FetchState::Fetched),
             fetch_ms: millis(elapsed),
             last_fetch: Some(Some(env.now)),
             archive_file,
@@ -108,7 +108,7 @@ pub fn from_archive(u: &Url, pos: Position, env: &Env<'_>) -> Booking {
     Booking {
         id: u.id,
         base: UrlChanges {
-            fetch_state: Some(FetchState::Fetched.code()),
+            fetch_state: Some(FetchState::Fetched),
             archive_file,
             archive_item,
             ..indexed(env, u.steady_level)
@@ -125,7 +125,7 @@ pub fn gone(u: &Url, status: u16, elapsed: Duration, env: &Env<'_>) -> Booking {
         id: u.id,
         base: UrlChanges {
             http_status: Some(Some(status)),
-            fetch_state: Some(FetchState::Gone.code()),
+            fetch_state: Some(FetchState::Gone),
             fetch_ms: millis(elapsed),
             last_fetch: Some(Some(env.now)),
             content_md5: Some(None),
@@ -153,7 +153,7 @@ pub fn refused(
         id: u.id,
         base: UrlChanges {
             http_status: Some(status),
-            fetch_state: Some(FetchState::Failed.code()),
+            fetch_state: Some(FetchState::Failed),
             fetch_ms: millis(elapsed),
             last_fetch: Some(Some(env.now)),
             errors: Some(u.errors.saturating_add(1)),
@@ -181,7 +181,7 @@ pub fn failed(
         base: UrlChanges {
             next_indexed: Some(retry_at(env.now, errors, env.retry_later, env.url)),
             http_status: Some(status),
-            fetch_state: Some(FetchState::Failed.code()),
+            fetch_state: Some(FetchState::Failed),
             fetch_ms: millis(elapsed),
             last_fetch: Some(Some(env.now)),
             errors: Some(errors),

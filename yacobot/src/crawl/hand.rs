@@ -143,7 +143,7 @@ mod tests {
             http_status: None,
             content_md5: None,
             doc_id: None,
-            fetch_state: 1,
+            fetch_state: focuser_schema::models::FetchState::Claimed,
             claimed_by: None,
             claim_expires: None,
             errors: 0,

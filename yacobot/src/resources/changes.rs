@@ -12,8 +12,8 @@ use focuser_feed::doc_id::item_doc_id;
 use focuser_feed::items::md5_hex;
 use focuser_formats::segment::Status;
 use focuser_schema::models::{
-    ItemWrite, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus, RunWrite, VrData,
-    VrResource,
+    DataStatus, ItemWrite, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus, RunWrite,
+    VrData, VrResource,
 };
 
 use super::digests::Entry;
@@ -48,7 +48,7 @@ pub fn write_items(
     let known = run.known.take(ctx, run, store.digests())?;
     let read_ms = t0.elapsed().as_millis();
     let live: Vec<usize> = (0..known.items.len())
-        .filter(|&n| known.items[n].entry.data_status == 1)
+        .filter(|&n| known.items[n].entry.data_status == DataStatus::Live)
         .collect();
     // The diff compares by digest where the stored item has one, else by MD5: compute the
     // MD5s it needs, and only those.
@@ -307,7 +307,7 @@ fn next_entries(known: Vec<Stored>, items: &[GoodItem], plan: &Plan, live: &[usi
     }
     let mut entries: Vec<Entry> = known.into_iter().map(|s| s.entry).collect();
     for &d in &plan.deletes {
-        entries[live[d]].data_status = 0;
+        entries[live[d]].data_status = DataStatus::Deleted;
     }
     for e in &mut entries {
         let Some(i) = current.remove(e.keyword.as_str()) else {
@@ -317,9 +317,9 @@ fn next_entries(known: Vec<Stored>, items: &[GoodItem], plan: &Plan, live: &[usi
         if written.contains(&i) {
             e.md5.clone_from(&it.md5);
             e.status_id = Some(it.status_id);
-            e.data_status = 1;
+            e.data_status = DataStatus::Live;
             e.digest = Some(it.digest);
-        } else if e.data_status == 1 {
+        } else if e.data_status == DataStatus::Live {
             // Unchanged: same canonical form, so its digest is this one.
             e.digest = Some(it.digest);
         }
@@ -333,7 +333,7 @@ fn next_entries(known: Vec<Stored>, items: &[GoodItem], plan: &Plan, live: &[usi
             md5: it.md5.clone(),
             digest: Some(it.digest),
             status_id: Some(it.status_id),
-            data_status: 1,
+            data_status: DataStatus::Live,
         }
     }));
     entries

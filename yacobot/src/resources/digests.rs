@@ -17,6 +17,7 @@ use chrono::{DateTime, NaiveDateTime};
 use focuser_feed::hex;
 use focuser_formats::fsutil;
 use focuser_formats::segment::crc;
+use focuser_schema::models::DataStatus;
 
 const MAGIC: &[u8; 8] = b"FOCDIG01";
 const HEADER: usize = 8 + 4 + 8 + 8 + 4;
@@ -37,8 +38,8 @@ pub struct Entry {
     pub md5: String,
     pub digest: Option<u128>,
     pub status_id: Option<u64>,
-    /// `vr_data.data_status`: 1 live, 0 deleted.
-    pub data_status: u8,
+    /// `vr_data.data_status`.
+    pub data_status: DataStatus,
 }
 
 /// The items of a resource after the run `run_id`.
@@ -146,7 +147,7 @@ pub fn encode(file: &DigestFile) -> Result<Vec<u8>, String> {
         if e.status_id.is_some() {
             flags |= HAS_STATUS_ID;
         }
-        if e.data_status == 1 {
+        if e.data_status == DataStatus::Live {
             flags |= LIVE;
         }
         out.push(flags);
@@ -233,7 +234,11 @@ pub fn decode(bytes: &[u8]) -> Result<DigestFile, String> {
             md5,
             digest,
             status_id,
-            data_status: u8::from(flags & LIVE != 0),
+            data_status: if flags & LIVE != 0 {
+                DataStatus::Live
+            } else {
+                DataStatus::Deleted
+            },
         });
     }
     if !rest.is_empty() {
@@ -263,14 +268,14 @@ mod tests {
                     md5: "900150983cd24fb0d6963f7d28e17f72".into(),
                     digest: Some(u128::MAX - 5),
                     status_id: Some(9),
-                    data_status: 1,
+                    data_status: DataStatus::Live,
                 },
                 Entry {
                     keyword: String::new(),
                     md5: "d41d8cd98f00b204e9800998ecf8427e".into(),
                     digest: None,
                     status_id: None,
-                    data_status: 0,
+                    data_status: DataStatus::Deleted,
                 },
             ],
         }

@@ -10,7 +10,8 @@ use focuser_feed::items::{FieldRule, Rules};
 use focuser_feed::sitemap::sitemap_md5;
 use focuser_fetch::Completed;
 use focuser_schema::models::{
-    ClaimedRun, OpenXmlFormat, ResourceStatus, VrOpenDatasource, VrOpenDatasourceChanges,
+    ClaimedRun, FeedUrlStatus, OpenXmlFormat, ResourceStatus, VrOpenDatasource,
+    VrOpenDatasourceChanges,
 };
 
 use super::known::Known;
@@ -103,8 +104,8 @@ fn field_rule(r: OpenXmlFormat) -> FieldRule {
         is_fullhit: r.is_fullhit,
         is_mark: r.is_mark,
         is_required: r.is_required,
-        index_type: r.index_type,
-        group_type: r.group_type,
+        index_type: r.index_type.code(),
+        group_type: r.group_type.code(),
     }
 }
 
@@ -271,7 +272,10 @@ impl Run {
             .collect();
         let mut feeds = Vec::new();
         let mut wanted = Vec::new();
-        for row in rows.into_iter().filter(|r| r.res_status == 1) {
+        for row in rows
+            .into_iter()
+            .filter(|r| r.res_status == FeedUrlStatus::Listed)
+        {
             if failed_sources.contains(&row.data_source_id) {
                 acc.protected.insert(row.id);
             } else if let Some(name) = names.get(&row.data_source_id) {

@@ -11,7 +11,7 @@ use anyhow::Context;
 use focuser_formats::segment::{
     now_ms, Cursor, ItemRef, Origin, Position, Status, Writer, WriterOptions,
 };
-use focuser_schema::models::{ProcessTimestamp, ProcessTimestampChanges, VrData};
+use focuser_schema::models::{DataStatus, ProcessTimestamp, ProcessTimestampChanges, VrData};
 use md5::{Digest, Md5};
 
 use super::digests::DigestDir;
@@ -172,7 +172,7 @@ impl Store {
         let mut todo = Vec::new();
         for r in &pending {
             let content = r.content.as_deref().unwrap_or("");
-            let want = if r.data_status == 1 {
+            let want = if r.data_status == DataStatus::Live {
                 (Status::Update, r.md5_sum.as_str())
             } else {
                 (Status::Delete, EMPTY_MD5)

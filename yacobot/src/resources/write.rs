@@ -399,7 +399,7 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
         FetchStatus::Ok
     };
     let detail = acc.detail.render(MAX_DETAIL_BYTES);
-    stamp.status = Some(status.code());
+    stamp.status = Some(status);
     stamp.write_end = Some(Some(worker::now()));
     let manual = run.claimed.manual;
     let results = &acc.results;
@@ -429,7 +429,7 @@ fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> a
             if live.0 != live.1 {
                 NewVrUpdateInfo {
                     res_id,
-                    status: status.code(),
+                    status,
                     item_count: live.1,
                     last_item_count: live.0,
                     detail: cut(&detail, 1024),

@@ -4,7 +4,8 @@
 use diesel::mysql::MysqlConnection;
 use focuser_formats::segment::Status;
 use focuser_schema::models::{
-    NewOpenXmlFormat, NewVrOpenDatasource, NewVrResource, VrData, VrResource, VrResourceChanges,
+    DataFrom, DataStatus, EmitStatus, GroupType, IndexType, NewOpenXmlFormat, NewVrOpenDatasource,
+    NewVrResource, ResStatus, VrData, VrResource, VrResourceChanges,
 };
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
@@ -50,8 +51,8 @@ pub fn rules(c: &mut MysqlConnection) {
             is_fullhit: false,
             is_mark: false,
             is_required: required,
-            index_type: 0,
-            group_type: 0,
+            index_type: IndexType::KEYWORD,
+            group_type: GroupType::NONE,
         }
         .insert(c)
         .unwrap();
@@ -64,10 +65,10 @@ pub fn resource(c: &mut MysqlConnection, name: &str, sources: &[(&str, String)])
         class_id: CLASS,
         res_name: name,
         data_group: "g",
-        data_from: 0,
+        data_from: DataFrom::PARTNER_FEED,
         frequency: 0,
         is_manual: false,
-        res_status: 1,
+        res_status: ResStatus::Enabled,
         priority: 0,
         max_items: 0,
     }
@@ -153,7 +154,7 @@ pub fn live(c: &mut MysqlConnection, id: u32) -> Vec<(String, String)> {
     let mut v: Vec<_> = VrData::for_resource(c, id)
         .unwrap()
         .into_iter()
-        .filter(|d| d.data_status == 1)
+        .filter(|d| d.data_status == DataStatus::Live)
         .map(|d| (d.keyword, d.md5_sum))
         .collect();
     v.sort();
@@ -185,11 +186,11 @@ pub fn assert_consistent(c: &mut MysqlConnection, site: &Site, id: u32) {
     }
     let rows = VrData::for_resource(c, id).unwrap();
     for r in &rows {
-        assert_eq!(r.status, 1, "not marked emitted: {r:?}");
+        assert_eq!(r.status, EmitStatus::Emitted, "not marked emitted: {r:?}");
         let it = last
             .get(r.doc_id.as_str())
             .unwrap_or_else(|| panic!("never emitted: {r:?}"));
-        if r.data_status == 1 {
+        if r.data_status == DataStatus::Live {
             assert_eq!(it.status, Status::Update, "{r:?}");
             assert_eq!(Some(&it.content), r.content.as_ref(), "{r:?}");
         } else {

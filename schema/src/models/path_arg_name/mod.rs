@@ -28,13 +28,6 @@ pub struct NewPathArgName<'a> {
     pub updated_at: NaiveDateTime,
 }
 
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = path_arg_name)]
-pub struct PathArgNameChanges {
-    pub significant: Option<bool>,
-    pub updated_at: Option<NaiveDateTime>,
-}
-
 impl PathArgName {
     pub fn find(conn: &mut MysqlConnection, path_hash: u64, name: &str) -> QueryResult<Self> {
         path_arg_name::table
@@ -50,17 +43,6 @@ impl PathArgName {
             .order(path_arg_name::name)
             .select(Self::as_select())
             .load(conn)
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        path_hash: u64,
-        name: &str,
-        changes: &PathArgNameChanges,
-    ) -> QueryResult<usize> {
-        diesel::update(path_arg_name::table.find((path_hash, name)))
-            .set(changes)
-            .execute(conn)
     }
 }
 

@@ -3,6 +3,7 @@ use diesel::dsl::DuplicatedKeys;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
+use super::FeedUrlStatus;
 use crate::db::last_insert_id;
 use crate::schema::resource_status;
 
@@ -18,7 +19,7 @@ pub struct ResourceStatus {
     pub res_id: u32,
     pub data_source_id: u32,
     pub url: String,
-    pub res_status: u8,
+    pub res_status: FeedUrlStatus,
     pub last_fetch: Option<NaiveDateTime>,
     pub http_status: Option<u16>,
     pub items: u32,
@@ -31,14 +32,14 @@ pub struct NewResourceStatus<'a> {
     pub res_id: u32,
     pub data_source_id: u32,
     pub url: &'a str,
-    pub res_status: u8,
+    pub res_status: FeedUrlStatus,
 }
 
 #[derive(Debug, Clone, Default, AsChangeset)]
 #[diesel(table_name = resource_status)]
 pub struct ResourceStatusChanges<'a> {
     pub data_source_id: Option<u32>,
-    pub res_status: Option<u8>,
+    pub res_status: Option<FeedUrlStatus>,
     pub last_fetch: Option<Option<NaiveDateTime>>,
     pub http_status: Option<Option<u16>>,
     pub items: Option<u32>,

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use diesel::prelude::*;
 
 use super::NewResourceStatus;
+use crate::models::FeedUrlStatus;
 use crate::schema::resource_status;
 
 /// Rows per statement.
@@ -24,7 +25,7 @@ pub struct SyncCounts {
 
 impl super::ResourceStatus {
     /// Makes data source `data_source_id` of resource `res_id` list exactly `urls` (live,
-    /// `res_status = 1`), in one transaction. A URL another source of the resource listed is
+    /// `res_status` listed), in one transaction. A URL another source of the resource listed is
     /// moved to this one: the caller passes only the URLs this source should own (the first
     /// source by priority keeps a URL two sources list).
     pub fn sync_source(
@@ -34,7 +35,7 @@ impl super::ResourceStatus {
         urls: &[String],
     ) -> QueryResult<SyncCounts> {
         conn.transaction(|conn| {
-            let rows: Vec<(u64, u32, String, u8)> = resource_status::table
+            let rows: Vec<(u64, u32, String, FeedUrlStatus)> = resource_status::table
                 .filter(resource_status::res_id.eq(res_id))
                 .select((
                     resource_status::id,
@@ -44,7 +45,7 @@ impl super::ResourceStatus {
                 ))
                 .for_update()
                 .load(conn)?;
-            let known: HashMap<&str, (u64, u32, u8)> = rows
+            let known: HashMap<&str, (u64, u32, FeedUrlStatus)> = rows
                 .iter()
                 .map(|(id, ds, url, st)| (url.as_str(), (*id, *ds, *st)))
                 .collect();
@@ -58,12 +59,14 @@ impl super::ResourceStatus {
                             res_id,
                             data_source_id,
                             url,
-                            res_status: 1,
+                            res_status: FeedUrlStatus::Listed,
                         }
                         .insert_only(conn)?;
                         counts.inserted += 1;
                     }
-                    Some(&(id, ds, st)) if ds != data_source_id || st != 1 => to_update.push(id),
+                    Some(&(id, ds, st)) if ds != data_source_id || st != FeedUrlStatus::Listed => {
+                        to_update.push(id)
+                    }
                     Some(_) => counts.unchanged += 1,
                 }
             }
@@ -73,14 +76,16 @@ impl super::ResourceStatus {
                 )
                 .set((
                     resource_status::data_source_id.eq(data_source_id),
-                    resource_status::res_status.eq(1u8),
+                    resource_status::res_status.eq(FeedUrlStatus::Listed),
                 ))
                 .execute(conn)?;
             }
             let gone: Vec<u64> = rows
                 .iter()
                 .filter(|(_, ds, url, st)| {
-                    *ds == data_source_id && *st == 1 && !listed.contains(url.as_str())
+                    *ds == data_source_id
+                        && *st == FeedUrlStatus::Listed
+                        && !listed.contains(url.as_str())
                 })
                 .map(|(id, ..)| *id)
                 .collect();
@@ -88,7 +93,7 @@ impl super::ResourceStatus {
                 counts.retired += diesel::update(
                     resource_status::table.filter(resource_status::id.eq_any(chunk)),
                 )
-                .set(resource_status::res_status.eq(0u8))
+                .set(resource_status::res_status.eq(FeedUrlStatus::Retired))
                 .execute(conn)?;
             }
             Ok(counts)

@@ -59,7 +59,7 @@ impl Url {
                 .set((
                     url::claimed_by.eq(owner),
                     url::claim_expires.eq(expires),
-                    url::fetch_state.eq(FetchState::Claimed.code()),
+                    url::fetch_state.eq(FetchState::Claimed),
                 ))
                 .execute(conn)?;
             let mut urls: Vec<Url> = url::table
@@ -81,7 +81,7 @@ impl Url {
             .set((
                 url::claimed_by.eq(None::<String>),
                 url::claim_expires.eq(None::<NaiveDateTime>),
-                url::fetch_state.eq(FetchState::Idle.code()),
+                url::fetch_state.eq(FetchState::Idle),
             ))
             .execute(conn)
     }

@@ -14,6 +14,7 @@ use diesel::sql_types::{
 
 use super::{Url, UrlChanges};
 use crate::models::sql;
+use crate::models::FetchState;
 
 /// Rows per statement at most: 18 binds a row stay far below the protocol's 65 535.
 const MAX_ROWS: usize = 512;
@@ -33,7 +34,7 @@ struct Row<'a> {
     http_status: Option<u16>,
     content_md5: Option<&'a str>,
     doc_id: Option<&'a str>,
-    fetch_state: Option<u8>,
+    fetch_state: Option<FetchState>,
     errors: Option<u16>,
     fetch_ms: Option<u32>,
     archive_file: Option<u64>,

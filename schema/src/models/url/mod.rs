@@ -3,6 +3,7 @@ use diesel::dsl::DuplicatedKeys;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
+use super::FetchState;
 use crate::schema::url;
 
 mod claim;
@@ -11,34 +12,6 @@ mod load;
 
 pub use claim::Claimed;
 pub use load::{LoadRow, NEW_URL_BOOST};
-
-/// Where a URL stands in the fetch cycle (`url.fetch_state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FetchState {
-    Idle = 0,
-    Claimed = 1,
-    Fetched = 2,
-    Failed = 3,
-    /// 404 or 410: the page is gone and was announced with a DELETE item.
-    Gone = 4,
-}
-
-impl FetchState {
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    pub fn from_code(code: u8) -> Option<Self> {
-        Some(match code {
-            0 => Self::Idle,
-            1 => Self::Claimed,
-            2 => Self::Fetched,
-            3 => Self::Failed,
-            4 => Self::Gone,
-            _ => return None,
-        })
-    }
-}
 
 /// A page in a node's frontier.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Identifiable)]
@@ -61,7 +34,7 @@ pub struct Url {
     pub http_status: Option<u16>,
     pub content_md5: Option<String>,
     pub doc_id: Option<String>,
-    pub fetch_state: u8,
+    pub fetch_state: FetchState,
     pub claimed_by: Option<String>,
     pub claim_expires: Option<NaiveDateTime>,
     pub errors: u16,
@@ -102,7 +75,7 @@ pub struct UrlChanges<'a> {
     pub http_status: Option<Option<u16>>,
     pub content_md5: Option<Option<&'a str>>,
     pub doc_id: Option<Option<&'a str>>,
-    pub fetch_state: Option<u8>,
+    pub fetch_state: Option<FetchState>,
     pub claimed_by: Option<Option<&'a str>>,
     pub claim_expires: Option<Option<NaiveDateTime>>,
     pub errors: Option<u16>,

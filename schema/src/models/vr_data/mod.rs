@@ -3,6 +3,7 @@ use diesel::dsl::DuplicatedKeys;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
+use super::{DataStatus, EmitStatus, UpdateType, ValidStatus};
 use crate::db::last_insert_id;
 use crate::schema::vr_data;
 
@@ -24,10 +25,10 @@ pub struct VrData {
     pub synonym: String,
     pub md5_sum: String,
     pub doc_id: String,
-    pub data_status: u8,
-    pub status: u8,
-    pub update_type: u8,
-    pub valid_status: u8,
+    pub data_status: DataStatus,
+    pub status: EmitStatus,
+    pub update_type: UpdateType,
+    pub valid_status: ValidStatus,
     pub valid_info: String,
     pub content: Option<String>,
     pub create_date: NaiveDateTime,
@@ -45,28 +46,11 @@ pub struct NewVrData<'a> {
     pub synonym: &'a str,
     pub md5_sum: &'a str,
     pub doc_id: &'a str,
-    pub data_status: u8,
-    pub status: u8,
-    pub update_type: u8,
+    pub data_status: DataStatus,
+    pub status: EmitStatus,
+    pub update_type: UpdateType,
     pub content: Option<&'a str>,
     pub update_date: NaiveDateTime,
-}
-
-#[derive(Debug, Clone, Default, AsChangeset)]
-#[diesel(table_name = vr_data)]
-pub struct VrDataChanges<'a> {
-    pub status_id: Option<Option<u64>>,
-    pub data_source_id: Option<Option<u32>>,
-    pub optword: Option<&'a str>,
-    pub synonym: Option<&'a str>,
-    pub md5_sum: Option<&'a str>,
-    pub data_status: Option<u8>,
-    pub status: Option<u8>,
-    pub update_type: Option<u8>,
-    pub valid_status: Option<u8>,
-    pub valid_info: Option<&'a str>,
-    pub content: Option<Option<&'a str>>,
-    pub update_date: Option<NaiveDateTime>,
 }
 
 impl VrData {
@@ -98,23 +82,13 @@ impl VrData {
             .load(conn)
     }
 
-    /// Live items of a resource (`data_status = 1`).
+    /// Live items of a resource.
     pub fn count_live(conn: &mut MysqlConnection, res_id: u32) -> QueryResult<i64> {
         vr_data::table
             .filter(vr_data::res_id.eq(res_id))
-            .filter(vr_data::data_status.eq(1))
+            .filter(vr_data::data_status.eq(DataStatus::Live))
             .count()
             .get_result(conn)
-    }
-
-    pub fn update(
-        conn: &mut MysqlConnection,
-        id: u64,
-        changes: &VrDataChanges<'_>,
-    ) -> QueryResult<usize> {
-        diesel::update(vr_data::table.find(id))
-            .set(changes)
-            .execute(conn)
     }
 }
 

@@ -8,6 +8,7 @@ use diesel::prelude::*;
 
 use super::write::{self, Row};
 use super::VrData;
+use crate::models::{DataStatus, EmitStatus, UpdateType};
 use crate::schema::vr_data;
 
 /// Ids per `UPDATE … WHERE id IN (…)` of deleted items, keys per look-up of ids.
@@ -15,7 +16,7 @@ const CHUNK: usize = 500;
 
 /// Every `data_status`, named so that a search for `status = 0` rows reads two ranges of
 /// `ix_vr_data_res_status (res_id, data_status, status)` instead of all the resource's rows.
-const DATA_STATUSES: [u8; 2] = [0, 1];
+const DATA_STATUSES: [DataStatus; 2] = [DataStatus::Deleted, DataStatus::Live];
 
 /// A stored item as the diff needs it: live or deleted.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable)]
@@ -24,7 +25,7 @@ pub struct KnownItem {
     pub keyword: String,
     pub md5_sum: String,
     pub status_id: Option<u64>,
-    pub data_status: u8,
+    pub data_status: DataStatus,
 }
 
 /// One item to write.
@@ -91,7 +92,7 @@ impl VrData {
         vr_data::table
             .filter(vr_data::res_id.eq(res_id))
             .filter(vr_data::data_status.eq_any(DATA_STATUSES))
-            .filter(vr_data::status.eq(0))
+            .filter(vr_data::status.eq(EmitStatus::Pending))
             .order(vr_data::id)
             .select(VrData::as_select())
             .load(conn)
@@ -108,8 +109,12 @@ impl VrData {
         let mut known: Vec<Row<'_>> = run
             .updates
             .iter()
-            .map(|(id, item)| (id, item, 2))
-            .chain(run.revivals.iter().map(|(id, item)| (id, item, 1)))
+            .map(|(id, item)| (id, item, UpdateType::Update))
+            .chain(
+                run.revivals
+                    .iter()
+                    .map(|(id, item)| (id, item, UpdateType::Insert)),
+            )
             .map(|(&id, item, update_type)| Row {
                 id: Some(id),
                 item,
@@ -123,7 +128,7 @@ impl VrData {
             .map(|item| Row {
                 id: None,
                 item,
-                update_type: 1,
+                update_type: UpdateType::Insert,
             })
             .chain(known)
             .collect();
@@ -131,9 +136,9 @@ impl VrData {
         for chunk in run.deletes.chunks(CHUNK) {
             diesel::update(vr_data::table.filter(vr_data::id.eq_any(chunk)))
                 .set((
-                    vr_data::data_status.eq(0u8),
-                    vr_data::status.eq(0u8),
-                    vr_data::update_type.eq(3u8),
+                    vr_data::data_status.eq(DataStatus::Deleted),
+                    vr_data::status.eq(EmitStatus::Pending),
+                    vr_data::update_type.eq(UpdateType::Delete),
                     vr_data::update_date.eq(now),
                 ))
                 .execute(conn)?;
@@ -147,9 +152,9 @@ impl VrData {
             vr_data::table
                 .filter(vr_data::res_id.eq(res_id))
                 .filter(vr_data::data_status.eq_any(DATA_STATUSES))
-                .filter(vr_data::status.eq(0)),
+                .filter(vr_data::status.eq(EmitStatus::Pending)),
         )
-        .set(vr_data::status.eq(1u8))
+        .set(vr_data::status.eq(EmitStatus::Emitted))
         .execute(conn)
     }
 }

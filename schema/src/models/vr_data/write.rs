@@ -12,6 +12,7 @@ use diesel::sql_types::{BigInt, Datetime, Integer, Nullable, Text, TinyInt, Unsi
 
 use super::run::ItemWrite;
 use crate::models::sql;
+use crate::models::UpdateType;
 
 /// Rows per statement: ten binds a row.
 pub(super) const MAX_ROWS: usize = 500;
@@ -24,8 +25,8 @@ pub(super) struct Row<'a> {
     /// `None`: a new item.
     pub id: Option<u64>,
     pub item: &'a ItemWrite<'a>,
-    /// 1 insert (or revival), 2 update.
-    pub update_type: u8,
+    /// Insert (or revival), or update.
+    pub update_type: UpdateType,
 }
 
 impl Row<'_> {

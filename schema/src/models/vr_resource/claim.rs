@@ -1,5 +1,5 @@
 //! The resources scan's claims (the source's "fetch map" for resources): a resource is run by
-//! whoever holds its claim (`claimed_by`, `claim_expires`, `fetch_status = 2`); a claim lapses
+//! whoever holds its claim (`claimed_by`, `claim_expires`, `fetch_status` running); a claim lapses
 //! at `claim_expires`, so a worker that died leaves its resource to the next scan.
 
 use chrono::NaiveDateTime;
@@ -7,8 +7,9 @@ use diesel::mysql::Mysql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Datetime, Integer, Unsigned};
 
-use super::{FetchStatus, VrResource};
+use super::VrResource;
 use crate::models::process_timestamp::{NewProcessTimestamp, ProcessTimestamp};
+use crate::models::FetchStatus;
 use crate::schema::vr_resource;
 
 #[derive(Debug, Clone, Copy, QueryableByName)]
@@ -23,7 +24,7 @@ struct DueRow {
 /// One run a scan started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedRun {
-    /// The resource as it is after the claim (`fetch_status = 2`, the claim set).
+    /// The resource as it is after the claim (`fetch_status` running, the claim set).
     pub resource: VrResource,
     /// Asked for by an operator (`manual_update` was 1): an unchanged sitemap is not skipped,
     /// and `manual_update` is cleared at the end.
@@ -34,7 +35,7 @@ pub struct ClaimedRun {
 
 impl VrResource {
     /// Claims up to `limit` resources that are due (see `claim_due.sql`) for `owner` until
-    /// `expires`, highest priority first (asked-for ones before them): sets `fetch_status = 2`,
+    /// `expires`, highest priority first (asked-for ones before them): sets `fetch_status` running,
     /// `fetch_time = now`, and inserts one `process_timestamp` row per run, all in one
     /// transaction.
     pub fn claim_due(
@@ -56,14 +57,14 @@ impl VrResource {
                     .set((
                         vr_resource::claimed_by.eq(owner),
                         vr_resource::claim_expires.eq(expires),
-                        vr_resource::fetch_status.eq(FetchStatus::Running.code()),
+                        vr_resource::fetch_status.eq(FetchStatus::Running),
                         vr_resource::fetch_time.eq(now),
                     ))
                     .execute(conn)?;
                 let run = NewProcessTimestamp {
                     res_id: d.id,
                     is_manual: d.manual_update,
-                    status: FetchStatus::Running.code(),
+                    status: FetchStatus::Running,
                     fetch_start: Some(now),
                 }
                 .insert(conn)?;
@@ -107,7 +108,7 @@ impl VrResource {
         Ok(holder.as_deref() == Some(owner))
     }
 
-    /// Ends `owner`'s run of resource `id`: its result (`fetch_status` 1 or 4, `fetch_detail`,
+    /// Ends `owner`'s run of resource `id`: its result (`fetch_status` ok or error, `fetch_detail`,
     /// `last_fetch_time = now`), `manual_update` cleared after a manual run, the claim
     /// released. Only while `owner` holds the claim; `false` otherwise.
     pub fn finish_run(
@@ -123,7 +124,7 @@ impl VrResource {
             .filter(vr_resource::id.eq(id))
             .filter(vr_resource::claimed_by.eq(owner));
         let result = (
-            vr_resource::fetch_status.eq(status.code()),
+            vr_resource::fetch_status.eq(status),
             vr_resource::fetch_detail.eq(detail),
             vr_resource::last_fetch_time.eq(now),
             vr_resource::claimed_by.eq(None::<String>),
@@ -149,7 +150,7 @@ impl VrResource {
     ) -> QueryResult<usize> {
         diesel::update(vr_resource::table.filter(vr_resource::claimed_by.eq(owner)))
             .set((
-                vr_resource::fetch_status.eq(FetchStatus::Error.code()),
+                vr_resource::fetch_status.eq(FetchStatus::Error),
                 vr_resource::fetch_detail.eq(detail),
                 vr_resource::claimed_by.eq(None::<String>),
                 vr_resource::claim_expires.eq(None::<NaiveDateTime>),
@@ -179,7 +180,7 @@ impl VrResource {
                 .filter(vr_resource::claimed_by.ne(owner)),
         )
         .set((
-            vr_resource::fetch_status.eq(FetchStatus::Error.code()),
+            vr_resource::fetch_status.eq(FetchStatus::Error),
             vr_resource::fetch_detail.eq(detail),
             vr_resource::claimed_by.eq(None::<String>),
             vr_resource::claim_expires.eq(None::<NaiveDateTime>),

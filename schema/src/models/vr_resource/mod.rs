@@ -3,6 +3,7 @@ use diesel::dsl::DuplicatedKeys;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
+use super::{DataFrom, FetchStatus, ResStatus};
 use crate::db::last_insert_id;
 use crate::schema::vr_resource;
 
@@ -10,31 +11,6 @@ mod claim;
 mod health;
 
 pub use claim::ClaimedRun;
-
-/// `vr_resource.fetch_status` (and `process_timestamp.status`), as in the source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FetchStatus {
-    Never = 0,
-    Ok = 1,
-    Running = 2,
-    Error = 4,
-}
-
-impl FetchStatus {
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    pub fn from_code(code: u8) -> Option<Self> {
-        Some(match code {
-            0 => Self::Never,
-            1 => Self::Ok,
-            2 => Self::Running,
-            4 => Self::Error,
-            _ => return None,
-        })
-    }
-}
 
 /// A partner data feed.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]
@@ -44,13 +20,13 @@ pub struct VrResource {
     pub class_id: u32,
     pub res_name: String,
     pub data_group: String,
-    pub data_from: u8,
+    pub data_from: DataFrom,
     pub frequency: u32,
     pub is_manual: bool,
     pub manual_update: bool,
-    pub res_status: u8,
+    pub res_status: ResStatus,
     pub priority: i32,
-    pub fetch_status: u8,
+    pub fetch_status: FetchStatus,
     pub fetch_detail: Option<String>,
     pub fetch_time: Option<NaiveDateTime>,
     pub last_fetch_time: Option<NaiveDateTime>,
@@ -67,10 +43,10 @@ pub struct NewVrResource<'a> {
     pub class_id: u32,
     pub res_name: &'a str,
     pub data_group: &'a str,
-    pub data_from: u8,
+    pub data_from: DataFrom,
     pub frequency: u32,
     pub is_manual: bool,
-    pub res_status: u8,
+    pub res_status: ResStatus,
     pub priority: i32,
     pub max_items: u32,
 }
@@ -84,9 +60,9 @@ pub struct VrResourceChanges<'a> {
     pub frequency: Option<u32>,
     pub is_manual: Option<bool>,
     pub manual_update: Option<bool>,
-    pub res_status: Option<u8>,
+    pub res_status: Option<ResStatus>,
     pub priority: Option<i32>,
-    pub fetch_status: Option<u8>,
+    pub fetch_status: Option<FetchStatus>,
     pub fetch_detail: Option<Option<&'a str>>,
     pub fetch_time: Option<Option<NaiveDateTime>>,
     pub last_fetch_time: Option<Option<NaiveDateTime>>,
