@@ -16,12 +16,35 @@ use focuser_schema::models::{
     VrResource,
 };
 
+use focuser_daemon::clock;
+
 use super::digests::Entry;
-use super::known::Stored;
+use super::known::{Reading, Stored};
 use super::run::{Acc, GoodItem, RunShared};
-use super::stats;
+use super::stats::ResourceStats;
 use super::store::{Emit, Store};
-use crate::worker::{self, Ctx};
+use crate::status::add;
+use crate::worker::Ctx;
+
+/// A thread of the write stage: what it writes with, and the claim its writes must hold.
+pub struct Writer<'a> {
+    pub ctx: &'a Ctx,
+    pub stats: &'a ResourceStats,
+    pub store: &'a Store,
+    /// `node/pid`, as in `vr_resource.claimed_by`.
+    pub owner: &'a str,
+}
+
+impl Writer<'_> {
+    /// How the run's stored items are read.
+    pub fn reading(&self) -> Reading<'_> {
+        Reading {
+            ctx: self.ctx,
+            stats: self.stats,
+            digests: self.store.digests(),
+        }
+    }
+}
 
 /// What a run's write came to.
 pub struct Written {
@@ -36,16 +59,14 @@ pub struct Written {
 
 /// Diffs the run's items against the stored ones and writes the changes (steps 1 and 2).
 pub fn write_items(
-    ctx: &Ctx,
-    store: &Store,
+    w: &Writer<'_>,
     run: &RunShared,
     acc: &mut Acc,
     valve: Valve,
     stamp: &mut ProcessTimestampChanges,
-    owner: &str,
 ) -> anyhow::Result<Written> {
     let t0 = Instant::now();
-    let known = run.known.take(ctx, run, store.digests())?;
+    let known = run.known.take(&w.reading(), &run.claimed)?;
     let read_ms = t0.elapsed().as_millis();
     let live: Vec<usize> = (0..known.items.len())
         .filter(|&n| known.items[n].entry.data_status == 1)
@@ -124,9 +145,8 @@ pub fn write_items(
             from_file: known.from_file,
             deleted: &deleted,
             timer: (read_ms, t0),
-            owner,
         };
-        if !write_changes(ctx, store, run, acc, &stored, &plan, first)? {
+        if !write_changes(w, run, acc, &stored, &plan, first)? {
             acc.detail
                 .failure("the run's claim was lost before its write: nothing written".into());
             stamp.inserted = Some(0);
@@ -157,15 +177,12 @@ struct Known<'a> {
     deleted: &'a [usize],
     /// Milliseconds the read took, and when it began.
     timer: (u128, Instant),
-    /// The claim the write must still hold.
-    owner: &'a str,
 }
 
 /// Writes the plan (steps 1 and 2); `false` when the run no longer holds its claim: another
 /// worker may have taken the resource and read `vr_data` already, so nothing is written.
 fn write_changes(
-    ctx: &Ctx,
-    store: &Store,
+    w: &Writer<'_>,
     run: &RunShared,
     acc: &Acc,
     stored: &Known<'_>,
@@ -189,17 +206,21 @@ fn write_changes(
             .filter(|k| by_key.contains_key(k))
             .chain(deleted.iter().map(|&n| known[n].entry.keyword.as_str()))
             .collect();
-        ctx.db_run("reading the ids of changed items", |c| {
-            VrData::ids_of(c, res_id, &keys)
-        })?
-        .into_iter()
-        .collect()
+        w.ctx
+            .db
+            .run("reading the ids of changed items", |c| {
+                VrData::ids_of(c, res_id, &keys)
+            })?
+            .into_iter()
+            .collect()
     } else {
         HashMap::new()
     };
     let id_of = |k: &Stored| k.id.or_else(|| ids.get(&k.entry.keyword).copied());
-    let urls: HashMap<u64, String> = ctx
-        .db_run("reading feed URLs", |c| {
+    let urls: HashMap<u64, String> = w
+        .ctx
+        .db
+        .run("reading feed URLs", |c| {
             ResourceStatus::for_resource(c, res_id)
         })?
         .into_iter()
@@ -219,7 +240,7 @@ fn write_changes(
             (id_of(k), doc_of(&k.entry.keyword), k.entry.status_id)
         })
         .collect();
-    let mut w = RunWrite::default();
+    let mut write = RunWrite::default();
     let mut emits = Vec::with_capacity(changed.len() + gone.len());
     let n_inserts = plan.inserts.len();
     for (n, (i, doc)) in changed.iter().enumerate() {
@@ -234,9 +255,9 @@ fn write_changes(
         };
         // A row an operator removed by hand since the digest file: inserted again.
         match by_key.get(it.keyword.as_str()).and_then(|k| id_of(k)) {
-            Some(id) if n < n_inserts => w.revivals.push((id, item)),
-            Some(id) => w.updates.push((id, item)),
-            None => w.inserts.push(item),
+            Some(id) if n < n_inserts => write.revivals.push((id, item)),
+            Some(id) => write.updates.push((id, item)),
+            None => write.inserts.push(item),
         }
         emits.push(Emit {
             status: Status::Update,
@@ -246,7 +267,7 @@ fn write_changes(
         });
     }
     for (id, doc, status_id) in &gone {
-        w.deletes.extend(*id);
+        write.deletes.extend(*id);
         emits.push(Emit {
             status: Status::Delete,
             doc_id: doc,
@@ -258,17 +279,17 @@ fn write_changes(
     }
     // 1: the changes, not yet emitted, and where their items will start.
     let t1 = Instant::now();
-    let pos = store.position()?;
-    let now = worker::now();
+    let pos = w.store.position()?;
+    let now = clock::db_now();
     let run_id = run.claimed.run.id;
     first.emit_file = Some(Some(pos.file_id));
     first.emit_item = Some(Some(pos.item_idx));
-    let held = ctx.db_run("writing a resource's items", |c| {
+    let held = w.ctx.db.run("writing a resource's items", |c| {
         diesel::Connection::transaction(c, |c| {
-            if !VrResource::lock_claim(c, res_id, stored.owner)? {
+            if !VrResource::lock_claim(c, res_id, w.owner)? {
                 return Ok(false);
             }
-            VrData::apply_run(c, res_id, &w, now)?;
+            VrData::apply_run(c, res_id, &write, now)?;
             ProcessTimestamp::update(c, run_id, &first)?;
             Ok(true)
         })
@@ -281,8 +302,8 @@ fn write_changes(
     }
     // 2: the items, durable.
     let t2 = Instant::now();
-    store.emit(&emits)?;
-    stats::add(&ctx.resources.emitted, emits.len() as u64);
+    w.store.emit(&emits)?;
+    add(&w.stats.emitted, emits.len() as u64);
     log::debug!(
         "resource {res_id}: {} items emitted; items read in {read_ms} ms{}, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
         emits.len(),
