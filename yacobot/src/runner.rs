@@ -183,3 +183,167 @@ fn steps<W: Worker>(worker: &mut W, ctx: &Ctx, inbox: Option<&Inbox>) -> anyhow:
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::collections::VecDeque;
+    use std::sync::atomic::Ordering;
+    use std::sync::Mutex;
+
+    use focuser_daemon::db::Database;
+    use focuser_daemon::status::Figure;
+    use focuser_daemon::stop::Stop;
+    use focuser_daemon::Config;
+
+    use super::*;
+
+    /// What a scripted worker does at each step, and what it saw.
+    #[derive(Default)]
+    struct Script {
+        steps: Mutex<VecDeque<&'static str>>,
+        stepped: Mutex<Vec<Instant>>,
+        signals: Mutex<Vec<Signal>>,
+        closed: AtomicBool,
+    }
+
+    impl StatusSource for Script {
+        fn figures(&self) -> Vec<Figure> {
+            Vec::new()
+        }
+    }
+
+    struct Scripted(Arc<Script>);
+
+    impl Worker for Scripted {
+        const NAME: &'static str = "scripted";
+        type Figures = Script;
+
+        fn enabled(_cfg: &YacobotConfig) -> bool {
+            true
+        }
+
+        fn open(_ctx: &Arc<Ctx>, script: Arc<Script>) -> anyhow::Result<Scripted> {
+            Ok(Scripted(script))
+        }
+
+        fn step(&mut self, _ctx: &Ctx, _once: bool) -> anyhow::Result<Step> {
+            self.0.stepped.lock().unwrap().push(Instant::now());
+            Ok(match self.0.steps.lock().unwrap().pop_front() {
+                Some("busy") => Step::Busy,
+                Some("idle") => Step::Idle(Duration::from_secs(3600)),
+                Some("failed") => Step::Failed(anyhow!("the database refused it")),
+                Some("fatal") => return Err(anyhow!("no space left")),
+                _ => Step::Done,
+            })
+        }
+
+        fn on_signal(&mut self, signal: Signal) -> bool {
+            self.0.signals.lock().unwrap().push(signal);
+            signal == Signal::Rotate
+        }
+
+        fn close(self, _ctx: &Ctx) {
+            self.0.closed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// A context whose database is never reached (the pool connects lazily).
+    fn ctx(dir: &tempfile::TempDir) -> Arc<Ctx> {
+        let file = dir.path().join("yacobot.cf");
+        std::fs::write(&file, "node = t\nLoader.Enable = 0\n").unwrap();
+        let url = "mysql://nobody@127.0.0.1:9/none";
+        let config = Config::<YacobotConfig>::load(&file, Some(url.into())).unwrap();
+        let stop = Stop::new();
+        let db = Database::of(&config.common, 1, &stop).unwrap();
+        Arc::new(Ctx::new(db, config, stop))
+    }
+
+    fn script(steps: &[&'static str]) -> Arc<Script> {
+        let s = Script::default();
+        s.steps.lock().unwrap().extend(steps);
+        Arc::new(s)
+    }
+
+    #[test]
+    fn once_steps_until_done_and_a_failed_or_fatal_step_is_its_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(&dir);
+        let s = script(&["busy", "busy", "done"]);
+        once::<Scripted>(&ctx, Arc::clone(&s)).unwrap();
+        assert_eq!(s.stepped.lock().unwrap().len(), 3);
+        assert!(s.closed.load(Ordering::SeqCst));
+        for (how, error) in [("failed", "refused"), ("fatal", "no space")] {
+            let s = script(&[how, "done"]);
+            let e = once::<Scripted>(&ctx, Arc::clone(&s)).unwrap_err();
+            assert!(e.to_string().contains(error), "{e}");
+            assert_eq!(s.stepped.lock().unwrap().len(), 1);
+            assert!(s.closed.load(Ordering::SeqCst), "closed after an error too");
+        }
+    }
+
+    #[test]
+    fn a_failed_step_is_tried_again_after_a_back_off_and_a_signal_ends_a_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(&dir);
+        let s = script(&["failed", "idle", "done"]);
+        let (signals, receiver) = mpsc::channel();
+        let wake = Arc::new(AtomicBool::new(false));
+        let inbox = Inbox {
+            signals: receiver,
+            wake: Arc::clone(&wake),
+        };
+        let t = Instant::now();
+        let sender = {
+            let (s, stop) = (Arc::clone(&s), ctx.stop.clone());
+            std::thread::spawn(move || {
+                // Once the worker idles (its second step), SIGUSR2 then SIGUSR1.
+                while s.stepped.lock().unwrap().len() < 2 {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                for signal in [Signal::Reload, Signal::Rotate] {
+                    signals.send(signal).unwrap();
+                    wake.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                // A worker still waiting is stopped: the test fails rather than hangs.
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while s.stepped.lock().unwrap().len() < 3 && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                stop.set();
+            })
+        };
+        drive::<Scripted>(&ctx, Arc::clone(&s), Some(&inbox)).unwrap();
+        sender.join().unwrap();
+        let stepped = s.stepped.lock().unwrap().clone();
+        assert_eq!(stepped.len(), 3, "the signal ended the idle wait");
+        assert!(stepped[1] - stepped[0] >= FIRST_RETRY, "a back-off");
+        assert!(t.elapsed() < Duration::from_secs(30));
+        assert_eq!(*s.signals.lock().unwrap(), [Signal::Reload, Signal::Rotate]);
+        assert!(s.closed.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn the_stop_ends_a_wait_and_closes_the_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(&dir);
+        let s = script(&["idle", "done"]);
+        let (_signals, receiver) = mpsc::channel();
+        let inbox = Inbox {
+            signals: receiver,
+            wake: Arc::new(AtomicBool::new(false)),
+        };
+        let stop = ctx.stop.clone();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            stop.set();
+        });
+        let t = Instant::now();
+        drive::<Scripted>(&ctx, Arc::clone(&s), Some(&inbox)).unwrap();
+        stopper.join().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(30));
+        assert_eq!(s.stepped.lock().unwrap().len(), 1, "no step after the stop");
+        assert!(s.closed.load(Ordering::SeqCst));
+    }
+}

@@ -71,55 +71,7 @@ pub fn write_items(
     let live: Vec<usize> = (0..known.items.len())
         .filter(|&n| known.items[n].entry.data_status == 1)
         .collect();
-    // The diff compares by digest where the stored item has one, else by MD5: compute the
-    // MD5s it needs, and only those.
-    let undigested: HashSet<&str> = live
-        .iter()
-        .map(|&n| &known.items[n].entry)
-        .filter(|e| e.digest.is_none())
-        .map(|e| e.keyword.as_str())
-        .collect();
-    if !undigested.is_empty() {
-        for it in acc.items.iter_mut() {
-            if undigested.contains(it.keyword.as_str()) {
-                it.md5 = md5_hex(&it.canonical);
-            }
-        }
-    }
-    drop(undigested);
-    let plan = {
-        let previous: Vec<Previous<'_>> = live
-            .iter()
-            .map(|&n| {
-                let e = &known.items[n].entry;
-                Previous {
-                    keyword: &e.keyword,
-                    md5: &e.md5,
-                    digest: e.digest,
-                    status_id: e.status_id,
-                }
-            })
-            .collect();
-        let current: Vec<Current<'_>> = acc
-            .items
-            .iter()
-            .map(|i| Current {
-                keyword: &i.keyword,
-                md5: &i.md5,
-                digest: Some(i.digest),
-            })
-            .collect();
-        let protected = &acc.protected;
-        diff::plan(&previous, &current, acc.failed, valve, |p| {
-            p.status_id.is_some_and(|s| protected.contains(&s))
-        })
-    };
-    for &i in plan.inserts.iter().chain(&plan.updates) {
-        let it = &mut acc.items[i];
-        if it.md5.is_empty() {
-            it.md5 = md5_hex(&it.canonical);
-        }
-    }
+    let plan = plan(&known.items, &live, acc, valve);
     let mut detail = FetchDetail::new();
     std::mem::swap(&mut detail, &mut acc.detail);
     detail.counts(Counts::of(&plan, acc.failed));
@@ -169,6 +121,61 @@ pub fn write_items(
     })
 }
 
+/// The diff of the run's items against the live stored ones (`live`: their indices in
+/// `items`), with the MD5s it needs and those of the items it writes.
+fn plan(items: &[Stored], live: &[usize], acc: &mut Acc, valve: Valve) -> Plan {
+    // The diff compares by digest where the stored item has one, else by MD5: compute the
+    // MD5s it needs, and only those.
+    let undigested: HashSet<&str> = live
+        .iter()
+        .map(|&n| &items[n].entry)
+        .filter(|e| e.digest.is_none())
+        .map(|e| e.keyword.as_str())
+        .collect();
+    if !undigested.is_empty() {
+        for it in acc.items.iter_mut() {
+            if undigested.contains(it.keyword.as_str()) {
+                it.md5 = md5_hex(&it.canonical);
+            }
+        }
+    }
+    drop(undigested);
+    let plan = {
+        let previous: Vec<Previous<'_>> = live
+            .iter()
+            .map(|&n| {
+                let e = &items[n].entry;
+                Previous {
+                    keyword: &e.keyword,
+                    md5: &e.md5,
+                    digest: e.digest,
+                    status_id: e.status_id,
+                }
+            })
+            .collect();
+        let current: Vec<Current<'_>> = acc
+            .items
+            .iter()
+            .map(|i| Current {
+                keyword: &i.keyword,
+                md5: &i.md5,
+                digest: Some(i.digest),
+            })
+            .collect();
+        let protected = &acc.protected;
+        diff::plan(&previous, &current, acc.failed, valve, |p| {
+            p.status_id.is_some_and(|s| protected.contains(&s))
+        })
+    };
+    for &i in plan.inserts.iter().chain(&plan.updates) {
+        let it = &mut acc.items[i];
+        if it.md5.is_empty() {
+            it.md5 = md5_hex(&it.canonical);
+        }
+    }
+    plan
+}
+
 /// The stored items as `write_changes` needs them.
 struct Known<'a> {
     items: &'a [Stored],
@@ -187,35 +194,15 @@ fn write_changes(
     acc: &Acc,
     stored: &Known<'_>,
     plan: &Plan,
-    mut first: ProcessTimestampChanges,
+    first: ProcessTimestampChanges,
 ) -> anyhow::Result<bool> {
-    let (read_ms, t0) = stored.timer;
     let res_id = run.res_id();
-    let (known, from_file, deleted) = (stored.items, stored.from_file, stored.deleted);
+    let (known, deleted) = (stored.items, stored.deleted);
     let by_key: HashMap<&str, &Stored> = known
         .iter()
         .map(|k| (k.entry.keyword.as_str(), k))
         .collect();
-    // A digest file has no row ids: those of the rows written are looked up (index only).
-    let ids: HashMap<String, u64> = if from_file {
-        let keys: Vec<&str> = plan
-            .inserts
-            .iter()
-            .chain(&plan.updates)
-            .map(|&i| acc.items[i].keyword.as_str())
-            .filter(|k| by_key.contains_key(k))
-            .chain(deleted.iter().map(|&n| known[n].entry.keyword.as_str()))
-            .collect();
-        w.ctx
-            .db
-            .run("reading the ids of changed items", |c| {
-                VrData::ids_of(c, res_id, &keys)
-            })?
-            .into_iter()
-            .collect()
-    } else {
-        HashMap::new()
-    };
+    let ids = row_ids(w, res_id, acc, stored, plan, &by_key)?;
     let id_of = |k: &Stored| k.id.or_else(|| ids.get(&k.entry.keyword).copied());
     let urls: HashMap<u64, String> = w
         .ctx
@@ -277,6 +264,57 @@ fn write_changes(
             content: "",
         });
     }
+    commit_and_emit(w, run, stored, &write, &emits, first)
+}
+
+/// The ids of the rows a write changes, when the stored items came from a digest file (which
+/// has none): looked up, by index only.
+fn row_ids(
+    w: &Writer<'_>,
+    res_id: u32,
+    acc: &Acc,
+    stored: &Known<'_>,
+    plan: &Plan,
+    by_key: &HashMap<&str, &Stored>,
+) -> anyhow::Result<HashMap<String, u64>> {
+    Ok(if stored.from_file {
+        let keys: Vec<&str> = plan
+            .inserts
+            .iter()
+            .chain(&plan.updates)
+            .map(|&i| acc.items[i].keyword.as_str())
+            .filter(|k| by_key.contains_key(k))
+            .chain(
+                stored
+                    .deleted
+                    .iter()
+                    .map(|&n| stored.items[n].entry.keyword.as_str()),
+            )
+            .collect();
+        w.ctx
+            .db
+            .run("reading the ids of changed items", |c| {
+                VrData::ids_of(c, res_id, &keys)
+            })?
+            .into_iter()
+            .collect()
+    } else {
+        HashMap::new()
+    })
+}
+
+/// Step 1, the changes under the run's claim with where their items will start (`false`
+/// when the claim was lost), then step 2, the items made durable.
+fn commit_and_emit(
+    w: &Writer<'_>,
+    run: &RunShared,
+    stored: &Known<'_>,
+    write: &RunWrite<'_>,
+    emits: &[Emit<'_>],
+    mut first: ProcessTimestampChanges,
+) -> anyhow::Result<bool> {
+    let (read_ms, t0) = stored.timer;
+    let res_id = run.res_id();
     // 1: the changes, not yet emitted, and where their items will start.
     let t1 = Instant::now();
     let pos = w.store.position()?;
@@ -289,7 +327,7 @@ fn write_changes(
             if !VrResource::lock_claim(c, res_id, w.owner)? {
                 return Ok(false);
             }
-            VrData::apply_run(c, res_id, &write, now)?;
+            VrData::apply_run(c, res_id, write, now)?;
             ProcessTimestamp::update(c, run_id, &first)?;
             Ok(true)
         })
@@ -302,12 +340,12 @@ fn write_changes(
     }
     // 2: the items, durable.
     let t2 = Instant::now();
-    w.store.emit(&emits)?;
+    w.store.emit(emits)?;
     add(&w.stats.emitted, emits.len() as u64);
     log::debug!(
         "resource {res_id}: {} items emitted; items read in {read_ms} ms{}, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
         emits.len(),
-        if from_file { " (digest file)" } else { "" },
+        if stored.from_file { " (digest file)" } else { "" },
         (t1 - t0).as_millis() - read_ms,
         (t2 - t1).as_millis(),
         t2.elapsed().as_millis()
