@@ -1,9 +1,11 @@
 //! yacobot (SPEC §6): one node of the crawler cluster.
 //!
-//! Its workers, each switched on in its config and run on a thread of its own by [`daemon`]:
-//! the [`loader`] (queue files → `url`, applying the query-argument rules), the
-//! [`qargfilter`] import (`query_args` → `path_arg_name`) and the [`crawl`] worker (scheduler,
-//! fetcher, archive, re-index bookkeeping). [`status`] holds their figures.
+//! Its workers, each switched on in its config and run on a thread of its own by [`runner`]
+//! (see [`worker`] for what a worker is, [`daemon`] for the list): the [`qargfilter`] import
+//! (`query_args` → `path_arg_name`), the [`loader`] (queue files → `url`, applying the
+//! query-argument rules), the [`crawl`] worker (scheduler, fetcher, archive, re-index
+//! bookkeeping) and the [`resources`] worker (partner feeds). Each keeps its own figures;
+//! [`status`] holds the node's.
 
 pub mod admin;
 pub mod config;
@@ -12,8 +14,15 @@ pub mod daemon;
 pub mod loader;
 pub mod qargfilter;
 pub mod resources;
+pub mod runner;
 pub mod status;
-mod worker;
+pub mod worker;
+
+use std::sync::Arc;
+
+use focuser_daemon::db::{self, Database};
+use focuser_daemon::stop::Stop;
+use focuser_daemon::Config;
 
 pub use config::YacobotConfig;
 
@@ -22,64 +31,40 @@ pub fn resource_command(
     config_file: &std::path::Path,
     cmd: &admin::ResourceCmd,
 ) -> anyhow::Result<String> {
-    use anyhow::Context;
-    let config = focuser_daemon::Config::<YacobotConfig>::load(
-        config_file,
-        std::env::var("DATABASE_URL").ok(),
-    )?;
-    let url = config
-        .common
-        .database
-        .clone()
-        .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
-    let mut conn = focuser_schema::db::connect(&url).context("connecting to the database")?;
+    let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
+    let mut conn = db::connect(&config.common)?;
     admin::resource(&mut conn, cmd)
 }
 
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what
 /// `--once` does first; for tools and benchmarks). Returns the files handled.
-pub fn load_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<usize> {
-    let ctx = context(config.clone())?;
-    Ok(loader::Loader::default().pass(&ctx, &config))
+pub fn load_once(config: Config<YacobotConfig>) -> anyhow::Result<usize> {
+    let ctx = context(config.clone(), 2)?;
+    let mut loader = loader::Loader::default();
+    Ok(loader.pass(&ctx, &config))
 }
 
 /// Crawls until no URL is due and nothing is in flight, outside the daemon (what `--once`
 /// does after loading; for tools and benchmarks). Returns the crawl's figures.
-pub fn crawl_once(
-    config: focuser_daemon::Config<YacobotConfig>,
-) -> anyhow::Result<std::sync::Arc<status::Stats>> {
-    let ctx = context(config)?;
-    crawl::until_idle(&ctx)?;
-    Ok(std::sync::Arc::clone(&ctx.stats))
-}
-
-fn context(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<worker::Ctx> {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
-    let url = config
-        .common
-        .database
-        .clone()
-        .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let db = focuser_daemon::db::Database::new(&url, 2, Arc::clone(&stop))?;
-    Ok(worker::Ctx::new(db, config, stop))
+pub fn crawl_once(config: Config<YacobotConfig>) -> anyhow::Result<Arc<crawl::CrawlStats>> {
+    let ctx = context(config, 2)?;
+    let stats = Arc::new(crawl::CrawlStats::default());
+    runner::once::<crawl::Crawler>(&ctx, Arc::clone(&stats))?;
+    Ok(stats)
 }
 
 /// One resources scan and every run it starts, outside the daemon (what `--once` does last;
 /// for tools and benchmarks).
-pub fn resources_once(config: focuser_daemon::Config<YacobotConfig>) -> anyhow::Result<()> {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
-    let url = config
-        .common
-        .database
-        .clone()
-        .ok_or_else(|| anyhow::anyhow!("no database configured"))?;
-    let stop = Arc::new(AtomicBool::new(false));
+pub fn resources_once(config: Config<YacobotConfig>) -> anyhow::Result<()> {
     // The scan, each writer, the read-ahead, and one to spare.
     let size = config.daemon.resources.writers + 3;
-    let db = focuser_daemon::db::Database::new(&url, size, Arc::clone(&stop))?;
-    let ctx = Arc::new(worker::Ctx::new(db, config, stop));
-    resources::once(&ctx)
+    let ctx = context(config, size)?;
+    runner::once::<resources::Resources>(&ctx, Arc::default())
+}
+
+/// What the workers share, outside the daemon: a pool of `pool_size` connections.
+fn context(config: Config<YacobotConfig>, pool_size: u32) -> anyhow::Result<Arc<worker::Ctx>> {
+    let stop = Stop::new();
+    let db = Database::of(&config.common, pool_size, &stop)?;
+    Ok(Arc::new(worker::Ctx::new(db, config, stop)))
 }

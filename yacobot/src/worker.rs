@@ -1,106 +1,97 @@
-//! What every worker thread shares: the database, the running config, the stop flag and the
-//! figures; and the small helpers they all use.
+//! What a yacobot worker is: a [`Worker`] opens, takes [`Step`]s until the daemon stops (or,
+//! with `--once`, until it is done), hears the signals meant for it, and closes; the
+//! [`crate::runner`] drives every one of them the same way. [`Ctx`] is what they all share.
+//!
+//! Adding a worker: a module with a type that implements [`Worker`] (its figures a
+//! [`StatusSource`] of its own), a config section with its `Enable`, and one line in
+//! [`crate::daemon`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use chrono::{NaiveDateTime, Timelike, Utc};
-use diesel::mysql::MysqlConnection;
-use diesel::QueryResult;
-use focuser_daemon::db::{Database, DbError};
-use focuser_daemon::Config;
+use focuser_daemon::db::Database;
+use focuser_daemon::status::StatusSource;
+use focuser_daemon::stop::Stop;
+use focuser_daemon::{Config, Signal};
 
 use crate::config::YacobotConfig;
-use crate::resources::ResourceStats;
-use crate::status::Stats;
 
+/// What every worker thread shares: the database, the stop and the running config.
 pub struct Ctx {
     pub db: Database,
-    pub stop: Arc<AtomicBool>,
+    pub stop: Stop,
     /// Replaced by a reload; workers take a copy at the start of each unit of work.
-    pub config: RwLock<Config<YacobotConfig>>,
-    pub stats: Arc<Stats>,
-    /// The resources worker's figures (a status source of their own).
-    pub resources: Arc<ResourceStats>,
-    /// Set by SIGUSR1: the crawl worker seals its segment.
-    pub rotate: AtomicBool,
-    /// Set by SIGUSR1 too: the resources worker seals its store's segment.
-    pub rotate_resources: AtomicBool,
+    config: RwLock<Config<YacobotConfig>>,
 }
 
 impl Ctx {
-    pub fn new(db: Database, config: Config<YacobotConfig>, stop: Arc<AtomicBool>) -> Ctx {
+    pub fn new(db: Database, config: Config<YacobotConfig>, stop: Stop) -> Ctx {
         Ctx {
             db,
             stop,
             config: RwLock::new(config),
-            stats: Arc::new(Stats::default()),
-            resources: Arc::new(ResourceStats::default()),
-            rotate: AtomicBool::new(false),
-            rotate_resources: AtomicBool::new(false),
         }
     }
 
-    pub fn config(&self) -> Option<Config<YacobotConfig>> {
-        self.config.read().ok().map(|c| c.clone())
+    /// The running config. (Only the main loop writes it, with a plain assignment: a poisoned
+    /// lock still holds a whole config.)
+    pub fn config(&self) -> Config<YacobotConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A reload: the workers take `config` from their next unit of work on.
+    pub fn reload(&self, config: Config<YacobotConfig>) {
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
     }
 
     pub fn stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    /// Sleeps `d`, or less if a stop is asked for (then `false`) or `wake` is set.
-    pub fn pause(&self, d: Duration, wake: &AtomicBool) -> bool {
-        let until = Instant::now() + d;
-        while Instant::now() < until {
-            if self.stopping() {
-                return false;
-            }
-            if wake.swap(false, Ordering::Relaxed) {
-                break;
-            }
-            std::thread::sleep(
-                Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())),
-            );
-        }
-        !self.stopping()
-    }
-
-    /// [`Database::run`], with a transaction that lost a deadlock or a lock wait tried again
-    /// (a few times, after a short pause). `f` must be a transaction or safe to repeat.
-    pub fn db_run<R>(
-        &self,
-        what: &str,
-        mut f: impl FnMut(&mut MysqlConnection) -> QueryResult<R>,
-    ) -> Result<R, DbError> {
-        let mut tries = 0;
-        loop {
-            match self.db.run(what, &mut f) {
-                Err(DbError::Query { error, .. }) if tries < 5 && is_lock_conflict(&error) => {
-                    tries += 1;
-                    log::debug!("{what}: {error}; trying again ({tries})");
-                    std::thread::sleep(Duration::from_millis(50 * tries));
-                }
-                other => return other,
-            }
-        }
+        self.stop.is_set()
     }
 }
 
-/// A transaction the server chose to abort because of another one: trying again is right.
-fn is_lock_conflict(e: &diesel::result::Error) -> bool {
-    match e {
-        diesel::result::Error::DatabaseError(_, info) => {
-            let m = info.message();
-            m.contains("Deadlock found") || m.contains("Lock wait timeout")
-        }
-        _ => false,
-    }
+/// What a step came to.
+#[derive(Debug)]
+pub enum Step {
+    /// More to do: the next step at once.
+    Busy,
+    /// Nothing to do before this long (a signal the worker takes ends the wait).
+    Idle(Duration),
+    /// `--once`: the worker's work is done.
+    Done,
+    /// This step failed, the next may not (a query the database refused): the runner logs it
+    /// as an episode and tries again after a back-off. With `--once` it is the run's error.
+    Failed(anyhow::Error),
 }
 
-/// The database clock: UTC, whole seconds (what a `DATETIME` holds).
-pub fn now() -> NaiveDateTime {
-    let t = Utc::now().naive_utc();
-    t.with_nanosecond(0).unwrap_or(t)
+/// A yacobot worker, driven on a thread of its own by [`crate::runner`]. An `Err` from
+/// [`Worker::open`] or [`Worker::step`] means it cannot go on (the archive's disk is full, a
+/// store cannot be written): the daemon stops with that error.
+pub trait Worker: Sized + 'static {
+    /// Its name: its thread's, and in the log.
+    const NAME: &'static str;
+    /// Its figures on the status page: made and registered by the runner before the worker
+    /// opens (so the page lists them in a fixed order), handed to [`Worker::open`].
+    type Figures: StatusSource + Default + 'static;
+
+    /// Whether the config switches it on.
+    fn enabled(cfg: &YacobotConfig) -> bool;
+
+    /// Opened on the thread it runs on (a libcurl handle stays on the thread that made it).
+    fn open(ctx: &Arc<Ctx>, figures: Arc<Self::Figures>) -> anyhow::Result<Self>;
+
+    /// One unit of work. `once`: `--once`, where the worker says [`Step::Done`] when its
+    /// work is done.
+    fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step>;
+
+    /// SIGUSR1 (`Signal::Rotate`) or SIGUSR2 (`Signal::Reload`, after the new config is in
+    /// [`Ctx`]), between two steps. Returns whether to step at once rather than finish a wait.
+    fn on_signal(&mut self, _signal: Signal) -> bool {
+        false
+    }
+
+    /// After the last step, whatever it came to.
+    fn close(self, ctx: &Ctx);
 }

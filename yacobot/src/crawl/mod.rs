@@ -12,6 +12,8 @@ pub mod downloader;
 pub mod fetch;
 pub mod hand;
 pub mod mirror;
+mod outcome;
+mod stats;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -19,23 +21,28 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use chrono::TimeDelta;
-use focuser_daemon::Config;
+use focuser_daemon::{clock, Config, Signal};
 use focuser_formats::segment::Status;
 use focuser_schema::models::Url;
 
 use archive::Archive;
 use book::{Booking, Env};
-use downloader::{Completed, Downloader, FetchStats, Outcome, Request};
+use downloader::{Completed, Downloader, FetchStats, Request};
 use hand::{Hand, Limits};
+pub use stats::{CrawlStats, ErrorRow};
 
 use crate::config::{YacobotConfig, MIRROR};
-use crate::status::{add, ErrorRow};
-use crate::worker::{self, Ctx};
+use crate::status::add;
+use crate::worker::{Ctx, Step, Worker};
 
 /// The longest a `perform` waits while fetches are in flight.
 const PERFORM_WAIT: Duration = Duration::from_millis(100);
+/// How often the pages fetched are sampled for the fetch rate.
+const SAMPLE_EVERY: Duration = Duration::from_secs(5);
 
+/// The worker.
 pub struct Crawler {
+    stats: Arc<CrawlStats>,
     /// `node/pid`: what this process writes in `url.claimed_by`.
     owner: String,
     downloader: Box<dyn Downloader>,
@@ -51,27 +58,9 @@ pub struct Crawler {
     /// Finished (archived, not yet synced) and waiting to be booked, and since when.
     unbooked: Vec<Booking>,
     unbooked_since: Option<Instant>,
-}
-
-/// The worker thread.
-pub fn run(ctx: Arc<Ctx>) -> anyhow::Result<()> {
-    let mut crawler = Crawler::open(&ctx)?;
-    let result = crawler.work(&ctx, false);
-    crawler.close(&ctx);
-    result
-}
-
-/// `--once`: crawls until no URL is due and nothing is in flight.
-pub fn until_idle(ctx: &Ctx) -> anyhow::Result<()> {
-    let mut crawler = Crawler::open(ctx)?;
-    let result = crawler.work(ctx, true);
-    crawler.close(ctx);
-    result
-}
-
-fn config(ctx: &Ctx) -> anyhow::Result<Config<YacobotConfig>> {
-    ctx.config()
-        .ok_or_else(|| anyhow::anyhow!("config lock poisoned"))
+    /// SIGUSR1: the archive's segment is sealed at the next step.
+    rotate: bool,
+    sampled: Instant,
 }
 
 /// The clock and settings of one batch of bookings.
@@ -79,7 +68,7 @@ fn env(cfg: &Config<YacobotConfig>) -> Env<'_> {
     let u = &cfg.daemon.url;
     let dict = u.dict_file.as_ref().map(|p| cfg.common.path(p));
     Env {
-        now: worker::now(),
+        now: clock::db_now(),
         url: u,
         retry_later: cfg.daemon.crawl.retry_later,
         dictionary_days: bookkeeping::dictionary_days(
@@ -89,15 +78,22 @@ fn env(cfg: &Config<YacobotConfig>) -> Env<'_> {
     }
 }
 
-impl Crawler {
-    pub fn open(ctx: &Ctx) -> anyhow::Result<Crawler> {
-        let cfg = config(ctx)?;
+impl Worker for Crawler {
+    const NAME: &'static str = "crawl";
+    type Figures = CrawlStats;
+
+    fn enabled(cfg: &YacobotConfig) -> bool {
+        cfg.crawl.enable
+    }
+
+    fn open(ctx: &Arc<Ctx>, stats: Arc<CrawlStats>) -> anyhow::Result<Crawler> {
+        let cfg = ctx.config();
         let d = &cfg.daemon;
         let archive = if d.archive.enable {
             let dir = cfg.common.path(&d.archive.dir);
             let a = Archive::open(&dir, d.segment.writer_options())
                 .with_context(|| format!("opening the archive {}", dir.display()))?;
-            if let Ok(mut slot) = ctx.stats.archive_dir.lock() {
+            if let Ok(mut slot) = stats.archive_dir.lock() {
                 *slot = Some(dir);
             }
             Some(a)
@@ -111,6 +107,7 @@ impl Crawler {
             Box::new(fetch::Curl::new(&d.fetch)?)
         };
         Ok(Crawler {
+            stats,
             owner: format!("{}/{}", d.node, std::process::id()),
             downloader,
             archive,
@@ -120,44 +117,87 @@ impl Crawler {
             seen: FetchStats::default(),
             unbooked: Vec::new(),
             unbooked_since: None,
+            rotate: false,
+            sampled: Instant::now() - SAMPLE_EVERY,
         })
     }
 
-    fn work(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<()> {
-        loop {
-            if ctx.stopping() {
-                return Ok(());
-            }
-            let cfg = config(ctx)?;
-            self.housekeeping(ctx)?;
-            self.reconfigure(&cfg);
-            let claimed_now = self.refill(ctx, &cfg, once)?;
-            let wait = if self.hand.is_empty() {
-                // `--once` ends when a look found nothing and no URL is due and unclaimed: a
-                // look may come back empty while another crawler's claim transaction holds
-                // the rows (SKIP LOCKED).
-                if once && claimed_now == 0 {
-                    let now = worker::now();
-                    let due = ctx.db_run("counting due URLs", |c| Url::count_due(c, now))?;
-                    if due == 0 {
-                        return Ok(());
-                    }
+    fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
+        let cfg = ctx.config();
+        self.housekeeping()?;
+        self.reconfigure(&cfg);
+        let claimed_now = self.refill(ctx, &cfg, once)?;
+        let wait = if self.hand.is_empty() {
+            // `--once` ends when a look found nothing and no URL is due and unclaimed: a
+            // look may come back empty while another crawler's claim transaction holds
+            // the rows (SKIP LOCKED).
+            if once && claimed_now == 0 {
+                let now = clock::db_now();
+                let due = ctx
+                    .db
+                    .run("counting due URLs", |c| Url::count_due(c, now))?;
+                if due == 0 {
+                    return Ok(Step::Done);
                 }
-                Duration::from_millis(250)
-            } else {
-                PERFORM_WAIT
-            };
-            let wait = match self.book_due(&cfg) {
-                Some(at) => wait.min(at.saturating_duration_since(Instant::now())),
-                None => wait,
-            };
-            let done = self.downloader.perform(wait)?;
-            self.finish(ctx, &cfg, done)?;
-            self.book_if_due(ctx, &cfg)?;
-            self.figures(ctx);
-        }
+            }
+            Duration::from_millis(250)
+        } else {
+            PERFORM_WAIT
+        };
+        let wait = match self.book_due(&cfg) {
+            Some(at) => wait.min(at.saturating_duration_since(Instant::now())),
+            None => wait,
+        };
+        let done = self.downloader.perform(wait)?;
+        self.finish(&cfg, done)?;
+        self.book_if_due(ctx, &cfg)?;
+        self.figures();
+        Ok(Step::Busy)
     }
 
+    fn on_signal(&mut self, signal: Signal) -> bool {
+        let rotate = signal == Signal::Rotate;
+        self.rotate |= rotate;
+        rotate
+    }
+
+    /// Gives back the claims in hand and closes the archive.
+    fn close(mut self, ctx: &Ctx) {
+        let s = &self.stats;
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let errors: u64 = s.errors.lock().map(|e| e.values().sum()).unwrap_or(0);
+        log::info!(
+            "crawl: {} pages fetched, {} re-indexed from the archive, {} gone, {errors} fetch errors",
+            n(&s.pages),
+            n(&s.from_archive),
+            n(&s.gone)
+        );
+        // What was fetched is booked before the other claims are given back (one try: a
+        // database that is away leaves them claimed, to be taken back when they lapse). What
+        // cannot be booked (the archive failed, the database is away) is fetched again.
+        let bookings = std::mem::take(&mut self.unbooked);
+        if let Err(e) = self.commit(ctx, bookings) {
+            log::warn!("fetched URLs not booked (they are fetched again): {e:#}");
+        }
+        let owner = self.owner.clone();
+        // Stopping: one try, without waiting for a database that is away.
+        match ctx
+            .db
+            .run("releasing claims", |c| Url::release_claims(c, &owner))
+        {
+            Ok(n) if n > 0 => log::info!("released {n} claims"),
+            Ok(_) => {}
+            Err(e) => log::warn!("claims not released (they expire by themselves): {e}"),
+        }
+        if let Some(a) = self.archive.take() {
+            if let Err(e) = a.close() {
+                log::error!("archive: {e}");
+            }
+        }
+    }
+}
+
+impl Crawler {
     /// Hands reloaded `Fetch.*` settings to the downloader; refused ones (the config was
     /// checked at reload, so rarely) keep the running settings.
     fn reconfigure(&mut self, cfg: &Config<YacobotConfig>) {
@@ -171,8 +211,12 @@ impl Crawler {
     }
 
     /// The downloader's figures into the status page's.
-    fn figures(&mut self, ctx: &Ctx) {
-        let s = &ctx.stats;
+    fn figures(&mut self) {
+        let s = &self.stats;
+        if self.sampled.elapsed() >= SAMPLE_EVERY {
+            self.sampled = Instant::now();
+            s.sample_pages();
+        }
         let now = self.downloader.stats();
         if now.transfers < self.seen.transfers {
             // A new downloader (reconfigured): its counters start from zero.
@@ -194,12 +238,12 @@ impl Crawler {
     }
 
     /// Seals the archive's segment on SIGUSR1 or when it is `Segment.MaxAge` old.
-    fn housekeeping(&mut self, ctx: &Ctx) -> anyhow::Result<()> {
+    fn housekeeping(&mut self) -> anyhow::Result<()> {
+        let rotate = std::mem::take(&mut self.rotate);
         let Some(archive) = self.archive.as_mut() else {
-            ctx.rotate.store(false, Ordering::Relaxed);
             return Ok(());
         };
-        let sealed = if ctx.rotate.swap(false, Ordering::SeqCst) {
+        let sealed = if rotate {
             let sealed = archive.seal()?;
             if sealed {
                 log::info!("archive: segment sealed (SIGUSR1)");
@@ -211,7 +255,7 @@ impl Crawler {
             archive.seal_if_due()?
         };
         if sealed {
-            add(&ctx.stats.segments_sealed, 1);
+            add(&self.stats.segments_sealed, 1);
         }
         Ok(())
     }
@@ -243,14 +287,14 @@ impl Crawler {
         if room == 0 || idle || self.reconfiguring {
             return Ok(0);
         }
-        let now = worker::now();
+        let now = clock::db_now();
         let expires = now + TimeDelta::seconds(d.crawl.claim_ttl as i64);
         let limit = room;
         let owner = self.owner.clone();
         let skip = self.hand.full_domains(&limits);
         let mut refused = false;
         let hand = &self.hand;
-        let claimed = ctx.db_run("claiming due URLs", |c| {
+        let claimed = ctx.db.run("claiming due URLs", |c| {
             // Counted afresh by each try of the transaction.
             let mut taken = rustc_hash::FxHashMap::default();
             refused = false;
@@ -275,7 +319,7 @@ impl Crawler {
                 "took back {} URLs whose claim had expired (a crawler died mid-fetch?)",
                 claimed.taken_back
             );
-            add(&ctx.stats.claims_taken_back, claimed.taken_back as u64);
+            add(&self.stats.claims_taken_back, claimed.taken_back as u64);
         }
         let n = claimed.urls.len();
         // Nothing due at all (not merely the domains at their share): look again later.
@@ -326,18 +370,13 @@ impl Crawler {
             log::debug!("re-indexed {} from the archive", u.url);
             bookings.push(book::from_archive(u, pos, &env));
         }
-        add(&ctx.stats.from_archive, bookings.len() as u64);
+        add(&self.stats.from_archive, bookings.len() as u64);
         self.gather(bookings);
         self.book_if_due(ctx, cfg)
     }
 
     /// Archives what completed; it is booked with the next batch.
-    fn finish(
-        &mut self,
-        ctx: &Ctx,
-        cfg: &Config<YacobotConfig>,
-        done: Vec<Completed>,
-    ) -> anyhow::Result<()> {
+    fn finish(&mut self, cfg: &Config<YacobotConfig>, done: Vec<Completed>) -> anyhow::Result<()> {
         if done.is_empty() {
             return Ok(());
         }
@@ -348,7 +387,8 @@ impl Crawler {
                 log::warn!("downloader returned an unknown token for {}", c.request.url);
                 continue;
             };
-            bookings.push(self.outcome(ctx, &u, c, &env)?);
+            let archive = self.archive.as_mut();
+            bookings.push(outcome::booking(archive, &self.stats, &u, c, &env)?);
         }
         self.gather(bookings);
         Ok(())
@@ -382,66 +422,6 @@ impl Crawler {
         self.commit(ctx, bookings)
     }
 
-    fn outcome(
-        &mut self,
-        ctx: &Ctx,
-        u: &Url,
-        c: Completed,
-        env: &Env<'_>,
-    ) -> anyhow::Result<Booking> {
-        let s = &ctx.stats;
-        let error = |kind: &str, reason: &str| {
-            log::info!("{}: {kind}: {reason}", u.url);
-            s.fetch_error(ErrorRow {
-                time: env.now.format("%Y-%m-%d %H:%M:%S").to_string(),
-                url: u.url.clone(),
-                kind: kind.to_string(),
-                reason: reason.to_string(),
-            });
-        };
-        let status = c.status;
-        Ok(match c.outcome {
-            Outcome::Fetched(doc) => {
-                let pos = match self.archive.as_mut() {
-                    Some(a) => Some(a.append(Status::Update, u.id, &u.url, &doc.body)?),
-                    None => None,
-                };
-                add(&s.pages, 1);
-                add(&s.bytes, doc.body.len() as u64);
-                log::debug!("fetched {}: {} bytes", u.url, doc.body.len());
-                let status = status.unwrap_or(200);
-                book::fetched(u, status, &doc.body, c.fetch_time, pos, env)
-            }
-            Outcome::Gone { status } => {
-                if let Some(a) = self.archive.as_mut() {
-                    a.append(Status::Delete, u.id, &u.url, &[])?;
-                }
-                add(&s.gone, 1);
-                log::info!("{}: gone (HTTP {status})", u.url);
-                book::gone(u, status, c.fetch_time, env)
-            }
-            Outcome::Disallowed => {
-                let reason = "disallowed by robots.txt";
-                error("disallowed", reason);
-                book::refused(u, "disallowed", reason, status, c.fetch_time, env)
-            }
-            Outcome::TooLarge { limit } => {
-                let reason = format!("longer than {limit} bytes");
-                error("too_large", &reason);
-                book::refused(u, "too_large", &reason, status, c.fetch_time, env)
-            }
-            Outcome::WrongType { content_type } => {
-                let reason = format!("content type {content_type}");
-                error("wrong_type", &reason);
-                book::refused(u, "wrong_type", &reason, status, c.fetch_time, env)
-            }
-            Outcome::Failed { kind, reason, .. } => {
-                error(kind.name(), &reason);
-                book::failed(u, kind.name(), &reason, status, c.fetch_time, env)
-            }
-        })
-    }
-
     /// Makes the archive durable, then writes the bookings in one transaction.
     fn commit(&mut self, ctx: &Ctx, bookings: Vec<Booking>) -> anyhow::Result<()> {
         if bookings.is_empty() {
@@ -452,49 +432,14 @@ impl Crawler {
         }
         let owner = self.owner.clone();
         let rows: Vec<_> = bookings.iter().map(|b| (b.id, b.changes())).collect();
-        let written = ctx.db_run("booking fetched URLs", |c| {
+        let written = ctx.db.run("booking fetched URLs", |c| {
             diesel::Connection::transaction(c, |c| Url::finish_batch(c, &owner, &rows))
         })?;
         let lost = rows.len().saturating_sub(written) as u64;
         if lost > 0 {
             log::warn!("{lost} URLs had lost their claim to another crawler before being booked");
-            add(&ctx.stats.claims_lost, lost);
+            add(&self.stats.claims_lost, lost);
         }
         Ok(())
-    }
-
-    /// Gives back the claims in hand and closes the archive.
-    fn close(mut self, ctx: &Ctx) {
-        let s = &ctx.stats;
-        let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        let errors: u64 = s.errors.lock().map(|e| e.values().sum()).unwrap_or(0);
-        log::info!(
-            "crawl: {} pages fetched, {} re-indexed from the archive, {} gone, {errors} fetch errors",
-            n(&s.pages),
-            n(&s.from_archive),
-            n(&s.gone)
-        );
-        // What was fetched is booked before the other claims are given back (one try: a
-        // database that is away leaves them claimed, to be taken back when they lapse). What
-        // cannot be booked (the archive failed, the database is away) is fetched again.
-        let bookings = std::mem::take(&mut self.unbooked);
-        if let Err(e) = self.commit(ctx, bookings) {
-            log::warn!("fetched URLs not booked (they are fetched again): {e:#}");
-        }
-        let owner = self.owner.clone();
-        // Stopping: one try, without waiting for a database that is away.
-        match ctx
-            .db
-            .run("releasing claims", |c| Url::release_claims(c, &owner))
-        {
-            Ok(n) if n > 0 => log::info!("released {n} claims"),
-            Ok(_) => {}
-            Err(e) => log::warn!("claims not released (they expire by themselves): {e}"),
-        }
-        if let Some(a) = self.archive.take() {
-            if let Err(e) = a.close() {
-                log::error!("archive: {e}");
-            }
-        }
     }
 }

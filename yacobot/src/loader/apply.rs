@@ -164,7 +164,7 @@ pub fn apply_file(
     now: NaiveDateTime,
 ) -> Result<Applied, LoadError> {
     let mut failure: Option<LoadError> = None;
-    let result = ctx.db_run("loading a queue file", |conn| {
+    let result = ctx.db.run("loading a queue file", |conn| {
         failure = None;
         conn.transaction(|conn| {
             let recorded = NewQueueApplied {

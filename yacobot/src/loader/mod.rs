@@ -9,25 +9,27 @@ mod check;
 mod inbox;
 mod left;
 pub mod qargs;
+mod stats;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use apply::{Applied, Batching, LoadError, QueueFile};
 use check::Expect;
+use focuser_daemon::clock;
 use focuser_daemon::episode::Episode;
 use focuser_daemon::Config;
 use inbox::Held;
 use left::Left;
 use log::Level;
 use qargs::ArgCounts;
+pub use stats::{FileRow, LoaderStats};
 
 use crate::config::YacobotConfig;
-use crate::status::{add, FileRow};
-use crate::worker::{self, Ctx};
+use crate::status::add;
+use crate::worker::{Ctx, Step, Worker};
 
 /// A file that fails with a database error (not a lost connection) this many times in a
 /// row is taken to be one the database cannot hold, and goes to `bad/`.
@@ -43,9 +45,11 @@ struct InboxFile<'a> {
     started: Instant,
 }
 
-/// The loader's state between passes.
+/// The worker: a pass over the inboxes every `Loader.Interval` seconds; its state between
+/// passes.
 #[derive(Default)]
 pub struct Loader {
+    stats: Arc<LoaderStats>,
     db_failures: HashMap<PathBuf, u32>,
     /// Files that could not be moved away: one line each, not one a pass.
     left: Left,
@@ -53,17 +57,32 @@ pub struct Loader {
     unreadable: HashMap<String, Episode>,
 }
 
-/// The worker thread: a pass over the inboxes every `Loader.Interval` seconds.
-pub fn run(ctx: Arc<Ctx>) {
-    let mut loader = Loader::default();
-    let never = AtomicBool::new(false);
-    loop {
-        let Some(cfg) = ctx.config() else { return };
-        loader.pass(&ctx, &cfg);
-        if !ctx.pause(Duration::from_secs(cfg.daemon.loader.interval), &never) {
-            return;
-        }
+impl Worker for Loader {
+    const NAME: &'static str = "loader";
+    type Figures = LoaderStats;
+
+    fn enabled(cfg: &YacobotConfig) -> bool {
+        cfg.loader.enable
     }
+
+    fn open(_ctx: &Arc<Ctx>, stats: Arc<LoaderStats>) -> anyhow::Result<Loader> {
+        Ok(Loader {
+            stats,
+            ..Loader::default()
+        })
+    }
+
+    fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
+        let cfg = ctx.config();
+        let files = self.pass(ctx, &cfg);
+        if once {
+            log::info!("--once: {files} queue files handled");
+            return Ok(Step::Done);
+        }
+        Ok(Step::Idle(Duration::from_secs(cfg.daemon.loader.interval)))
+    }
+
+    fn close(self, _ctx: &Ctx) {}
 }
 
 impl Loader {
@@ -112,9 +131,8 @@ impl Loader {
             path,
             started,
         };
-        let bad = |loader: &mut Loader, held: Option<&Held>, why: &str| {
-            loader.reject(ctx, &at, held, why)
-        };
+        let bad =
+            |loader: &mut Loader, held: Option<&Held>, why: &str| loader.reject(&at, held, why);
         if name.len() > 255 || !name.is_ascii() {
             let why = "the file name is not ASCII of at most 255 bytes (queue_applied.file_name)";
             return bad(self, None, why);
@@ -146,9 +164,9 @@ impl Loader {
             batch: loader.batch,
             sort_buffer: loader.sort_buffer,
         };
-        let result = apply::apply_file(ctx, &file, how, worker::now());
+        let result = apply::apply_file(ctx, &file, how, clock::db_now());
         let row = |result: &str| FileRow {
-            time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
+            time: clock::db_now().format("%Y-%m-%d %H:%M:%S").to_string(),
             inbox: master.to_string(),
             file: name.clone(),
             records,
@@ -159,8 +177,8 @@ impl Loader {
         match result {
             Ok(Applied::Applied(args)) => {
                 self.db_failures.remove(path);
-                note_applied(ctx, &at, records, args);
-                ctx.stats.file_done(row("applied"));
+                note_applied(&self.stats, &at, records, args);
+                self.stats.file_done(row("applied"));
                 self.done_with(&at, &held, loader.keep_applied);
             }
             Ok(Applied::Already { row_count }) if u64::from(row_count) != records => {
@@ -174,11 +192,11 @@ impl Loader {
                 self.db_failures.remove(path);
                 // One this loader applied or found before and could not move away: said then.
                 if !self.left.contains(path) {
-                    add(&ctx.stats.files_already, 1);
+                    add(&self.stats.files_already, 1);
                     log::warn!(
                         "inbox {master}: {name} was applied before (queue_applied); not applied again"
                     );
-                    ctx.stats.file_done(row("already applied"));
+                    self.stats.file_done(row("already applied"));
                 }
                 self.done_with(&at, &held, loader.keep_applied);
             }
@@ -203,7 +221,7 @@ impl Loader {
     /// Sets a bad file aside in `bad/` (unless another file was renamed over its name since it
     /// was opened: that one is checked at the next pass). A file that cannot be moved is
     /// logged once, and then in a summary a minute while it stays.
-    fn reject(&mut self, ctx: &Ctx, at: &InboxFile<'_>, held: Option<&Held>, why: &str) {
+    fn reject(&mut self, at: &InboxFile<'_>, held: Option<&Held>, why: &str) {
         let InboxFile {
             master,
             name,
@@ -228,9 +246,9 @@ impl Loader {
                 }
             }
         }
-        add(&ctx.stats.files_bad, 1);
-        ctx.stats.file_done(FileRow {
-            time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
+        add(&self.stats.files_bad, 1);
+        self.stats.file_done(FileRow {
+            time: clock::db_now().format("%Y-%m-%d %H:%M:%S").to_string(),
             inbox: master.to_string(),
             file: name.to_string(),
             records: 0,
@@ -270,8 +288,7 @@ impl Loader {
 }
 
 /// Counts and logs a file applied.
-fn note_applied(ctx: &Ctx, at: &InboxFile<'_>, records: u64, args: ArgCounts) {
-    let s = &ctx.stats;
+fn note_applied(s: &LoaderStats, at: &InboxFile<'_>, records: u64, args: ArgCounts) {
     add(&s.files_applied, 1);
     add(&s.urls_loaded, records);
     add(&s.args_dropped, args.dropped);

@@ -16,12 +16,35 @@ use focuser_schema::models::{
     VrData, VrResource,
 };
 
+use focuser_daemon::clock;
+
 use super::digests::Entry;
-use super::known::Stored;
+use super::known::{Reading, Stored};
 use super::run::{Acc, GoodItem, RunShared};
-use super::stats;
+use super::stats::ResourceStats;
 use super::store::{Emit, Store};
-use crate::worker::{self, Ctx};
+use crate::status::add;
+use crate::worker::Ctx;
+
+/// A thread of the write stage: what it writes with, and the claim its writes must hold.
+pub struct Writer<'a> {
+    pub ctx: &'a Ctx,
+    pub stats: &'a ResourceStats,
+    pub store: &'a Store,
+    /// `node/pid`, as in `vr_resource.claimed_by`.
+    pub owner: &'a str,
+}
+
+impl Writer<'_> {
+    /// How the run's stored items are read.
+    pub fn reading(&self) -> Reading<'_> {
+        Reading {
+            ctx: self.ctx,
+            stats: self.stats,
+            digests: self.store.digests(),
+        }
+    }
+}
 
 /// What a run's write came to.
 pub struct Written {
@@ -36,25 +59,76 @@ pub struct Written {
 
 /// Diffs the run's items against the stored ones and writes the changes (steps 1 and 2).
 pub fn write_items(
-    ctx: &Ctx,
-    store: &Store,
+    w: &Writer<'_>,
     run: &RunShared,
     acc: &mut Acc,
     valve: Valve,
     stamp: &mut ProcessTimestampChanges,
-    owner: &str,
 ) -> anyhow::Result<Written> {
     let t0 = Instant::now();
-    let known = run.known.take(ctx, run, store.digests())?;
+    let known = run.known.take(&w.reading(), &run.claimed)?;
     let read_ms = t0.elapsed().as_millis();
     let live: Vec<usize> = (0..known.items.len())
         .filter(|&n| known.items[n].entry.data_status == DataStatus::Live)
         .collect();
+    let plan = plan(&known.items, &live, acc, valve);
+    let mut detail = FetchDetail::new();
+    std::mem::swap(&mut detail, &mut acc.detail);
+    detail.counts(Counts::of(&plan, acc.failed));
+    if let Some(v) = &plan.valve {
+        detail.valve(v);
+    }
+    acc.detail = detail;
+    stamp.inserted = Some(plan.inserts.len() as u32);
+    stamp.updated = Some(plan.updates.len() as u32);
+    stamp.deleted = Some(plan.deletes.len() as u32);
+    let before = live.len() as u32;
+    let after = before + plan.inserts.len() as u32 - plan.deletes.len() as u32;
+    let unchanged = plan.unchanged as u64;
+    if !(plan.inserts.is_empty() && plan.updates.is_empty() && plan.deletes.is_empty()) {
+        let deleted: Vec<usize> = plan.deletes.iter().map(|&d| live[d]).collect();
+        let first = ProcessTimestampChanges {
+            write_start: stamp.write_start,
+            fetch_end: stamp.fetch_end,
+            ..Default::default()
+        };
+        let stored = Known {
+            items: &known.items,
+            from_file: known.from_file,
+            deleted: &deleted,
+            timer: (read_ms, t0),
+        };
+        if !write_changes(w, run, acc, &stored, &plan, first)? {
+            acc.detail
+                .failure("the run's claim was lost before its write: nothing written".into());
+            stamp.inserted = Some(0);
+            stamp.updated = Some(0);
+            stamp.deleted = Some(0);
+            return Ok(Written {
+                before,
+                after: before,
+                unchanged,
+                next: None,
+            });
+        }
+    }
+    let next = Some(next_entries(known.items, &acc.items, &plan, &live));
+    Ok(Written {
+        before,
+        after,
+        unchanged,
+        next,
+    })
+}
+
+/// The diff of the run's items against the live stored ones (`live`: their indices in
+/// `items`), with the MD5s it needs and those of the items it writes.
+fn plan(items: &[Stored], live: &[usize], acc: &mut Acc, valve: Valve) -> Plan {
     // The diff compares by digest where the stored item has one, else by MD5: compute the
     // MD5s it needs, and only those.
     let undigested: HashSet<&str> = live
         .iter()
-        .map(|&n| &known.items[n].entry)
+        .map(|&n| &items[n].entry)
         .filter(|e| e.digest.is_none())
         .map(|e| e.keyword.as_str())
         .collect();
@@ -70,7 +144,7 @@ pub fn write_items(
         let previous: Vec<Previous<'_>> = live
             .iter()
             .map(|&n| {
-                let e = &known.items[n].entry;
+                let e = &items[n].entry;
                 Previous {
                     keyword: &e.keyword,
                     md5: &e.md5,
@@ -99,54 +173,7 @@ pub fn write_items(
             it.md5 = md5_hex(&it.canonical);
         }
     }
-    let mut detail = FetchDetail::new();
-    std::mem::swap(&mut detail, &mut acc.detail);
-    detail.counts(Counts::of(&plan, acc.failed));
-    if let Some(v) = &plan.valve {
-        detail.valve(v);
-    }
-    acc.detail = detail;
-    stamp.inserted = Some(plan.inserts.len() as u32);
-    stamp.updated = Some(plan.updates.len() as u32);
-    stamp.deleted = Some(plan.deletes.len() as u32);
-    let before = live.len() as u32;
-    let after = before + plan.inserts.len() as u32 - plan.deletes.len() as u32;
-    let unchanged = plan.unchanged as u64;
-    if !(plan.inserts.is_empty() && plan.updates.is_empty() && plan.deletes.is_empty()) {
-        let deleted: Vec<usize> = plan.deletes.iter().map(|&d| live[d]).collect();
-        let first = ProcessTimestampChanges {
-            write_start: stamp.write_start,
-            fetch_end: stamp.fetch_end,
-            ..Default::default()
-        };
-        let stored = Known {
-            items: &known.items,
-            from_file: known.from_file,
-            deleted: &deleted,
-            timer: (read_ms, t0),
-            owner,
-        };
-        if !write_changes(ctx, store, run, acc, &stored, &plan, first)? {
-            acc.detail
-                .failure("the run's claim was lost before its write: nothing written".into());
-            stamp.inserted = Some(0);
-            stamp.updated = Some(0);
-            stamp.deleted = Some(0);
-            return Ok(Written {
-                before,
-                after: before,
-                unchanged,
-                next: None,
-            });
-        }
-    }
-    let next = Some(next_entries(known.items, &acc.items, &plan, &live));
-    Ok(Written {
-        before,
-        after,
-        unchanged,
-        next,
-    })
+    plan
 }
 
 /// The stored items as `write_changes` needs them.
@@ -157,49 +184,30 @@ struct Known<'a> {
     deleted: &'a [usize],
     /// Milliseconds the read took, and when it began.
     timer: (u128, Instant),
-    /// The claim the write must still hold.
-    owner: &'a str,
 }
 
 /// Writes the plan (steps 1 and 2); `false` when the run no longer holds its claim: another
 /// worker may have taken the resource and read `vr_data` already, so nothing is written.
 fn write_changes(
-    ctx: &Ctx,
-    store: &Store,
+    w: &Writer<'_>,
     run: &RunShared,
     acc: &Acc,
     stored: &Known<'_>,
     plan: &Plan,
-    mut first: ProcessTimestampChanges,
+    first: ProcessTimestampChanges,
 ) -> anyhow::Result<bool> {
-    let (read_ms, t0) = stored.timer;
     let res_id = run.res_id();
-    let (known, from_file, deleted) = (stored.items, stored.from_file, stored.deleted);
+    let (known, deleted) = (stored.items, stored.deleted);
     let by_key: HashMap<&str, &Stored> = known
         .iter()
         .map(|k| (k.entry.keyword.as_str(), k))
         .collect();
-    // A digest file has no row ids: those of the rows written are looked up (index only).
-    let ids: HashMap<String, u64> = if from_file {
-        let keys: Vec<&str> = plan
-            .inserts
-            .iter()
-            .chain(&plan.updates)
-            .map(|&i| acc.items[i].keyword.as_str())
-            .filter(|k| by_key.contains_key(k))
-            .chain(deleted.iter().map(|&n| known[n].entry.keyword.as_str()))
-            .collect();
-        ctx.db_run("reading the ids of changed items", |c| {
-            VrData::ids_of(c, res_id, &keys)
-        })?
-        .into_iter()
-        .collect()
-    } else {
-        HashMap::new()
-    };
+    let ids = row_ids(w, res_id, acc, stored, plan, &by_key)?;
     let id_of = |k: &Stored| k.id.or_else(|| ids.get(&k.entry.keyword).copied());
-    let urls: HashMap<u64, String> = ctx
-        .db_run("reading feed URLs", |c| {
+    let urls: HashMap<u64, String> = w
+        .ctx
+        .db
+        .run("reading feed URLs", |c| {
             ResourceStatus::for_resource(c, res_id)
         })?
         .into_iter()
@@ -219,7 +227,7 @@ fn write_changes(
             (id_of(k), doc_of(&k.entry.keyword), k.entry.status_id)
         })
         .collect();
-    let mut w = RunWrite::default();
+    let mut write = RunWrite::default();
     let mut emits = Vec::with_capacity(changed.len() + gone.len());
     let n_inserts = plan.inserts.len();
     for (n, (i, doc)) in changed.iter().enumerate() {
@@ -234,9 +242,9 @@ fn write_changes(
         };
         // A row an operator removed by hand since the digest file: inserted again.
         match by_key.get(it.keyword.as_str()).and_then(|k| id_of(k)) {
-            Some(id) if n < n_inserts => w.revivals.push((id, item)),
-            Some(id) => w.updates.push((id, item)),
-            None => w.inserts.push(item),
+            Some(id) if n < n_inserts => write.revivals.push((id, item)),
+            Some(id) => write.updates.push((id, item)),
+            None => write.inserts.push(item),
         }
         emits.push(Emit {
             status: Status::Update,
@@ -246,7 +254,7 @@ fn write_changes(
         });
     }
     for (id, doc, status_id) in &gone {
-        w.deletes.extend(*id);
+        write.deletes.extend(*id);
         emits.push(Emit {
             status: Status::Delete,
             doc_id: doc,
@@ -256,19 +264,70 @@ fn write_changes(
             content: "",
         });
     }
+    commit_and_emit(w, run, stored, &write, &emits, first)
+}
+
+/// The ids of the rows a write changes, when the stored items came from a digest file (which
+/// has none): looked up, by index only.
+fn row_ids(
+    w: &Writer<'_>,
+    res_id: u32,
+    acc: &Acc,
+    stored: &Known<'_>,
+    plan: &Plan,
+    by_key: &HashMap<&str, &Stored>,
+) -> anyhow::Result<HashMap<String, u64>> {
+    Ok(if stored.from_file {
+        let keys: Vec<&str> = plan
+            .inserts
+            .iter()
+            .chain(&plan.updates)
+            .map(|&i| acc.items[i].keyword.as_str())
+            .filter(|k| by_key.contains_key(k))
+            .chain(
+                stored
+                    .deleted
+                    .iter()
+                    .map(|&n| stored.items[n].entry.keyword.as_str()),
+            )
+            .collect();
+        w.ctx
+            .db
+            .run("reading the ids of changed items", |c| {
+                VrData::ids_of(c, res_id, &keys)
+            })?
+            .into_iter()
+            .collect()
+    } else {
+        HashMap::new()
+    })
+}
+
+/// Step 1, the changes under the run's claim with where their items will start (`false`
+/// when the claim was lost), then step 2, the items made durable.
+fn commit_and_emit(
+    w: &Writer<'_>,
+    run: &RunShared,
+    stored: &Known<'_>,
+    write: &RunWrite<'_>,
+    emits: &[Emit<'_>],
+    mut first: ProcessTimestampChanges,
+) -> anyhow::Result<bool> {
+    let (read_ms, t0) = stored.timer;
+    let res_id = run.res_id();
     // 1: the changes, not yet emitted, and where their items will start.
     let t1 = Instant::now();
-    let pos = store.position()?;
-    let now = worker::now();
+    let pos = w.store.position()?;
+    let now = clock::db_now();
     let run_id = run.claimed.run.id;
     first.emit_file = Some(Some(pos.file_id));
     first.emit_item = Some(Some(pos.item_idx));
-    let held = ctx.db_run("writing a resource's items", |c| {
+    let held = w.ctx.db.run("writing a resource's items", |c| {
         diesel::Connection::transaction(c, |c| {
-            if !VrResource::lock_claim(c, res_id, stored.owner)? {
+            if !VrResource::lock_claim(c, res_id, w.owner)? {
                 return Ok(false);
             }
-            VrData::apply_run(c, res_id, &w, now)?;
+            VrData::apply_run(c, res_id, write, now)?;
             ProcessTimestamp::update(c, run_id, &first)?;
             Ok(true)
         })
@@ -281,12 +340,12 @@ fn write_changes(
     }
     // 2: the items, durable.
     let t2 = Instant::now();
-    store.emit(&emits)?;
-    stats::add(&ctx.resources.emitted, emits.len() as u64);
+    w.store.emit(emits)?;
+    add(&w.stats.emitted, emits.len() as u64);
     log::debug!(
         "resource {res_id}: {} items emitted; items read in {read_ms} ms{}, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",
         emits.len(),
-        if from_file { " (digest file)" } else { "" },
+        if stored.from_file { " (digest file)" } else { "" },
         (t1 - t0).as_millis() - read_ms,
         (t2 - t1).as_millis(),
         t2.elapsed().as_millis()

@@ -13,11 +13,11 @@
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use focuser_daemon::db::DbError;
-use focuser_schema::models::{ProcessTimestamp, VrData};
+use focuser_schema::models::{ClaimedRun, ProcessTimestamp, VrData};
 
 use super::digests::{DigestDir, Entry};
-use super::run::RunShared;
-use super::stats;
+use super::stats::ResourceStats;
+use crate::status::add;
 use crate::worker::Ctx;
 
 /// A stored item as the diff sees it.
@@ -56,17 +56,29 @@ impl Default for Known {
     }
 }
 
+/// Where the items are read from, and what is counted of it.
+pub struct Reading<'a> {
+    pub ctx: &'a Ctx,
+    pub stats: &'a ResourceStats,
+    pub digests: &'a DigestDir,
+}
+
 /// From the digest file when it describes the run before this one, else from `vr_data`.
-fn read(ctx: &Ctx, run: &RunShared, digests: &DigestDir) -> Result<KnownSet, DbError> {
-    let (res_id, run_id) = (run.res_id(), run.claimed.run.id);
-    if !run.claimed.manual {
+fn read(from: &Reading<'_>, run: &ClaimedRun) -> Result<KnownSet, DbError> {
+    let Reading {
+        ctx,
+        stats,
+        digests,
+    } = *from;
+    let (res_id, run_id) = (run.resource.id, run.run.id);
+    if !run.manual {
         match digests.load(res_id) {
             Ok(Some(file)) => {
-                let previous = ctx.db_run("reading a resource's previous run", |c| {
+                let previous = ctx.db.run("reading a resource's previous run", |c| {
                     ProcessTimestamp::previous_run(c, res_id, run_id)
                 })?;
                 if previous == Some((file.run_id, file.run_start)) {
-                    stats::add(&ctx.resources.digest_files_used, 1);
+                    add(&stats.digest_files_used, 1);
                     return Ok(KnownSet {
                         items: file
                             .entries
@@ -84,12 +96,12 @@ fn read(ctx: &Ctx, run: &RunShared, digests: &DigestDir) -> Result<KnownSet, DbE
             }
             Ok(None) => {}
             Err(e) => {
-                stats::add(&ctx.resources.digest_files_refused, 1);
+                add(&stats.digest_files_refused, 1);
                 log::warn!("resource {res_id}: {e}; reading vr_data instead");
             }
         }
     }
-    let rows = ctx.db_run("reading a resource's items", |c| {
+    let rows = ctx.db.run("reading a resource's items", |c| {
         VrData::known_items(c, res_id)
     })?;
     Ok(KnownSet {
@@ -116,7 +128,7 @@ impl Known {
     }
 
     /// By a read-ahead thread: reads the items unless a writer has begun.
-    pub fn read_ahead(&self, ctx: &Ctx, run: &RunShared, digests: &DigestDir) {
+    pub fn read_ahead(&self, from: &Reading<'_>, run: &ClaimedRun) {
         {
             let mut s = self.lock();
             if !matches!(*s, State::Unread) {
@@ -124,13 +136,13 @@ impl Known {
             }
             *s = State::Reading;
         }
-        let result = read(ctx, run, digests);
+        let result = read(from, run);
         let mut s = self.lock();
         match result {
             Ok(items) => *s = State::Read(items),
             Err(e) => {
                 // The writer reads them again, and reports what goes wrong then.
-                log::debug!("resource {}: reading its items ahead: {e}", run.res_id());
+                log::debug!("resource {}: reading its items ahead: {e}", run.resource.id);
                 *s = State::Unread;
             }
         }
@@ -145,12 +157,7 @@ impl Known {
 
     /// By the writer: the items, read now if the read-ahead has not begun; waits while it
     /// reads.
-    pub fn take(
-        &self,
-        ctx: &Ctx,
-        run: &RunShared,
-        digests: &DigestDir,
-    ) -> Result<KnownSet, DbError> {
+    pub fn take(&self, from: &Reading<'_>, run: &ClaimedRun) -> Result<KnownSet, DbError> {
         let mut s = self.lock();
         loop {
             match std::mem::replace(&mut *s, State::Taken) {
@@ -162,7 +169,7 @@ impl Known {
                 // Taken twice cannot happen (one write per run); read again rather than fail.
                 State::Unread | State::Taken => {
                     drop(s);
-                    return read(ctx, run, digests);
+                    return read(from, run);
                 }
             }
         }

@@ -9,6 +9,7 @@
 //! [`store`], and a thread that reads each run's stored items ahead, [`known`]); fetching waits
 //! while more than five times that many feeds are queued.
 
+mod account;
 mod changes;
 mod digests;
 mod known;
@@ -27,12 +28,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
 use chrono::TimeDelta;
-use focuser_daemon::Config;
+use focuser_daemon::{clock, Config, Signal};
 use focuser_fetch::{Completed, Fetcher, Request};
 use focuser_schema::models::{ProcessTimestamp, VrResource};
 
 use crate::config::YacobotConfig;
-use crate::worker::{self, Ctx};
+use crate::status::add;
+use crate::worker::{Ctx, Step, Worker};
 use run::{FeedJob, Run};
 use store::Store;
 use write::{WriteMsg, WritePool};
@@ -46,7 +48,9 @@ enum Job {
     Feed(FeedJob),
 }
 
-pub struct Worker {
+/// The worker.
+pub struct Resources {
+    stats: Arc<ResourceStats>,
     /// `node/pid`: what this process writes in `vr_resource.claimed_by`.
     owner: String,
     node: String,
@@ -63,31 +67,23 @@ pub struct Worker {
     in_flight: HashSet<String>,
     next_scan: Instant,
     next_extend: Instant,
+    /// `--once`: the one scan is done.
+    scanned: bool,
+    /// SIGUSR1: the store's segment is sealed at the next step.
+    rotate: bool,
 }
 
-fn config(ctx: &Ctx) -> anyhow::Result<Config<YacobotConfig>> {
-    ctx.config().ok_or_else(|| anyhow!("config lock poisoned"))
-}
+/// With `--once`: one scan, and every run it started taken to its end.
+impl Worker for Resources {
+    const NAME: &'static str = "resources";
+    type Figures = ResourceStats;
 
-/// The worker thread.
-pub fn run(ctx: Arc<Ctx>) -> anyhow::Result<()> {
-    let mut w = Worker::open(&ctx)?;
-    let result = w.work(&ctx, false);
-    w.close(&ctx);
-    result
-}
+    fn enabled(cfg: &YacobotConfig) -> bool {
+        cfg.resources.enable
+    }
 
-/// `--once`: one scan, and every run it started taken to its end.
-pub fn once(ctx: &Arc<Ctx>) -> anyhow::Result<()> {
-    let mut w = Worker::open(ctx)?;
-    let result = w.work(ctx, true);
-    w.close(ctx);
-    result
-}
-
-impl Worker {
-    pub fn open(ctx: &Arc<Ctx>) -> anyhow::Result<Worker> {
-        let cfg = config(ctx)?;
+    fn open(ctx: &Arc<Ctx>, stats: Arc<ResourceStats>) -> anyhow::Result<Resources> {
+        let cfg = ctx.config();
         let d = &cfg.daemon;
         let dir = cfg.common.path(&d.resources.dir);
         let store = Store::open(&dir, d.segment.writer_options())
@@ -99,8 +95,10 @@ impl Worker {
         let fetcher = Fetcher::new(settings)?;
         let owner = format!("{}/{}", d.node, std::process::id());
         let store = Arc::new(store);
-        let pool = WritePool::start(ctx, Arc::clone(&store), d.resources.writers as usize)?;
-        let w = Worker {
+        let writers = d.resources.writers as usize;
+        let pool = WritePool::start(ctx, Arc::clone(&stats), Arc::clone(&store), writers)?;
+        let w = Resources {
+            stats,
             owner,
             node: d.node.clone(),
             fetcher,
@@ -113,61 +111,91 @@ impl Worker {
             in_flight: HashSet::new(),
             next_scan: Instant::now(),
             next_extend: Instant::now() + Duration::from_secs(d.resources.claim_ttl / 3),
+            scanned: false,
+            rotate: false,
         };
         // A process of this node that died (kill -9) left its claims: take them back, so
         // that its interrupted runs are done again now rather than after their claims lapse.
         let (node, owner) = (w.node.clone(), w.owner.clone());
-        let n = ctx.db_run("taking back a dead process's resource claims", |c| {
-            VrResource::release_node_claims(
-                c,
-                &node,
-                &owner,
-                "interrupted: the process running it died; run again",
-            )
-        })?;
+        let n = ctx
+            .db
+            .run("taking back a dead process's resource claims", |c| {
+                VrResource::release_node_claims(
+                    c,
+                    &node,
+                    &owner,
+                    "interrupted: the process running it died; run again",
+                )
+            })?;
         if n > 0 {
             log::warn!("resources: took back {n} claims of a process of this node that died");
         }
         Ok(w)
     }
 
-    fn work(&mut self, ctx: &Arc<Ctx>, once: bool) -> anyhow::Result<()> {
-        let mut scanned = false;
-        loop {
-            if ctx.stopping() {
-                return Ok(());
-            }
-            let cfg = config(ctx)?;
-            self.store
-                .housekeeping(ctx.rotate_resources.swap(false, Ordering::SeqCst))?;
-            if !(once && scanned) && Instant::now() >= self.next_scan {
-                self.scan(ctx, &cfg)?;
-                scanned = true;
-                self.next_scan =
-                    Instant::now() + Duration::from_secs(cfg.daemon.resources.scan_interval);
-            }
-            self.extend_claims(ctx, &cfg);
-            self.submit(&cfg);
-            ctx.resources
-                .running
-                .store(self.pool.active_runs() as u64, Ordering::Relaxed);
-            let idle = self.runs.is_empty() && self.fetcher.pending() == 0;
-            if once && idle && self.waiting.is_empty() && self.pool.active_runs() == 0 {
-                return self.pool.take_error();
-            }
-            let done = if self.fetcher.pending() == 0 {
-                std::thread::sleep(Duration::from_millis(if once { 20 } else { 200 }));
-                Vec::new()
-            } else {
-                self.fetcher.perform(PERFORM_WAIT)?
-            };
-            for c in done {
-                self.completed(ctx, c)?;
-            }
-            self.pool.check()?;
+    fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
+        let cfg = ctx.config();
+        self.store.housekeeping(std::mem::take(&mut self.rotate))?;
+        if !(once && self.scanned) && Instant::now() >= self.next_scan {
+            self.scan(ctx, &cfg)?;
+            self.scanned = true;
+            self.next_scan =
+                Instant::now() + Duration::from_secs(cfg.daemon.resources.scan_interval);
         }
+        self.extend_claims(ctx, &cfg);
+        self.submit(&cfg);
+        self.stats
+            .running
+            .store(self.pool.active_runs() as u64, Ordering::Relaxed);
+        let idle = self.runs.is_empty() && self.fetcher.pending() == 0;
+        if once && idle && self.waiting.is_empty() && self.pool.active_runs() == 0 {
+            self.pool.take_error()?;
+            return Ok(Step::Done);
+        }
+        if self.fetcher.pending() == 0 {
+            self.pool.check()?;
+            return Ok(Step::Idle(Duration::from_millis(if once {
+                20
+            } else {
+                200
+            })));
+        }
+        for c in self.fetcher.perform(PERFORM_WAIT)? {
+            self.completed(ctx, c)?;
+        }
+        self.pool.check()?;
+        Ok(Step::Busy)
     }
 
+    fn on_signal(&mut self, signal: Signal) -> bool {
+        let rotate = signal == Signal::Rotate;
+        self.rotate |= rotate;
+        rotate
+    }
+
+    /// Stops the write stage (runs not finished are given back) and closes the store.
+    fn close(self, ctx: &Ctx) {
+        self.pool.stop();
+        let owner = self.owner.clone();
+        match ctx.db.run("releasing resource claims", |c| {
+            VrResource::release_claims(c, &owner, "interrupted: yacobot stopped; run again")
+        }) {
+            Ok(n) if n > 0 => log::info!("resources: released {n} claims"),
+            Ok(_) => {}
+            Err(e) => log::warn!("resource claims not released (they lapse by themselves): {e}"),
+        }
+        match Arc::try_unwrap(self.store) {
+            Ok(store) => {
+                if let Err(e) = store.close() {
+                    log::error!("resources store: {e:#}");
+                }
+            }
+            Err(_) => log::error!("resources store still in use at close"),
+        }
+    }
+}
+
+impl Resources {
     fn token(&mut self, job: Job) -> u64 {
         let t = self.next_token;
         self.next_token += 1;
@@ -176,10 +204,13 @@ impl Worker {
     }
 
     /// Claims due resources while fewer than `Resources.Parallel` run, and starts them.
-    fn scan(&mut self, ctx: &Arc<Ctx>, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+    fn scan(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
         // For the status page, which shows the resources in error of every node.
-        match ctx.db_run("counting resources in error", VrResource::count_in_error) {
-            Ok(n) => ctx.resources.set_in_error(n.max(0) as u64),
+        match ctx
+            .db
+            .run("counting resources in error", VrResource::count_in_error)
+        {
+            Ok(n) => self.stats.set_in_error(n.max(0) as u64),
             Err(e) => log::debug!("resources in error not counted: {e}"),
         }
         let r = &cfg.daemon.resources;
@@ -187,10 +218,10 @@ impl Worker {
         if room == 0 {
             return Ok(());
         }
-        let now = worker::now();
+        let now = clock::db_now();
         let expires = now + TimeDelta::seconds(r.claim_ttl as i64);
         let owner = self.owner.clone();
-        let claimed = ctx.db_run("claiming due resources", |c| {
+        let claimed = ctx.db.run("claiming due resources", |c| {
             VrResource::claim_due(c, now, &owner, expires, room as i64)
         })?;
         for c in claimed {
@@ -203,11 +234,11 @@ impl Worker {
             );
             let res_id = c.resource.id;
             let current = c.run.id;
-            ctx.db_run("closing interrupted runs", |conn| {
+            ctx.db.run("closing interrupted runs", |conn| {
                 ProcessTimestamp::close_interrupted(conn, res_id, current)
             })?;
             let (pending, emitted) = self.store.recover(ctx, res_id)?;
-            stats::add(&ctx.resources.emitted, emitted as u64);
+            add(&self.stats.emitted, emitted as u64);
             if pending > 0 {
                 log::warn!(
                     "resource {res_id}: an interrupted run left {pending} changes not marked emitted; {emitted} of them were not in the store and are emitted now"
@@ -258,7 +289,7 @@ impl Worker {
         }
     }
 
-    fn completed(&mut self, ctx: &Arc<Ctx>, c: Completed) -> anyhow::Result<()> {
+    fn completed(&mut self, ctx: &Ctx, c: Completed) -> anyhow::Result<()> {
         match self.jobs.remove(&c.request.token) {
             Some(Job::Sitemap { run, source }) => {
                 let Some(mut r) = self.runs.remove(&run) else {
@@ -285,8 +316,8 @@ impl Worker {
     }
 
     /// Every sitemap of the run is in: `resource_status` brought in line, feeds queued.
-    fn sitemaps_done(&mut self, ctx: &Arc<Ctx>, run: Run) -> anyhow::Result<()> {
-        let (shared, feeds) = run.finish_sitemaps(ctx)?;
+    fn sitemaps_done(&mut self, ctx: &Ctx, run: Run) -> anyhow::Result<()> {
+        let (shared, feeds) = run.finish_sitemaps(ctx, &self.stats)?;
         if feeds.is_empty() {
             self.pool.send(WriteMsg::Finish(shared));
         } else {
@@ -303,37 +334,16 @@ impl Worker {
         }
         let ttl = cfg.daemon.resources.claim_ttl;
         self.next_extend = Instant::now() + Duration::from_secs(ttl / 3);
-        let expires = worker::now() + TimeDelta::seconds(ttl as i64);
+        let expires = clock::db_now() + TimeDelta::seconds(ttl as i64);
         for id in self.pool.running() {
             let owner = self.owner.clone();
-            match ctx.db_run("renewing a resource claim", |c| {
+            match ctx.db.run("renewing a resource claim", |c| {
                 VrResource::extend_claim(c, id, &owner, expires)
             }) {
                 Ok(true) => {}
                 Ok(false) => log::warn!("resource {id}: its claim was lost to another worker"),
                 Err(e) => log::warn!("resource {id}: claim not renewed: {e}"),
             }
-        }
-    }
-
-    /// Stops the write stage (runs not finished are given back) and closes the store.
-    fn close(self, ctx: &Ctx) {
-        self.pool.stop();
-        let owner = self.owner.clone();
-        match ctx.db.run("releasing resource claims", |c| {
-            VrResource::release_claims(c, &owner, "interrupted: yacobot stopped; run again")
-        }) {
-            Ok(n) if n > 0 => log::info!("resources: released {n} claims"),
-            Ok(_) => {}
-            Err(e) => log::warn!("resource claims not released (they lapse by themselves): {e}"),
-        }
-        match Arc::try_unwrap(self.store) {
-            Ok(store) => {
-                if let Err(e) = store.close() {
-                    log::error!("resources store: {e:#}");
-                }
-            }
-            Err(_) => log::error!("resources store still in use at close"),
         }
     }
 }

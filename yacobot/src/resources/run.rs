@@ -16,6 +16,8 @@ use focuser_schema::models::{
 
 use super::known::Known;
 use super::sitemaps::{self, Got};
+use super::stats::ResourceStats;
+use crate::status::add;
 use crate::worker::Ctx;
 
 /// A feed URL of a run, to fetch.
@@ -115,7 +117,7 @@ impl Run {
     pub fn start(ctx: &Ctx, claimed: ClaimedRun) -> Result<Run, Box<RunShared>> {
         let r = &claimed.resource;
         let (class, res_id) = (r.class_id, r.id);
-        let loaded = ctx.db_run("reading a resource's rules and sources", |c| {
+        let loaded = ctx.db.run("reading a resource's rules and sources", |c| {
             Ok((
                 OpenXmlFormat::for_class(c, class)?,
                 VrOpenDatasource::for_resource(c, res_id)?,
@@ -202,7 +204,11 @@ impl Run {
     /// Every sitemap is in: each source's URLs synced into `resource_status` (by priority; a
     /// URL two sources list belongs to the first), unless its sitemap failed or, on an
     /// automatic run, did not change; then the feed URLs to fetch.
-    pub fn finish_sitemaps(self, ctx: &Ctx) -> anyhow::Result<(Arc<RunShared>, Vec<FeedJob>)> {
+    pub fn finish_sitemaps(
+        self,
+        ctx: &Ctx,
+        stats: &ResourceStats,
+    ) -> anyhow::Result<(Arc<RunShared>, Vec<FeedJob>)> {
         let res_id = self.claimed.resource.id;
         let manual = self.claimed.manual;
         let mut acc = Acc::default();
@@ -212,7 +218,7 @@ impl Run {
             let name = &s.ds.name;
             if let Some(e) = &s.error {
                 acc.detail.source_failed(name, e);
-                super::stats::add(&ctx.resources.sitemap_errors, 1);
+                add(&stats.sitemap_errors, 1);
                 failed_sources.insert(s.ds.id);
                 continue;
             }
@@ -229,7 +235,7 @@ impl Run {
             if s.urls.is_empty() {
                 acc.detail
                     .source_failed(name, &"the sitemap index lists no URLs");
-                super::stats::add(&ctx.resources.sitemap_errors, 1);
+                add(&stats.sitemap_errors, 1);
                 failed_sources.insert(s.ds.id);
                 continue;
             }
@@ -240,7 +246,7 @@ impl Run {
                 continue;
             }
             let ds_id = s.ds.id;
-            let counts = ctx.db_run("syncing resource_status", |c| {
+            let counts = ctx.db.run("syncing resource_status", |c| {
                 diesel::Connection::transaction(c, |c| {
                     let n = ResourceStatus::sync_source(c, res_id, ds_id, &owned)?;
                     VrOpenDatasource::update(
@@ -262,7 +268,7 @@ impl Run {
                 counts.retired
             );
         }
-        let rows = ctx.db_run("reading feed URLs", |c| {
+        let rows = ctx.db.run("reading feed URLs", |c| {
             ResourceStatus::for_resource(c, res_id)
         })?;
         let names: std::collections::HashMap<u32, &str> = self

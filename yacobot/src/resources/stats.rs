@@ -8,6 +8,8 @@ use std::sync::Mutex;
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
 
+use crate::status::{add, get};
+
 /// Runs kept for the page's table.
 const KEPT_RUNS: usize = 20;
 
@@ -47,14 +49,6 @@ pub struct ResourceStats {
     pub running: AtomicU64,
     pub in_error: Mutex<Option<u64>>,
     recent: Mutex<VecDeque<RunRow>>,
-}
-
-pub fn add(counter: &AtomicU64, n: u64) {
-    counter.fetch_add(n, Ordering::Relaxed);
-}
-
-fn get(counter: &AtomicU64) -> f64 {
-    counter.load(Ordering::Relaxed) as f64
 }
 
 impl ResourceStats {

@@ -15,7 +15,7 @@ use focuser_schema::models::{DataStatus, ProcessTimestamp, ProcessTimestampChang
 use md5::{Digest, Md5};
 
 use super::digests::DigestDir;
-use crate::worker::{self, Ctx};
+use crate::worker::Ctx;
 
 /// One item to emit.
 pub struct Emit<'a> {
@@ -143,8 +143,10 @@ impl Store {
     /// (`vr_data.status = 0`) the store does not hold yet, then marks them emitted. Returns
     /// (pending rows, items emitted now).
     pub fn recover(&self, ctx: &Ctx, res_id: u32) -> anyhow::Result<(usize, usize)> {
-        let pending = ctx.db_run("reading pending vr_data", |c| VrData::pending(c, res_id))?;
-        let runs = ctx.db_run("reading unfinished runs", |c| {
+        let pending = ctx
+            .db
+            .run("reading pending vr_data", |c| VrData::pending(c, res_id))?;
+        let runs = ctx.db.run("reading unfinished runs", |c| {
             ProcessTimestamp::unfinished_emissions(c, res_id)
         })?;
         if pending.is_empty() && runs.is_empty() {
@@ -165,7 +167,7 @@ impl Store {
         let last = self
             .last_emitted(from, &ids)
             .context("reading the resources store for recovery")?;
-        let urls = ctx.db_run("reading feed URLs", |c| {
+        let urls = ctx.db.run("reading feed URLs", |c| {
             focuser_schema::models::ResourceStatus::for_resource(c, res_id)
         })?;
         let url_of: HashMap<u64, &str> = urls.iter().map(|u| (u.id, u.url.as_str())).collect();
@@ -198,9 +200,9 @@ impl Store {
             }
         }
         self.emit(&todo)?;
-        let now = worker::now();
+        let now = focuser_daemon::clock::db_now();
         let run_ids: Vec<u64> = runs.iter().map(|r| r.id).collect();
-        ctx.db_run("marking recovered items emitted", |c| {
+        ctx.db.run("marking recovered items emitted", |c| {
             diesel::Connection::transaction(c, |c| {
                 VrData::mark_emitted(c, res_id)?;
                 for id in &run_ids {

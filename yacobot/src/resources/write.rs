@@ -12,7 +12,8 @@
 //! not already in the store) before the resource's next run.
 //!
 //! A read-ahead thread reads the stored items of the runs whose feeds are queued
-//! ([`super::known`]), so that the diff's read overlaps the parse.
+//! ([`super::known`]), so that the diff's read overlaps the parse. Steps 1 and 2 are
+//! [`super::changes`], step 3 [`super::account`].
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -21,24 +22,19 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::anyhow;
-use focuser_feed::detail::MAX_DETAIL_BYTES;
-use focuser_feed::diff::Valve;
 use focuser_feed::encoding::charset_of_content_type;
 use focuser_feed::items::{self, FailedKey, Limits, Outcome as ItemOutcome};
 use focuser_fetch::{Completed, Outcome};
-use focuser_schema::models::{
-    FetchStatus, NewVrUpdateInfo, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus,
-    ResourceStatusChanges, VrData, VrResource,
-};
 
-use super::changes;
-use super::digests::DigestFile;
+use super::account;
+use super::changes::Writer;
+use super::known::Reading;
 use super::run::{Acc, FeedJob, FeedResult, GoodItem, RunShared};
 use super::sitemaps::why;
-use super::stats::{self, RunRow};
+use super::stats::ResourceStats;
 use super::store::Store;
-use crate::worker::{self, Ctx};
+use crate::status::add;
+use crate::worker::Ctx;
 
 pub enum WriteMsg {
     Feed(Box<(FeedJob, Completed)>),
@@ -48,6 +44,7 @@ pub enum WriteMsg {
 
 #[derive(Default)]
 struct Shared {
+    stats: Arc<ResourceStats>,
     queue: Mutex<VecDeque<WriteMsg>>,
     ready: Condvar,
     /// Feeds queued or being fetched or parsed (back-pressure counts them all).
@@ -79,16 +76,17 @@ pub struct WritePool {
 }
 
 impl WritePool {
-    pub fn start(ctx: &Arc<Ctx>, store: Arc<Store>, n: usize) -> anyhow::Result<WritePool> {
-        let shared = Arc::new(Shared::default());
-        let owner = format!(
-            "{}/{}",
-            ctx.config()
-                .ok_or_else(|| anyhow!("config lock poisoned"))?
-                .daemon
-                .node,
-            std::process::id()
-        );
+    pub fn start(
+        ctx: &Arc<Ctx>,
+        stats: Arc<ResourceStats>,
+        store: Arc<Store>,
+        n: usize,
+    ) -> anyhow::Result<WritePool> {
+        let shared = Arc::new(Shared {
+            stats,
+            ..Shared::default()
+        });
+        let owner = format!("{}/{}", ctx.config().daemon.node, std::process::id());
         let mut threads = Vec::with_capacity(n + 1);
         // One read-ahead thread: more made the reads contend with the writers' statements
         // (bench-resources, bench/README.md).
@@ -202,11 +200,22 @@ fn read_ahead(ctx: &Ctx, store: &Store, shared: &Shared, limit: usize) {
                     .unwrap_or_else(|e| e.into_inner().0);
             }
         };
-        run.known.read_ahead(ctx, &run, store.digests());
+        let from = Reading {
+            ctx,
+            stats: &shared.stats,
+            digests: store.digests(),
+        };
+        run.known.read_ahead(&from, &run.claimed);
     }
 }
 
 fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
+    let w = Writer {
+        ctx,
+        stats: &shared.stats,
+        store,
+        owner,
+    };
     loop {
         let msg = {
             let mut q = lock(&shared.queue);
@@ -227,13 +236,17 @@ fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
         let run = match msg {
             WriteMsg::Feed(b) => {
                 let (job, c) = *b;
-                feed(ctx, &job, &c)
+                feed(&shared.stats, &job, &c)
             }
-            WriteMsg::Finish(run) => Some((run, Acc::default())),
+            // A `Finish` message carries nothing: what the fetch side gathered is in the run.
+            WriteMsg::Finish(run) => {
+                let acc = std::mem::take(&mut *lock(&run.acc));
+                Some((run, acc))
+            }
         };
         let result = match run {
             Some((run, acc)) => {
-                let r = finish(ctx, store, &run, acc, owner).map(|()| run.res_id());
+                let r = account::finish(&w, &run, acc).map(|()| run.res_id());
                 // Its items are taken: the read-ahead may read the next run's.
                 shared.ahead_ready.notify_one();
                 r
@@ -295,7 +308,7 @@ fn parse(job: &FeedJob, c: &Completed, rules: &items::Rules, limits: &Limits) ->
 }
 
 /// Adds one feed to its run; the run and all it gathered when this was its last feed.
-fn feed(ctx: &Ctx, job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
+fn feed(stats: &ResourceStats, job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)> {
     let run = &job.run;
     let limits = Limits {
         max_items: u64::from(run.claimed.resource.max_items),
@@ -324,11 +337,11 @@ fn feed(ctx: &Ctx, job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)
         items: parsed.items.len() as u32,
         error: parsed.error.clone(),
     };
-    stats::add(
+    add(
         if parsed.error.is_some() {
-            &ctx.resources.feed_errors
+            &stats.feed_errors
         } else {
-            &ctx.resources.feeds
+            &stats.feeds
         },
         1,
     );
@@ -354,144 +367,4 @@ fn feed(ctx: &Ctx, job: &FeedJob, c: &Completed) -> Option<(Arc<RunShared>, Acc)
     let taken = std::mem::take(&mut *acc);
     drop(acc);
     Some((Arc::clone(run), taken))
-}
-
-/// The run's diff, written with the protocol above, and its accounting.
-fn finish(ctx: &Ctx, store: &Store, run: &RunShared, acc: Acc, owner: &str) -> anyhow::Result<()> {
-    // A `Finish` message carries nothing: what the fetch side gathered is in the run.
-    let mut acc = {
-        let mut held = lock(&run.acc);
-        if acc.feeds_done == 0 && acc.results.is_empty() && !acc.aborted {
-            std::mem::take(&mut *held)
-        } else {
-            acc
-        }
-    };
-    let res_id = run.res_id();
-    let run_id = run.claimed.run.id;
-    let now = worker::now();
-    let cfg = ctx
-        .config()
-        .ok_or_else(|| anyhow!("config lock poisoned"))?;
-    let valve = Valve {
-        min_kept_percent: cfg.daemon.resources.min_kept_percent,
-        max_failed_percent: cfg.daemon.resources.max_failed_percent,
-    };
-    let mut stamp = ProcessTimestampChanges {
-        fetch_end: Some(Some(now)),
-        write_start: Some(Some(now)),
-        items: Some(acc.items.len() as u32),
-        failed_keys: Some(acc.failed as u32),
-        ..Default::default()
-    };
-    let mut live = (0u32, 0u32);
-    let mut unchanged = 0;
-    let mut next = None;
-    if !acc.aborted {
-        let w = changes::write_items(ctx, store, run, &mut acc, valve, &mut stamp, owner)?;
-        live = (w.before, w.after);
-        unchanged = w.unchanged;
-        next = w.next;
-    }
-    let status = if acc.detail.is_error() {
-        FetchStatus::Error
-    } else {
-        FetchStatus::Ok
-    };
-    let detail = acc.detail.render(MAX_DETAIL_BYTES);
-    stamp.status = Some(status);
-    stamp.write_end = Some(Some(worker::now()));
-    let manual = run.claimed.manual;
-    let results = &acc.results;
-    let t3 = Instant::now();
-    let kept = ctx.db_run("finishing a resource run", |c| {
-        diesel::Connection::transaction(c, |c| {
-            // The run's own row always; the resource's rows only under its claim: another
-            // worker that took the resource may be between its own steps 1 and 3.
-            ProcessTimestamp::update(c, run_id, &stamp)?;
-            if !VrResource::lock_claim(c, res_id, owner)? {
-                return Ok(false);
-            }
-            VrData::mark_emitted(c, res_id)?;
-            for r in results {
-                ResourceStatus::update(
-                    c,
-                    r.status_id,
-                    &ResourceStatusChanges {
-                        last_fetch: Some(Some(now)),
-                        http_status: Some(r.http_status),
-                        items: Some(r.items),
-                        error: Some(r.error.as_deref().map(|e| cut(e, 255))),
-                        ..Default::default()
-                    },
-                )?;
-            }
-            if live.0 != live.1 {
-                NewVrUpdateInfo {
-                    res_id,
-                    status,
-                    item_count: live.1,
-                    last_item_count: live.0,
-                    detail: cut(&detail, 1024),
-                }
-                .insert(c)?;
-            }
-            VrResource::finish_run(c, res_id, owner, status, &detail, worker::now(), manual)
-        })
-    })?;
-    log::debug!(
-        "resource {res_id}: run {run_id} accounted in {} ms",
-        t3.elapsed().as_millis()
-    );
-    if !kept {
-        log::warn!("resource {res_id}: the claim was lost before the run ended");
-    } else if let Some(entries) = next {
-        // After the run is accounted: a file is trusted only for the run that wrote it.
-        let file = DigestFile {
-            res_id,
-            run_id,
-            run_start: run.claimed.run.fetch_start,
-            entries,
-        };
-        if let Err(e) = store.digests().save(&file) {
-            log::warn!("resource {res_id}: its item digest file could not be saved: {e}");
-        }
-    }
-    let started = run.claimed.run.fetch_start.unwrap_or(now);
-    ctx.resources.run_done(
-        RunRow {
-            time: worker::now().format("%Y-%m-%d %H:%M:%S").to_string(),
-            resource: run.claimed.resource.res_name.clone(),
-            ok: status == FetchStatus::Ok,
-            inserted: stamp.inserted.unwrap_or(0).into(),
-            updated: stamp.updated.unwrap_or(0).into(),
-            deleted: stamp.deleted.unwrap_or(0).into(),
-            seconds: (worker::now() - started).num_milliseconds() as f64 / 1000.0,
-            detail: detail.replace('\n', " | "),
-        },
-        unchanged,
-        acc.failed,
-    );
-    log::info!(
-        "resource {res_id}: run {run_id} ended {}: {}",
-        if status == FetchStatus::Ok {
-            "ok"
-        } else {
-            "in error"
-        },
-        detail.replace('\n', " | ")
-    );
-    Ok(())
-}
-
-/// At most `max` bytes, on a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut at = max;
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    &s[..at]
 }
