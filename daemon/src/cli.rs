@@ -1,5 +1,5 @@
-//! The command line every daemon shares (SPEC §4); each daemon flattens [`CommonArgs`] into
-//! its own clap parser and may add subcommands, including [`CommonCommand`].
+//! The command line every daemon shares (docs/design.md#runtime-command-line); each daemon flattens
+//! [`CommonArgs`] into its own clap parser and may add subcommands, including [`CommonCommand`].
 
 use std::path::PathBuf;
 

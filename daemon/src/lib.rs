@@ -1,4 +1,5 @@
-//! `focuser-daemon`: what makes master, yacobot and reader classic Unix daemons (SPEC §4).
+//! `focuser-daemon`: what makes master, yacobot and reader classic Unix daemons
+//! (docs/design.md#runtime).
 //!
 //! A daemon's `main` parses its command line (flattening [`cli::CommonArgs`]) and calls
 //! [`run`], which reads the config, starts the [`Runtime`] (detach, pidfile, log, status

@@ -217,12 +217,13 @@ impl<T: DaemonConfig> Runtime<T> {
         let figures = Arc::new(Figures::default());
         let recent = logging.recent();
         let sources: Vec<Arc<dyn StatusSource>> = vec![figures.clone()];
-        let mut builtin: Vec<Arc<dyn StatusSource>> = Vec::new();
+        let mut builtin: Vec<Arc<dyn StatusSource>> =
+            vec![Arc::new(crate::logging::LogFigures(Arc::clone(&recent)))];
         #[cfg(feature = "database")]
         if let Some(db) = &database {
-            builtin.push(db.health());
+            // The database's card comes first, as it always has.
+            builtin.insert(0, db.health());
         }
-        builtin.push(Arc::new(crate::logging::LogFigures(Arc::clone(&recent))));
         let shared = Arc::new(StatusShared {
             daemon: name.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),

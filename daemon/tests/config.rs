@@ -9,7 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{output_within, testd_binary, wait_exit, wait_for, Testd};
+use common::{testd_binary, Testd};
+use focuser_tests::{output_within, wait_exit, wait_for};
 use nix::sys::signal::Signal;
 use nix::sys::stat::Mode;
 
@@ -121,10 +122,14 @@ fn a_reload_names_what_differs_from_what_runs_and_a_changed_secret() {
 
     t.append_config("database = mysql://u:p@127.0.0.1:1/x\nWork.UseDb = 1\n");
     t.signal(Signal::SIGUSR2);
-    wait_for(SECS(10), || restart_warnings(&t).len() == 1).expect("a first warning");
+    wait_for("a first warning", SECS(10), || {
+        restart_warnings(&t).len() == 1
+    });
     // The same file again: what runs has not changed, so the same keys are named again.
     t.signal(Signal::SIGUSR2);
-    wait_for(SECS(10), || restart_warnings(&t).len() == 2).expect("a second warning");
+    wait_for("a second warning", SECS(10), || {
+        restart_warnings(&t).len() == 2
+    });
     for w in restart_warnings(&t) {
         assert!(w.ends_with("database, Work.UseDb"), "{w}");
     }
@@ -133,16 +138,17 @@ fn a_reload_names_what_differs_from_what_runs_and_a_changed_secret() {
     t.remove_line("database = mysql://u:p@127.0.0.1:1/x");
     t.remove_line("Work.UseDb = 1");
     t.signal(Signal::SIGUSR2);
-    wait_for(SECS(10), || {
+    wait_for("a third reload", SECS(10), || {
         t.log_text().matches("config reloaded from").count() == 3
-    })
-    .expect("a third reload");
+    });
     assert_eq!(restart_warnings(&t).len(), 2);
 
     // The secret is read at start only: a new one is named, with its file.
     std::fs::write(&secret, "second secret, longer\n").unwrap();
     t.signal(Signal::SIGUSR2);
-    wait_for(SECS(10), || restart_warnings(&t).len() == 3).expect("a warning for the secret");
+    wait_for("a warning for the secret", SECS(10), || {
+        restart_warnings(&t).len() == 3
+    });
     let w = restart_warnings(&t).pop().unwrap();
     assert!(
         w.contains(&format!(

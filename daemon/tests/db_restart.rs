@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{free_port, http, wait_exit, wait_for, Testd};
+use common::Testd;
+use focuser_tests::{free_port, http, repo_root, wait_exit, wait_for};
 use nix::sys::signal::Signal;
 
 const SECS: fn(u64) -> Duration = Duration::from_secs;
@@ -23,7 +24,7 @@ struct OwnServer {
 
 impl OwnServer {
     fn db_sh(&self, action: &str) -> String {
-        let out = Command::new(common::repo_root().join("scripts/db.sh"))
+        let out = Command::new(repo_root().join("scripts/db.sh"))
             .arg(action)
             .env("FOCUSER_VAR", self.var.path())
             .env("FOCUSER_DB_PORT", self.port.to_string())
@@ -49,7 +50,7 @@ impl OwnServer {
 
 impl Drop for OwnServer {
     fn drop(&mut self) {
-        let _ = Command::new(common::repo_root().join("scripts/db.sh"))
+        let _ = Command::new(repo_root().join("scripts/db.sh"))
             .arg("down")
             .env("FOCUSER_VAR", self.var.path())
             .env("FOCUSER_DB_PORT", self.port.to_string())
@@ -115,7 +116,9 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
     let addr: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
     let t = start_testd(&url, status_port);
     let mut child = t.spawn();
-    wait_for(SECS(20), || figure(addr, "db_queries_total") >= 3.0).expect("queries run");
+    wait_for("queries run", SECS(20), || {
+        figure(addr, "db_queries_total") >= 3.0
+    });
     assert_eq!(figure(addr, "db_up"), 1.0);
     let db = card(addr, "database");
     assert_eq!(
@@ -126,7 +129,9 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
 
     server.db_sh("down");
     t.wait_log("database: unreachable (tick)", SECS(30));
-    wait_for(SECS(10), || figure(addr, "db_up") == 0.0).expect("the status page shows the outage");
+    wait_for("the status page shows the outage", SECS(10), || {
+        figure(addr, "db_up") == 0.0
+    });
     assert_eq!(figure(addr, "db_outages_total"), 1.0);
     let db = card(addr, "database");
     assert!(
@@ -140,10 +145,9 @@ fn the_daemon_reports_a_database_restart_and_carries_on() {
 
     server.url(); // up again, same data directory and port
     t.wait_log("database: reachable again after", SECS(60));
-    wait_for(SECS(10), || {
+    wait_for("queries again", SECS(10), || {
         figure(addr, "db_queries_total") >= during + 3.0
-    })
-    .expect("queries again");
+    });
     assert_eq!(figure(addr, "db_up"), 1.0);
     let db = card(addr, "database");
     assert_eq!(

@@ -9,7 +9,8 @@ use std::os::unix::fs::{lchown, symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{wait_exit, Testd};
+use common::Testd;
+use focuser_tests::{wait_exit, wait_for};
 use nix::sys::signal::Signal;
 use nix::unistd::{chown, geteuid, Uid, User};
 
@@ -103,12 +104,11 @@ fn the_log_reopen_refuses_a_link_planted_after_the_start() {
     std::fs::rename(&t.log, &old).unwrap();
     plant(&t.log, &target, &nobody);
     t.signal(Signal::SIGHUP);
-    common::wait_for(SECS(10), || {
+    wait_for("the reopen is refused, in the old file", SECS(10), || {
         std::fs::read_to_string(&old)
             .unwrap()
             .contains("cannot reopen the log, still writing the old file")
-    })
-    .expect("the reopen is refused, in the old file");
+    });
     assert!(std::fs::read_to_string(&old)
         .unwrap()
         .contains("is a symbolic link"));

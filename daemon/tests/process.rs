@@ -8,7 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{alive, wait_exit, wait_for, Testd};
+use common::Testd;
+use focuser_tests::{alive, repo_root, wait_exit, wait_for};
 use nix::sys::signal::Signal;
 use nix::unistd::{chown, geteuid, Group, User};
 
@@ -162,7 +163,7 @@ fn daemon_mode_detaches_and_the_starter_exits_once_it_is_ready() {
     );
     t.wait_log("tick 2 ", SECS(10));
     t.signal(Signal::SIGTERM);
-    wait_for(SECS(10), || !alive(pid)).expect("stopped");
+    wait_for("stopped", SECS(10), || !alive(pid));
     assert!(!t.pidfile.exists());
 
     t.write_config("");
@@ -233,7 +234,7 @@ fn as_root_it_drops_to_user_and_group_and_can_chroot() {
 #[test]
 fn the_init_script_starts_reports_reloads_rotates_and_stops() {
     let t = Testd::new("Work.Message = first\n");
-    let script = common::repo_root().join("conf/init.d/focuser");
+    let script = repo_root().join("conf/init.d/focuser");
     let init = |action: &str| {
         let out = Command::new("sh")
             .arg(&script)

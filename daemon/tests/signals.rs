@@ -9,7 +9,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{wait_exit, Testd};
+use common::Testd;
+use focuser_tests::{repo_root, wait_exit, wait_for};
 use nix::sys::signal::Signal;
 use nix::unistd::{getgid, getuid, Group, User};
 
@@ -43,8 +44,7 @@ fn hup_with_the_real_logrotate_keeps_every_line_exactly_once() {
     let logs = t.root().join("logs");
     let user = User::from_uid(getuid()).unwrap().unwrap().name;
     let group = Group::from_gid(getgid()).unwrap().unwrap().name;
-    let shipped =
-        std::fs::read_to_string(common::repo_root().join("conf/logrotate.d/focuser")).unwrap();
+    let shipped = std::fs::read_to_string(repo_root().join("conf/logrotate.d/focuser")).unwrap();
     let conf = shipped
         .replace("/var/lib/focuser/*/logs", logs.to_str().unwrap())
         .replace(
@@ -114,8 +114,9 @@ fn usr2_applies_a_valid_config_and_keeps_the_old_one_on_a_bad_file() {
         "{log}"
     );
     let after = log.len();
-    common::wait_for(SECS(5), || t.log_text()[after..].contains(" two\n"))
-        .expect("still ticking with the old config");
+    wait_for("still ticking with the old config", SECS(5), || {
+        t.log_text()[after..].contains(" two\n")
+    });
     assert!(!t.log_text().contains("three"));
 
     // A key that cannot change live is named, and its running value kept.
@@ -205,7 +206,7 @@ fn a_stop_slower_than_stop_timeout_is_cut_short() {
 
 #[test]
 fn a_logconfig_yaml_is_used_and_rebuilt_on_hup() {
-    let shipped = std::fs::read_to_string(common::repo_root().join("conf/log4rs.yaml")).unwrap();
+    let shipped = std::fs::read_to_string(repo_root().join("conf/log4rs.yaml")).unwrap();
     let yaml = shipped
         .replace("logs/master.log", "logs/testd.log")
         .replace("master[", "yamlcfg[");

@@ -9,7 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{alive, wait_exit, wait_for, Testd};
+use common::Testd;
+use focuser_tests::{alive, repo_root, wait_exit, wait_for};
 use nix::sys::signal::Signal;
 
 const SECS: fn(u64) -> Duration = Duration::from_secs;
@@ -115,7 +116,7 @@ fn daemon_mode_waits_for_the_main_loops_own_start_up() {
         "{}",
         stderr(&out)
     );
-    wait_for(SECS(10), || !t.pidfile.exists()).expect("the pidfile is gone");
+    wait_for("the pidfile is gone", SECS(10), || !t.pidfile.exists());
     assert!(t.log_text().contains("the store in received/ is damaged"));
 
     // Ready means the main loop's own start-up is done: its secret was read before the
@@ -126,13 +127,13 @@ fn daemon_mode_waits_for_the_main_loops_own_start_up() {
     assert!(t.log_text().contains("secret read: 26 bytes"));
     let pid = t.pid();
     t.signal(Signal::SIGTERM);
-    wait_for(SECS(10), || !alive(pid)).expect("stopped");
+    wait_for("stopped", SECS(10), || !alive(pid));
 }
 
 #[test]
 fn the_init_script_reports_a_failed_start() {
     let t = rig("Work.FailStart = cannot bind 127.0.0.1:7301: address in use\n");
-    let script = common::repo_root().join("conf/init.d/focuser");
+    let script = repo_root().join("conf/init.d/focuser");
     let init = |action: &str| {
         let out = Command::new("sh")
             .arg(&script)

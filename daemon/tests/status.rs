@@ -9,7 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{free_port, http, http_on, wait_exit, Testd};
+use common::Testd;
+use focuser_tests::{free_port, http, http_on, wait_exit};
 use nix::sys::signal::Signal;
 
 const SECS: fn(u64) -> Duration = Duration::from_secs;

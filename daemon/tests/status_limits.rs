@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{free_port, http, http_on, wait_exit, Testd};
+use common::Testd;
+use focuser_tests::{free_port, http, http_on, wait_exit};
 use nix::sys::signal::Signal;
 
 const SECS: fn(u64) -> Duration = Duration::from_secs;

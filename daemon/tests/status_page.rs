@@ -7,9 +7,10 @@ mod common;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{free_port, http, wait_exit, wait_for, Testd};
+use common::Testd;
 use focuser_daemon::status::format_number;
 use focuser_tests::browser::{text_of, Chromium};
+use focuser_tests::{free_port, http, poll, wait_exit};
 use nix::sys::signal::Signal;
 use serde_json::Value;
 
@@ -112,14 +113,14 @@ fn the_page_shows_in_a_browser_what_status_json_reports() {
     let mut child = KillOnDrop(t.spawn());
 
     // Let every chart gather a few samples of changing figures.
-    wait_for(Duration::from_secs(30), || {
+    let filled = poll(Duration::from_secs(30), || {
         let s = json(addr);
         s["charts"].as_array().unwrap().iter().all(|c| {
             let series = c["series"].as_array().unwrap();
             !series.is_empty() && series.iter().all(|s| points(s).len() >= 3)
         })
-    })
-    .unwrap_or_else(|| panic!("charts did not fill:\n{}", json(addr)));
+    });
+    assert!(filled, "charts did not fill:\n{}", json(addr));
     let moving = json(addr);
     let queue: Vec<f64> = points(&chart(&moving, "queue_urls")["series"][0])
         .iter()

@@ -1,5 +1,5 @@
-//! The write plan of a run: this run's items against the previous run's, by key and MD5,
-//! with the safety valve (SPEC §6 resources; docs/formats.md "Diff plan and safety valve").
+//! The write plan of a run: this run's items against the previous run's, by key and MD5, with the
+//! safety valve (docs/design.md#yacobot-resources; docs/formats.md "Diff plan and safety valve").
 
 // std's SipHash with random keys: the keys come from partners' feeds.
 use std::collections::{HashMap, HashSet};

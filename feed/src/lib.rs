@@ -1,5 +1,5 @@
-//! Partner data feeds (SPEC §6 resources): everything that needs neither a database nor a
-//! network, so that yacobot's resources worker stays thin and this can be tested hard. In the
+//! Partner data feeds (docs/design.md#yacobot-resources): everything that needs neither a database
+//! nor a network, so that yacobot's resources worker stays thin and this can be tested hard. In the
 //! order a run uses them:
 //!
 //! - [`sitemap`]: a data source's sitemap → its feed URLs, and its MD5;

@@ -1,6 +1,7 @@
-//! A data source's sitemap → the feed URLs it lists (SPEC §6 resources; docs/formats.md
-//! "Sitemaps"). Two forms, told apart by content: a plain list (one URL a line) or an XML
-//! `urlset` / `sitemapindex`. Every URL must start with `http` and be shorter than 255 bytes.
+//! A data source's sitemap → the feed URLs it lists (docs/design.md#yacobot-resources;
+//! docs/formats.md "Sitemaps"). Two forms, told apart by content: a plain list (one URL a line) or
+//! an XML `urlset` / `sitemapindex`. Every URL must start with `http` and be shorter than 255
+//! bytes.
 
 use std::collections::HashSet;
 use std::fmt;

@@ -1,4 +1,5 @@
-//! The yacobot fetcher (SPEC §6): polite, concurrent downloads over libcurl's multi interface.
+//! The yacobot fetcher (docs/design.md#yacobot-fetcher): polite, concurrent downloads over
+//! libcurl's multi interface.
 //!
 //! The caller [`Fetcher::submit`]s [`Request`]s while [`Fetcher::pending`] is below
 //! [`Fetcher::capacity`] and calls [`Fetcher::perform`] in a loop; each call drives the transfers

@@ -1,7 +1,8 @@
-//! One reflog line (SPEC §5): `batch_id \t priority \t timestamp \t page_id \t url \t hits \t
-//! updatetag`, after a header line that is ignored. A trailing `\r` is dropped, and a line
-//! without the trailing updatetag field (six fields) has an empty updatetag. A last line
-//! without its `\n` is torn (a file still being written, or cut short) and is rejected.
+//! One reflog line (docs/formats.md#reflog-files-masters-input):
+//! `batch_id \t priority \t timestamp \t page_id \t url \t hits \t updatetag`, after a header
+//! line that is ignored. A trailing `\r` is dropped, and a line without the trailing updatetag
+//! field (six fields) has an empty updatetag. A last line without its `\n` is torn (a file
+//! still being written, or cut short) and is rejected.
 
 use crate::stamp;
 use crate::urls::{self, HostKind, NormalForm, NormalUrl, UrlError};

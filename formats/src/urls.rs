@@ -1,5 +1,6 @@
-//! URL identity every daemon agrees on (SPEC §5 analyze_dump): WHATWG normalisation, the
-//! 64-bit URL id, the routing domain and the doc id. Specified in docs/formats.md.
+//! URL identity every daemon agrees on (docs/design.md#master-cycle, analyze_dump): WHATWG
+//! normalisation, the 64-bit URL id, the routing domain and the doc id. Specified in
+//! docs/formats.md.
 
 use std::borrow::Cow;
 
@@ -8,7 +9,8 @@ use md5::{Digest, Md5};
 mod host;
 pub use host::{host_kind, host_of, ip_kind, non_public, HostKind};
 
-/// SPEC's `Url.MaxLength` default: longer normalised URLs are rejected.
+/// The `Url.MaxLength` default (docs/formats.md#url-normalisation): longer normalised URLs are
+/// rejected.
 pub const MAX_URL_LENGTH: usize = 2048;
 
 /// A URL as focuser stores and routes it.

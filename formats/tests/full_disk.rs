@@ -4,56 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use focuser_formats::segment::{
     self, index_path, item_path, Cursor, Item, Origin, Position, Status, SyncPolicy, Writer,
     WriterOptions,
 };
-
-/// A tmpfs of its own, unmounted when dropped.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn mount(size: &str) -> Tmpfs {
-        assert!(
-            nix::unistd::geteuid().is_root(),
-            "this test mounts a tmpfs: run it as root (CI does)"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let t = Tmpfs { dir };
-        t.run(&["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]);
-        t
-    }
-
-    fn resize(&self, size: &str) {
-        self.run(&["-o", &format!("remount,size={size}")]);
-    }
-
-    fn run(&self, args: &[&str]) {
-        let st = Command::new("mount")
-            .args(args)
-            .arg(self.dir.path())
-            .status()
-            .unwrap();
-        assert!(st.success(), "mount {args:?}");
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
-}
+use focuser_tests::tmpfs::Tmpfs;
 
 fn item(n: u32, size: usize) -> Item {
     Item {

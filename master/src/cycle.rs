@@ -1,4 +1,4 @@
-//! One master cycle (SPEC §5), all or nothing.
+//! One master cycle (docs/design.md#master-cycle), all or nothing.
 //!
 //! Commit protocol (docs/formats.md): the journal is written first (cycle number, clock,
 //! inputs); then every output is written under a temporary name and fsynced — new
@@ -404,11 +404,11 @@ impl Master<'_> {
             })
     }
 
-    /// route and logsaver (SPEC §5 steps 5–7) at once: the plan is journaled (before it reaches
-    /// the database, so a redo reuses it) and written to partner_domain on a thread of its own
-    /// while the queue files are written as planned. Another master may have given a planned
-    /// domain first: then the queue files are written again, by the nodes the database holds.
-    /// Returns the number of new domains and the queue files, by node.
+    /// route and logsaver (docs/design.md#master-cycle, steps 5–7) at once: the plan is journaled
+    /// (before it reaches the database, so a redo reuses it) and written to partner_domain on a
+    /// thread of its own while the queue files are written as planned. Another master may have
+    /// given a planned domain first: then the queue files are written again, by the nodes the
+    /// database holds. Returns the number of new domains and the queue files, by node.
     fn route_and_save(
         &self,
         journal: &mut Journal,

@@ -1,5 +1,5 @@
-//! filter_url (SPEC §5 step 4): what happens to one URL given its current_log entry and what
-//! this cycle brought. Pure, so every rule is tested on its own.
+//! filter_url (docs/design.md#master-cycle, step 4): what happens to one URL given its current_log
+//! entry and what this cycle brought. Pure, so every rule is tested on its own.
 
 /// A URL's state in current_log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! join + filter_url (SPEC §5 steps 3–4): the cycle's aggregates against current_log, in id
-//! order, into the new current_log and the forwarded URLs.
+//! join + filter_url (docs/design.md#master-cycle, steps 3–4): the cycle's aggregates against
+//! current_log, in id order, into the new current_log and the forwarded URLs.
 //!
 //! URL ids are spread evenly over 64 bits, so the id space is cut in two at 2^63 and the
 //! halves are joined at the same time, each with its own reader of current_log

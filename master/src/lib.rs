@@ -1,5 +1,5 @@
-//! master (SPEC §5): reflog files in, deduplicated and domain-routed queue files out, one per
-//! crawler node per cycle, crash-safe.
+//! master (docs/design.md#master): reflog files in, deduplicated and domain-routed queue files out,
+//! one per crawler node per cycle, crash-safe.
 //!
 //! A cycle: [`ingest`] (analyze_dump, group_sum) → [`filter`] against [`current_log`] (join,
 //! filter_url) → [`route`] through [`store`] (domains_from_db, least-loaded assignment) →

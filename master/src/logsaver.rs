@@ -1,5 +1,5 @@
-//! logsaver (SPEC §5): the forwarded URLs, kept between the join and the queue files, written
-//! into one queue file per node, records in id order.
+//! logsaver (docs/design.md#master-cycle, step 7): the forwarded URLs, kept between the join and
+//! the queue files, written into one queue file per node, records in id order.
 //!
 //! The join formats each forwarded URL's queue record as it goes (its node is not known
 //! before the route plan, which needs the whole join's counts); logsaver then only copies

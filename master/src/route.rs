@@ -1,5 +1,5 @@
-//! domains_from_db and route (SPEC §5 steps 5–6): every forwarded URL gets its domain's
-//! node; domains without an enabled node get the least-loaded one.
+//! domains_from_db and route (docs/design.md#master-cycle, steps 5–6): every forwarded URL gets its
+//! domain's node; domains without an enabled node get the least-loaded one.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -43,11 +43,11 @@ pub struct DomainCounts {
     pub in_log: u64,
 }
 
-/// The least-loaded assignment of SPEC §5: domains with forwarded URLs and no enabled node,
-/// by decreasing forwarded count (ties: name, bytewise), each to the enabled node with the
-/// smallest load (ties: smaller id). A node's load starts as the URLs of the new current_log
-/// whose domain was routed to it at the start of the cycle, and grows by the forwarded count
-/// of each domain given to it.
+/// The least-loaded assignment (docs/design.md#master-cycle, step 6): domains with forwarded URLs
+/// and no enabled node, by decreasing forwarded count (ties: name, bytewise), each to the enabled
+/// node with the smallest load (ties: smaller id). A node's load starts as the URLs of the new
+/// current_log whose domain was routed to it at the start of the cycle, and grows by the forwarded
+/// count of each domain given to it.
 pub fn plan(
     map: &DomainMap,
     counts: &HashMap<&str, DomainCounts>,

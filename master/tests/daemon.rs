@@ -3,39 +3,20 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{line, nodes, Site, T0};
-use focuser_tests::TestDb;
+use focuser_tests::{check_config, free_port, get, repo_root, wait_for, TestDb};
 
-fn get(port: u16, path: &str) -> String {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
-    let mut body = String::new();
-    s.read_to_string(&mut body).unwrap();
-    body
-}
-
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(20);
-    while !check() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+/// How long a daemon may take to get somewhere on a loaded machine.
+const WAIT: Duration = Duration::from_secs(20);
 
 #[test]
 fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
     let db = TestDb::new();
     nodes(&db, &[("yb1", true)]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let site = Site::new(
         db.url(),
         // debuglevel 40 logs "no reflog files ready", which tells when the first cycle is over.
@@ -51,10 +32,10 @@ fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
         .spawn()
         .unwrap();
     let log = || std::fs::read_to_string(site.root().join("master.log")).unwrap_or_default();
-    wait_for("start", || log().contains("started: pid"));
+    wait_for("start", WAIT, || log().contains("started: pid"));
     // "started" is logged before the immediate first cycle runs; only once that cycle has found
     // nothing may r1.log appear, or that cycle (not SIGUSR1's) could take it.
-    wait_for("the first cycle", || {
+    wait_for("the first cycle", WAIT, || {
         log().contains("no reflog files ready")
     });
     // The first cycle found nothing; the next is an hour away, unless asked for.
@@ -66,8 +47,8 @@ fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
     assert!(site.queue_files().is_empty());
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1).unwrap();
-    wait_for("a cycle", || site.queue_files().len() == 1);
-    wait_for("its log line", || {
+    wait_for("a cycle", WAIT, || site.queue_files().len() == 1);
+    wait_for("its log line", WAIT, || {
         log().contains("cycle 1: 1 files, 2 lines (1 rejected: 1 fields)")
     });
     let metrics = get(port, "/metrics");
@@ -93,13 +74,8 @@ fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
 
 #[test]
 fn the_shipped_config_checks_out() {
-    let out = Command::new(env!("CARGO_BIN_EXE_master"))
-        .arg("-c")
-        .arg(focuser_tests::repo_root().join("conf/master.cf"))
-        .arg("--check-config")
-        .env_remove("DATABASE_URL")
-        .output()
-        .unwrap();
+    let conf = repo_root().join("conf/master.cf");
+    let out = check_config(env!("CARGO_BIN_EXE_master"), &conf, &[]);
     // The file parses and validates (its effective config is printed); the start-up checks
     // then find that this machine is not the site (its rootdir is not here).
     let err = String::from_utf8_lossy(&out.stderr);

@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{line, nodes, Site, T0};
-use focuser_tests::TestDb;
+use focuser_tests::{free_port, get, wait_for, TestDb};
 use nix::unistd::{Group, User};
 
 fn once(site: &Site) -> Output {
@@ -35,22 +35,8 @@ fn forwarded(site: &Site) -> Vec<String> {
     urls
 }
 
-fn get(port: u16, path: &str) -> String {
-    use std::io::Read;
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
-    let mut body = String::new();
-    s.read_to_string(&mut body).unwrap();
-    body
-}
-
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(30);
-    while !check() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+/// How long a daemon may take to get somewhere on a loaded machine.
+const WAIT: Duration = Duration::from_secs(30);
 
 #[test]
 fn long_reflog_names_with_bad_lines_go_through_and_the_files_after_them_too() {
@@ -279,11 +265,7 @@ fn a_torn_last_line_is_rejected_and_reject_files_are_safe_to_print() {
 fn a_reflog_written_in_place_is_taken_once_it_has_settled_and_whole() {
     let db = TestDb::new();
     nodes(&db, &[("yb1", true)]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let site = Site::new(
         db.url(),
         &format!(
@@ -305,7 +287,7 @@ fn a_reflog_written_in_place_is_taken_once_it_has_settled_and_whole() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for("the first cycle", || {
+    wait_for("the first cycle", WAIT, || {
         site.log().contains("no reflog files ready")
     });
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
@@ -328,7 +310,7 @@ fn a_reflog_written_in_place_is_taken_once_it_has_settled_and_whole() {
         assert!(site.queue_files().is_empty(), "taken while being written");
     }
     drop(out);
-    wait_for("the settled file's cycle", || {
+    wait_for("the settled file's cycle", WAIT, || {
         !site.queue_files().is_empty()
     });
     assert_eq!(forwarded(&site).len(), lines, "every line taken");

@@ -1,4 +1,4 @@
--- Crawler nodes and the domain map the master routes by (SPEC §3, §5).
+-- Crawler nodes and the domain map the master routes by (docs/design.md#master-cycle).
 -- No foreign keys anywhere in this schema: a domain may stay mapped to a node that is gone
 -- (the master then re-assigns it), per-node databases hold only part of the rows, and sharded
 -- MySQL-compatible engines (Vitess, TiDB) handle foreign keys poorly or not at all.

@@ -1,4 +1,4 @@
--- The page frontier of a yacobot node and its query-argument knowledge (SPEC §3, §6).
+-- The page frontier of a yacobot node and its query-argument knowledge (docs/design.md#yacobot).
 -- URLs are stored in their WHATWG serialisation, which is always ASCII.
 
 CREATE TABLE url (

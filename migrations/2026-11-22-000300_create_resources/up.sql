@@ -1,4 +1,5 @@
--- Partner data feeds ("vertical result" resources) and their items (SPEC §3, §6 resources).
+-- Partner data feeds ("vertical result" resources) and their items
+-- (docs/design.md#yacobot-resources).
 
 CREATE TABLE vr_resource (
     id              INT UNSIGNED     NOT NULL AUTO_INCREMENT COMMENT 'resource id (res_id elsewhere)',

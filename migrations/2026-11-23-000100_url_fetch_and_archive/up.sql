@@ -1,6 +1,6 @@
--- yacobot's fetcher and archive (SPEC §6): where the last archived copy of a page is, so that a
--- page downloaded recently is re-indexed from the archive instead of being downloaded again,
--- and what the last fetch attempt did.
+-- yacobot's fetcher and archive (docs/design.md#yacobot-archive): where the last archived copy of a
+-- page is, so that a page downloaded recently is re-indexed from the archive instead of being
+-- downloaded again, and what the last fetch attempt did.
 
 ALTER TABLE url
     ADD COLUMN archive_file BIGINT UNSIGNED NULL COMMENT 'segment file id of the last archived copy (UPDATE item); NULL: none',

@@ -1,6 +1,6 @@
--- yacobot's resources worker (SPEC §6 resources): where in the resources segment store a run
--- began emitting its items. The write stage commits its vr_data changes (status = 0, "not yet
--- emitted") together with this position, then appends the items and fsyncs, then sets
+-- yacobot's resources worker (docs/design.md#yacobot-resources): where in the resources segment
+-- store a run began emitting its items. The write stage commits its vr_data changes (status = 0,
+-- "not yet emitted") together with this position, then appends the items and fsyncs, then sets
 -- status = 1. After a crash in between, recovery reads the store from here to tell the items
 -- already emitted from those still to emit (docs/formats.md "Resources write protocol").
 

@@ -1,7 +1,7 @@
-//! `reader`: ships item/index segments to index receivers, one sender per receiver address,
-//! each with its own position (SPEC §7); `reader --recv` receives them into its own store,
-//! exactly once; sendfile ships whole files (master queue files, sealed segments) to a
-//! receiver's inbox. The wire protocol is in [`wire`] and docs/formats.md.
+//! `reader`: ships item/index segments to index receivers, one sender per receiver address, each
+//! with its own position (docs/design.md#reader); `reader --recv` receives them into its own store,
+//! exactly once; sendfile ships whole files (master queue files, sealed segments) to a receiver's
+//! inbox. The wire protocol is in [`wire`] and docs/formats.md.
 
 pub mod config;
 pub mod corpus;

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use common::*;
 use focuser_formats::segment::{item_path, SegmentIndex};
+use focuser_tests::{free_port, get, wait_for};
 
 #[test]
 fn a_sealed_segment_cut_short_is_reported_and_the_sender_ships_the_rest() {
@@ -55,13 +56,13 @@ fn a_sealed_segment_cut_short_is_reported_and_the_sender_ships_the_rest() {
         let mut recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
         let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
         let got = rig.root().join("r/received");
-        wait_until(
+        wait_for(
             "every item but the damaged tail",
             Duration::from_secs(60),
             || ns(&got).len() >= want.len(),
         );
         let label = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{r}\"");
-        wait_until("the sender to be done", Duration::from_secs(20), || {
+        wait_for("the sender to be done", Duration::from_secs(20), || {
             let m = get(s_port, "/metrics");
             m.contains(&format!("focuser_reader_sender_lag_items{{{label}}} 0"))
         });

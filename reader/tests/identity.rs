@@ -18,6 +18,7 @@ use focuser_reader::wire::frame::{encode_frame, read_frame_unchecked};
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::put_position;
 use focuser_reader::wire::{BatchRef, FrameType, Secret};
+use focuser_tests::{free_port, get, metric, wait_for};
 
 /// The labels of the one sender of `sender_cf` to receiver port `port`.
 fn label(port: u16) -> String {
@@ -33,7 +34,7 @@ fn value(status: u16, name: &str, labels: &str) -> f64 {
 /// what a mismatch must leave as it was.
 fn assert_mismatch_held(rig: &Rig, status: u16, port: u16, segments: &[u64], lag: f64) {
     let l = label(port);
-    wait_until(
+    wait_for(
         "refused attempts and retention checks",
         Duration::from_secs(30),
         || {
@@ -91,7 +92,7 @@ fn a_rebuilt_store_under_a_known_stream_name_is_refused_until_a_new_epoch() {
     );
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     let got = rig.root().join("r/received");
-    wait_until("the first store delivered", Duration::from_secs(60), || {
+    wait_for("the first store delivered", Duration::from_secs(60), || {
         ns(&got).len() == 400
     });
     assert!(sender.stop());
@@ -109,7 +110,7 @@ fn a_rebuilt_store_under_a_known_stream_name_is_refused_until_a_new_epoch() {
 
     new_epoch(&s_cf, 1);
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
-    wait_until("the new store delivered", Duration::from_secs(60), || {
+    wait_for("the new store delivered", Duration::from_secs(60), || {
         per_stream(&got).into_values().collect::<Vec<_>>() == [400, 111]
     });
     let new: Vec<u64> = ns(&got)[400..].to_vec();
@@ -199,7 +200,7 @@ fn a_receiver_claiming_an_item_past_the_stores_end_is_refused_until_a_new_epoch(
     let want: BTreeSet<Position> = (1..=3u64)
         .flat_map(|file_id| (1..=100).map(move |item_idx| Position { file_id, item_idx }))
         .collect();
-    wait_until("every item delivered", Duration::from_secs(60), || {
+    wait_for("every item delivered", Duration::from_secs(60), || {
         fake.got
             .lock()
             .unwrap()

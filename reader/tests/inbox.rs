@@ -16,6 +16,7 @@ use focuser_reader::wire::frame::{encode_frame, Fields};
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::code;
 use focuser_reader::wire::{read_frame, ErrorMsg, FileBegin, Frame, FrameType, Mode, Secret};
+use focuser_tests::wait_for;
 
 const NAME: &str = "m1-0000000042.q";
 const SIZE: usize = 300_000;
@@ -80,7 +81,7 @@ fn two_transfers_of_one_name_never_publish_a_mix() {
     let rig = Rig::new();
     let (cf, port) = rig.receiver_cf("r", "");
     let _r = Proc::start(&["-c", cf.to_str().unwrap(), "--recv"]);
-    wait_until("the receiver listening", Duration::from_secs(60), || {
+    wait_for("the receiver listening", Duration::from_secs(60), || {
         rig.log("r").contains("listening on")
     });
     let inbox = rig.root().join("r/inbox/master1-node1");
@@ -90,12 +91,12 @@ fn two_transfers_of_one_name_never_publish_a_mix() {
     // A sends half its file, then B (the same name, other bytes) half of its own.
     let mut sa = open(&rig, port);
     begin(&mut sa, &a[..HALF]);
-    wait_until("A's first half taken", Duration::from_secs(30), || {
+    wait_for("A's first half taken", Duration::from_secs(30), || {
         temporary_holds(&inbox, &a[..HALF])
     });
     let mut sb = open(&rig, port);
     begin(&mut sb, &b[..HALF]);
-    wait_until("B's first half taken", Duration::from_secs(30), || {
+    wait_for("B's first half taken", Duration::from_secs(30), || {
         temporary_holds(&inbox, &b[..HALF])
     });
 
@@ -133,7 +134,7 @@ fn two_transfers_of_one_name_never_publish_a_mix() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, [NAME]);
-    wait_until("the refusal in the log", Duration::from_secs(10), || {
+    wait_for("the refusal in the log", Duration::from_secs(10), || {
         rig.log("r")
             .contains("a different file of this name is in the inbox")
     });

@@ -10,6 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 use common::*;
+use focuser_tests::{free_port, metric, wait_for};
 
 #[test]
 fn a_receiver_outage_is_logged_once_per_problem_and_once_when_it_ends() {
@@ -42,7 +43,7 @@ fn a_receiver_outage_is_logged_once_per_problem_and_once_when_it_ends() {
         )
         .unwrap_or(0.0)
     };
-    wait_until("many failed attempts", Duration::from_secs(60), || {
+    wait_for("many failed attempts", Duration::from_secs(60), || {
         failures(
             "sender_failures_total",
             &format!("group=\"Index.0\",{receiver}"),
@@ -65,7 +66,7 @@ fn a_receiver_outage_is_logged_once_per_problem_and_once_when_it_ends() {
     let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
     let inbox = rig.root().join("r/inbox/master1-node1");
     let got = rig.root().join("r/received");
-    wait_until("everything delivered", Duration::from_secs(60), || {
+    wait_for("everything delivered", Duration::from_secs(60), || {
         let mut files: Vec<String> = std::fs::read_dir(&inbox)
             .map(|d| {
                 d.flatten()
@@ -76,7 +77,7 @@ fn a_receiver_outage_is_logged_once_per_problem_and_once_when_it_ends() {
         files.sort();
         ns(&got) == (1..=100).collect::<Vec<u64>>() && files == ["a.q", "b.q", "c.q"]
     });
-    wait_until(
+    wait_for(
         "the end of the outage logged",
         Duration::from_secs(10),
         || {
@@ -96,7 +97,7 @@ fn a_receiver_closing_an_idle_sender_is_no_failure() {
     rig.write(20, &[]);
     let (r_cf, port) = rig.receiver_cf("r", "Recv.IdleTimeout = 1");
     let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
-    wait_until("the receiver listening", Duration::from_secs(60), || {
+    wait_for("the receiver listening", Duration::from_secs(60), || {
         rig.log("r").contains("listening on")
     });
     let status = free_port();
@@ -106,11 +107,11 @@ fn a_receiver_closing_an_idle_sender_is_no_failure() {
     );
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     let got = rig.root().join("r/received");
-    wait_until("everything delivered", Duration::from_secs(60), || {
+    wait_for("everything delivered", Duration::from_secs(60), || {
         ns(&got) == (1..=20).collect::<Vec<u64>>()
     });
     // The receiver closes the idle sender every second; the sender connects again.
-    wait_until("idle closes", Duration::from_secs(60), || {
+    wait_for("idle closes", Duration::from_secs(60), || {
         rig.log("r").matches("(Recv.IdleTimeout): closed").count() >= 3
     });
     let labels = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{port}\"");

@@ -18,6 +18,7 @@ use focuser_reader::wire::frame::{encode_frame, Fields};
 use focuser_reader::wire::handshake;
 use focuser_reader::wire::messages::{code, position, ErrorMsg};
 use focuser_reader::wire::{read_frame, Batch, FrameType, Mode, Secret, WireItem};
+use focuser_tests::connect_within;
 use focuser_tests::tmpfs::Tmpfs;
 
 const STREAM: &str = "node1.Index.0";
@@ -36,20 +37,11 @@ enum Answer {
 
 impl Peer {
     fn connect(rig: &Rig, port: u16) -> Peer {
-        let mut last = None;
-        for _ in 0..2400 {
-            match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(mut s) => {
-                    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-                    let secret = Secret::from_bytes(rig.secret.as_bytes());
-                    let welcome = handshake::client(&mut s, &secret, Mode::Items, STREAM).unwrap();
-                    return Peer { s, welcome };
-                }
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("receiver not listening: {last:?}");
+        let mut s = connect_within(port, Duration::from_secs(60));
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let secret = Secret::from_bytes(rig.secret.as_bytes());
+        let welcome = handshake::client(&mut s, &secret, Mode::Items, STREAM).unwrap();
+        Peer { s, welcome }
     }
 
     /// Sends items `from..=to` of segment 1 (about 1 KB each) and reads the answer.

@@ -11,6 +11,7 @@ use std::time::Duration;
 use common::*;
 use focuser_formats::segment::{list_segments, write_position, Partition, Position};
 use focuser_reader::sender::{retention, SenderSpec, SenderState};
+use focuser_tests::{free_port, get, wait_for};
 
 fn sender(rig: &Rig, name: &str, partition: Partition, at: Option<Position>) -> Arc<SenderState> {
     let spec = SenderSpec {
@@ -132,11 +133,11 @@ fn the_daemon_past_max_bytes_logs_an_error_and_counts_the_lost_items_in_stat_and
         ),
     );
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
-    wait_until("segments 1 and 2 to go", Duration::from_secs(20), || {
+    wait_for("segments 1 and 2 to go", Duration::from_secs(20), || {
         list_segments(&rig.store()).unwrap() == vec![3, 4, 5, 6]
     });
     let label = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{r}\"");
-    wait_until(
+    wait_for(
         "the lost items in /metrics",
         Duration::from_secs(10),
         || {
@@ -179,10 +180,10 @@ fn the_daemon_past_max_bytes_logs_an_error_and_counts_the_lost_items_in_stat_and
     let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     let got = rig.root().join("r/received");
-    wait_until("the rest", Duration::from_secs(30), || {
+    wait_for("the rest", Duration::from_secs(30), || {
         ns(&got) == (401..=1000).collect::<Vec<u64>>()
     });
-    wait_until("the count after a restart", Duration::from_secs(10), || {
+    wait_for("the count after a restart", Duration::from_secs(10), || {
         get(status, "/metrics").contains(&format!(
             "focuser_reader_sender_lost_items_total{{{label}}} 400"
         ))

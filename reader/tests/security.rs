@@ -15,21 +15,13 @@ use focuser_reader::wire::frame::{encode_frame, put_string};
 use focuser_reader::wire::handshake::{self, ProtoError};
 use focuser_reader::wire::messages::code;
 use focuser_reader::wire::{read_frame, Batch, FileBegin, FrameType, Mode, Secret, WireItem};
+use focuser_tests::{connect_within, free_port, metric, wait_for};
 
 fn connect(port: u16) -> TcpStream {
-    let mut last = None;
     // Up to a minute: a receiver starting on a loaded machine.
-    for _ in 0..2400 {
-        match TcpStream::connect(("127.0.0.1", port)) {
-            Ok(s) => {
-                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                return s;
-            }
-            Err(e) => last = Some(e),
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("receiver not listening: {last:?}");
+    let s = connect_within(port, Duration::from_secs(60));
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
 }
 
 fn secret(rig: &Rig) -> Secret {
@@ -86,7 +78,7 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
         ),
         "{e}"
     );
-    wait_until("the refusal in the log", Duration::from_secs(10), || {
+    wait_for("the refusal in the log", Duration::from_secs(10), || {
         rig.log("r").contains("not in allowdb")
     });
 
@@ -107,7 +99,7 @@ fn peers_not_in_allowdb_and_wrong_secrets_are_refused_and_logged() {
         "{e}"
     );
     assert!(closed(&mut s));
-    wait_until("the refusal in the log", Duration::from_secs(10), || {
+    wait_for("the refusal in the log", Duration::from_secs(10), || {
         rig.log("r").contains("does not know the secret")
     });
     // The secret never travels: a sender's whole handshake does not contain it.
@@ -188,7 +180,7 @@ fn oversized_and_corrupt_frames_close_the_connection_and_store_nothing() {
     assert_eq!(f.kind, FrameType::Error);
     assert!(closed(&mut s));
     assert!(items(&store).is_empty(), "nothing may be written");
-    wait_until("the errors in the log", Duration::from_secs(10), || {
+    wait_for("the errors in the log", Duration::from_secs(10), || {
         let log = rig.log("r");
         log.contains("exceeds the maximum") && log.contains("CRC mismatch")
     });
@@ -281,7 +273,7 @@ fn file_names_that_are_paths_are_refused() {
     put_string(&mut p, "ok.q");
     assert_eq!(f.payload, p);
     assert_eq!(std::fs::read(inbox.join("ok.q")).unwrap(), b"abc");
-    wait_until("the refusals in the log", Duration::from_secs(10), || {
+    wait_for("the refusals in the log", Duration::from_secs(10), || {
         let log = rig.log("r");
         log.contains("contains a path separator") && log.contains("contains a NUL")
     });
@@ -322,7 +314,7 @@ fn before_authentication_a_large_frame_is_cut_off_on_its_length() {
             &format!("focuser_reader_recv_refused_total{{daemon=\"reader\",reason=\"{reason}\"}}"),
         )
     };
-    wait_until("the refusals counted", Duration::from_secs(10), || {
+    wait_for("the refusals counted", Duration::from_secs(10), || {
         refused("protocol") == Some(2.0) && refused("handshake_timeout") == Some(1.0)
     });
     assert_eq!(

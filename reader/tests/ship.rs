@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
+use focuser_tests::{free_port, get, wait_for};
 
 #[test]
 fn each_receiver_gets_exactly_its_partition_and_a_late_one_catches_up() {
@@ -23,7 +24,7 @@ fn each_receiver_gets_exactly_its_partition_and_a_late_one_catches_up() {
     let recv_a = rig.root().join("a/received");
     let recv_b = rig.root().join("b/received");
     let recv_c = rig.root().join("c/received");
-    wait_until(
+    wait_for(
         "a and c to have their items",
         Duration::from_secs(60),
         || ns(&recv_a) == expected(1500, 2, 0) && ns(&recv_c) == expected(1500, 1, 0),
@@ -33,7 +34,7 @@ fn each_receiver_gets_exactly_its_partition_and_a_late_one_catches_up() {
     // More items while b is down, then b comes up and catches up.
     rig.write(2000, &["--max-items", "200"]);
     let _rb = Proc::start(&["-c", b_cf.to_str().unwrap(), "--recv"]);
-    wait_until(
+    wait_for(
         "everyone to have everything",
         Duration::from_secs(60),
         || {
@@ -50,7 +51,7 @@ fn each_receiver_gets_exactly_its_partition_and_a_late_one_catches_up() {
     assert_eq!(first.item.status, segwriter_item(n).status);
     assert!(first.item.origin.stream > 0 && first.item.origin.item_idx > 0);
     // Once the writer's segments are passed by every sender, retention deletes them.
-    wait_until(
+    wait_for(
         "retention to delete passed segments",
         Duration::from_secs(30),
         || {
@@ -116,7 +117,7 @@ fn a_damaged_position_file_is_reported_and_the_sender_starts_from_the_oldest() {
         let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
         let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
         let got = rig.root().join("r/received");
-        wait_until("everything from item 1", Duration::from_secs(30), || {
+        wait_for("everything from item 1", Duration::from_secs(30), || {
             ns(&got) == expected(300, 1, 0)
         });
         assert!(sender.stop());
@@ -209,7 +210,7 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
         v.sort();
         v
     };
-    wait_until(
+    wait_for(
         "three queue files in the inbox",
         Duration::from_secs(30),
         || names(&inbox).len() == 3,
@@ -225,7 +226,7 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
     let seg_inbox = rig.root().join("r/inbox/segments-node1");
     let ids = focuser_formats::segment::list_segments(&rig.store()).unwrap();
     let sealed = &ids[..ids.len() - 1];
-    wait_until("the sealed segments", Duration::from_secs(30), || {
+    wait_for("the sealed segments", Duration::from_secs(30), || {
         names(&seg_inbox).len() == 2 * sealed.len()
     });
     for &id in sealed {
@@ -235,7 +236,7 @@ fn sendfile_ships_spool_files_and_sealed_segments_once_each() {
     }
     // A new file goes too; after a restart nothing is sent again.
     std::fs::write(spool.join("master1-0000000004.q"), "queue file 4\n").unwrap();
-    wait_until("the fourth", Duration::from_secs(30), || {
+    wait_for("the fourth", Duration::from_secs(30), || {
         names(&inbox).len() == 4
     });
     assert!(sender.stop());
@@ -265,9 +266,9 @@ fn metrics_show_positions_lag_and_receiver_counts_and_sigusr1_seals_the_receiver
     let mut recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     let got = rig.root().join("r/received");
-    wait_until("all 400", Duration::from_secs(30), || ns(&got).len() == 400);
+    wait_for("all 400", Duration::from_secs(30), || ns(&got).len() == 400);
     let label = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{r}\"");
-    wait_until("the sender's figures", Duration::from_secs(10), || {
+    wait_for("the sender's figures", Duration::from_secs(10), || {
         let m = get(s_port, "/metrics");
         m.contains(&format!("focuser_reader_sender_lag_items{{{label}}} 0"))
             && m.contains(&format!(
@@ -291,7 +292,7 @@ fn metrics_show_positions_lag_and_receiver_counts_and_sigusr1_seals_the_receiver
     let before = focuser_formats::segment::list_segments(&got).unwrap();
     let pid = nix::unistd::Pid::from_raw(recv.child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR1).unwrap();
-    wait_until("a new segment", Duration::from_secs(10), || {
+    wait_for("a new segment", Duration::from_secs(10), || {
         focuser_formats::segment::list_segments(&got).unwrap().len() == before.len() + 1
     });
     assert!(sender.stop());
@@ -324,11 +325,11 @@ fn a_receiver_down_for_a_while_catches_up_while_the_others_keep_receiving() {
             && ns(&recv_b) == expected(n, 2, 1)
             && ns(&recv_c) == expected(n, 1, 0)
     };
-    wait_until("everyone to have 600", Duration::from_secs(60), || all(600));
+    wait_for("everyone to have 600", Duration::from_secs(60), || all(600));
     // b goes down hard; the writer goes on.
     rb.kill9();
     rig.write(1500, &["--max-items", "200"]);
-    wait_until("a and c to have 1500", Duration::from_secs(60), || {
+    wait_for("a and c to have 1500", Duration::from_secs(60), || {
         ns(&recv_a) == expected(1500, 2, 0) && ns(&recv_c) == expected(1500, 1, 0)
     });
     assert_eq!(ns(&recv_b), expected(600, 2, 1));
@@ -339,7 +340,7 @@ fn a_receiver_down_for_a_while_catches_up_while_the_others_keep_receiving() {
     // Back up: b gets exactly what it missed, and nobody gets anything twice.
     let _rb = Proc::start(&["-c", b_cf.to_str().unwrap(), "--recv"]);
     rig.write(1800, &["--max-items", "200"]);
-    wait_until("everyone to have 1800", Duration::from_secs(60), || {
+    wait_for("everyone to have 1800", Duration::from_secs(60), || {
         all(1800)
     });
     assert!(sender.stop());
@@ -362,7 +363,7 @@ fn a_group_gets_only_the_statuses_it_wants_and_its_position_moves_past_the_other
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     let got = rig.root().join("r/received");
     let want: Vec<u64> = (1..=300).filter(|n| n % 10 != 0).collect(); // every tenth is a DELETE
-    wait_until("the UPDATE items", Duration::from_secs(30), || {
+    wait_for("the UPDATE items", Duration::from_secs(30), || {
         ns(&got) == want
     });
     assert!(items(&got)
@@ -434,13 +435,13 @@ fn a_record_damaged_on_the_senders_disk_is_skipped_and_the_others_arrive_once() 
         let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
         let got = rig.root().join("r/received");
         let want: Vec<u64> = (1..=400).filter(|&k| k != n).collect();
-        wait_until(
+        wait_for(
             "every item but the damaged one",
             Duration::from_secs(30),
             || ns(&got).len() >= want.len(),
         );
         let label = format!("daemon=\"reader\",group=\"Index.0\",receiver=\"127.0.0.1:{r}\"");
-        wait_until("the sender to be done", Duration::from_secs(10), || {
+        wait_for("the sender to be done", Duration::from_secs(10), || {
             let m = get(s_port, "/metrics");
             m.contains(&format!("focuser_reader_sender_lag_items{{{label}}} 0"))
         });

@@ -9,9 +9,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
+use focuser_tests::{check_config, free_port, get, repo_root, wait_for};
 
 fn shipped(name: &str) -> String {
-    std::fs::read_to_string(focuser_tests::repo_root().join("conf").join(name)).unwrap()
+    std::fs::read_to_string(repo_root().join("conf").join(name)).unwrap()
 }
 
 /// `text` with the value of each key in `set` replaced, and the keys in `drop` left out.
@@ -45,14 +46,8 @@ fn site(text: &str, set: &[(&str, String)], drop: &[&str]) -> String {
 #[test]
 fn the_shipped_configs_check_out() {
     for (file, args) in [("reader.cf", &[][..]), ("reader-recv.cf", &["--recv"][..])] {
-        let out = Command::new(env!("CARGO_BIN_EXE_reader"))
-            .arg("-c")
-            .arg(focuser_tests::repo_root().join("conf").join(file))
-            .args(args)
-            .arg("--check-config")
-            .env_remove("DATABASE_URL")
-            .output()
-            .unwrap();
+        let conf = repo_root().join("conf").join(file);
+        let out = check_config(env!("CARGO_BIN_EXE_reader"), &conf, args);
         let text = String::from_utf8_lossy(&out.stdout);
         let err = String::from_utf8_lossy(&out.stderr);
         // The file parses and validates (its effective config is printed); the start-up
@@ -70,7 +65,7 @@ fn install(root: &Path, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(root.join("conf")).unwrap();
     std::fs::create_dir_all(root.join("logs")).unwrap();
     std::fs::copy(
-        focuser_tests::repo_root().join("conf/hosts.allow"),
+        repo_root().join("conf/hosts.allow"),
         root.join("conf/hosts.allow"),
     )
     .unwrap();
@@ -136,11 +131,7 @@ fn both_daemons_start_from_the_shipped_configs_and_ship() {
     );
     // On a site (its paths, secret, pwfile there) the start-up checks pass.
     for cf in [&r_cf, &s_cf] {
-        let out = Command::new(env!("CARGO_BIN_EXE_reader"))
-            .args(["-c", cf.to_str().unwrap(), "--check-config"])
-            .env_remove("DATABASE_URL")
-            .output()
-            .unwrap();
+        let out = check_config(env!("CARGO_BIN_EXE_reader"), cf, &[]);
         assert!(
             out.status.success(),
             "{}",
@@ -151,7 +142,7 @@ fn both_daemons_start_from_the_shipped_configs_and_ship() {
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     // Both groups' streams land in the one receiver: every item twice, once per stream.
     let got = recv_root.join("received");
-    wait_until("both streams", Duration::from_secs(60), || {
+    wait_for("both streams", Duration::from_secs(60), || {
         per_stream(&got).values().copied().collect::<Vec<_>>() == vec![700, 700]
     });
     let m = get(s_status, "/metrics");

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use focuser_reader::wire::frame::encode_frame;
 use focuser_reader::wire::{FrameType, Hello, Mode};
+use focuser_tests::{free_port, metric, wait_for};
 use socket2::{Domain, Socket, Type};
 
 /// A connection to the receiver on 127.0.0.1:`port` from `src` (any 127/8 address is this
@@ -70,7 +71,7 @@ fn slow_handshakes_cannot_lock_a_good_sender_out() {
         ),
     );
     let _recv = Proc::start(&["-c", r_cf.to_str().unwrap(), "--recv"]);
-    wait_until("the receiver listening", Duration::from_secs(60), || {
+    wait_for("the receiver listening", Duration::from_secs(60), || {
         rig.log("r").contains("listening on")
     });
     // 8 from one address (4 get in), then one from each of 24 others (12 more get in, the
@@ -88,7 +89,7 @@ fn slow_handshakes_cannot_lock_a_good_sender_out() {
         )
         .unwrap_or(-1.0)
     };
-    wait_until(
+    wait_for(
         "the slow peers admitted or refused",
         Duration::from_secs(30),
         || refused("address_busy") == 4.0 && refused("busy") == 12.0,
@@ -100,11 +101,11 @@ fn slow_handshakes_cannot_lock_a_good_sender_out() {
     let s_cf = rig.sender_cf(&[("Index.0", &[port])], "");
     let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
     let got = rig.root().join("r/received");
-    wait_until("the good sender's items", Duration::from_secs(30), || {
+    wait_for("the good sender's items", Duration::from_secs(30), || {
         ns(&got) == (1..=50).collect::<Vec<u64>>()
     });
     assert!(sender.stop());
-    wait_until(
+    wait_for(
         "every slow handshake cut off",
         Duration::from_secs(30),
         || refused("handshake_timeout") == 16.0,

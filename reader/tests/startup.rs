@@ -7,10 +7,11 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use common::*;
+use focuser_tests::{free_port, kill_left, output_within, wait_for};
 
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -19,44 +20,10 @@ fn chmod(path: &Path, mode: u32) {
 /// The real binary, run to its end (at most 30 s: a start that should have failed and did
 /// not is killed and fails the test).
 fn reader(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reader"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let until = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("reader {args:?} still running after 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
-/// Kills a reader `-d` of config `cf` left running (a start that should have failed), so that
-/// a failing test leaves no daemon behind.
-fn kill_left(pidfile: &Path, cf: &Path) -> bool {
-    let Some(pid) = std::fs::read_to_string(pidfile)
-        .ok()
-        .and_then(|p| p.trim().parse::<i32>().ok())
-    else {
-        return false;
-    };
-    let ours = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| {
-            c.split(|b| *b == 0)
-                .any(|arg| arg == cf.as_os_str().as_encoded_bytes())
-        })
-        .unwrap_or(false);
-    ours && nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
+    output_within(
+        Command::new(env!("CARGO_BIN_EXE_reader")).args(args),
+        Duration::from_secs(30),
     )
-    .is_ok()
 }
 
 /// `--check-config` and `-d` both fail, naming `file` and `reason`.
@@ -155,7 +122,7 @@ fn daemon_mode_reports_a_receiver_that_cannot_listen() {
         "{err}"
     );
     assert!(!left, "a daemon was left running");
-    wait_until("the pidfile is removed", Duration::from_secs(10), || {
+    wait_for("the pidfile is removed", Duration::from_secs(10), || {
         !pidfile.exists()
     });
 }

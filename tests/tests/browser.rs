@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use focuser_tests::browser::{inspect_png, BrowserError, Chromium};
+use focuser_tests::{alive, free_port, poll};
 
 /// A page with colour, text, and text that only exists once its script has run.
 const PAGE: &str = r#"<!DOCTYPE html><html><head><title>not shown</title>
@@ -50,11 +51,7 @@ fn chromium_renders_a_page_to_text_and_to_a_screenshot() {
 fn a_page_that_does_not_load_is_an_error_that_says_why() {
     let dir = tempfile::tempdir().unwrap();
     // A port nobody listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let url = format!("http://127.0.0.1:{port}/");
     let chromium = Chromium::find().unwrap();
     let e = chromium.dom(&url).unwrap_err().to_string();
@@ -150,15 +147,6 @@ fn a_browser_that_hangs_is_killed_with_its_children_at_the_timeout() {
     let pid = std::fs::read_to_string(&child_pid).unwrap();
     let pid = pid.trim();
     // Killed with its group; its parent (the fake) is gone, so init reaps it soon.
-    let gone = (0..100).any(|_| {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let running = stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with('Z'));
-        if running {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        !running
-    });
+    let gone = poll(Duration::from_secs(5), || !alive(pid.parse().unwrap()));
     assert!(gone, "the fake's child {pid} still runs");
 }

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use diesel::RunQueryDsl;
-use focuser_tests::repo_root;
+use focuser_tests::{free_port, repo_root};
 
 fn db_sh(args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
     let mut cmd = Command::new(repo_root().join("scripts/db.sh"));
@@ -100,10 +100,7 @@ fn up_with_url(url: &str) -> (Output, Duration) {
 
 #[test]
 fn a_database_url_with_nothing_behind_it_fails_quickly() {
-    let port = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    }; // closed again: connections are refused
+    let port = free_port(); // closed again: connections are refused
     let (out, took) = up_with_url(&format!(
         "mysql://focuser:s3cretpw@127.0.0.1:{port}/focuser"
     ));

@@ -1,5 +1,5 @@
-//! `yacobot resource …`: the operator's partner-feed commands (SPEC §6 resources). They only
-//! touch the database; the running worker picks the changes up at its next scan.
+//! `yacobot resource …`: the operator's partner-feed commands (docs/design.md#yacobot-resources).
+//! They only touch the database; the running worker picks the changes up at its next scan.
 
 use std::fmt::Write;
 

@@ -1,4 +1,4 @@
-//! yacobot (SPEC §6): one node of the crawler cluster.
+//! yacobot (docs/design.md#yacobot): one node of the crawler cluster.
 //!
 //! Its workers, each switched on in its config and run on a thread of its own by [`runner`]
 //! (see [`worker`] for what a worker is, [`daemon`] for the list): the [`qargfilter`] import

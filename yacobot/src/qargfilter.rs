@@ -1,4 +1,4 @@
-//! The qargfilter import (SPEC §6, `003_9d337de18bf22ec6.txt`): the scores the query-argument
+//! The qargfilter import (docs/design.md#yacobot-qargfilter): the scores the query-argument
 //! analysis writes to `query_args` become `path_arg_name` rules, `score >= 0.95` →
 //! insignificant, otherwise significant, always replacing the rule there was.
 //!

@@ -4,8 +4,11 @@
 
 mod common;
 
-use common::{free_port, get, metric, number, record, wait_for, Site};
+use std::time::Duration;
+
+use common::{number, record, Site};
 use focuser_tests::TestDb;
+use focuser_tests::{free_port, get, metric, wait_for};
 use nix::sys::signal::Signal;
 
 #[test]
@@ -29,20 +32,23 @@ fn queue_to_archive_with_figures_and_signals() {
         ],
     );
     let daemon = site.spawn();
-    wait_for("the pages", 30, || {
-        metric(port, "yacobot_pages_total") == Some(3.0)
+    wait_for("the pages", Duration::from_secs(30), || {
+        metric(port, "focuser_yacobot_pages_total") == Some(3.0)
     });
-    wait_for("the gone page", 30, || {
-        metric(port, "yacobot_gone_total") == Some(1.0)
+    wait_for("the gone page", Duration::from_secs(30), || {
+        metric(port, "focuser_yacobot_gone_total") == Some(1.0)
     });
-    assert_eq!(metric(port, "yacobot_queue_files_total"), Some(1.0));
-    assert_eq!(metric(port, "yacobot_urls_loaded_total"), Some(4.0));
-    assert_eq!(metric(port, "yacobot_arg_rules_new_total"), Some(1.0));
-    assert_eq!(metric(port, "yacobot_bytes_total"), Some(18.0));
-    assert!(metric(port, "yacobot_archive_bytes").unwrap() > 0.0);
-    assert_eq!(metric(port, "yacobot_in_flight"), Some(0.0));
-    wait_for("the due count", 30, || {
-        metric(port, "yacobot_due_urls") == Some(0.0)
+    assert_eq!(metric(port, "focuser_yacobot_queue_files_total"), Some(1.0));
+    assert_eq!(metric(port, "focuser_yacobot_urls_loaded_total"), Some(4.0));
+    assert_eq!(
+        metric(port, "focuser_yacobot_arg_rules_new_total"),
+        Some(1.0)
+    );
+    assert_eq!(metric(port, "focuser_yacobot_bytes_total"), Some(18.0));
+    assert!(metric(port, "focuser_yacobot_archive_bytes").unwrap() > 0.0);
+    assert_eq!(metric(port, "focuser_yacobot_in_flight"), Some(0.0));
+    wait_for("the due count", Duration::from_secs(30), || {
+        metric(port, "focuser_yacobot_due_urls") == Some(0.0)
     });
     let status = get(port, "/status.json");
     for expected in [
@@ -58,39 +64,46 @@ fn queue_to_archive_with_figures_and_signals() {
     let segments = site.root().join("segments");
     assert!(!segments.join("item_0000000002.dat").exists());
     daemon.signal(Signal::SIGUSR1);
-    wait_for("the seal", 10, || {
+    wait_for("the seal", Duration::from_secs(10), || {
         segments.join("item_0000000002.dat").exists()
     });
-    wait_for("its log line", 10, || {
+    wait_for("its log line", Duration::from_secs(10), || {
         site.log().contains("archive: segment sealed (SIGUSR1)")
     });
-    assert_eq!(metric(port, "yacobot_segments_sealed_total"), Some(1.0));
+    assert_eq!(
+        metric(port, "focuser_yacobot_segments_sealed_total"),
+        Some(1.0)
+    );
 
     // SIGUSR2 reloads; a key that needs a restart is named.
     let cf = std::fs::read_to_string(&site.config).unwrap();
     std::fs::write(&site.config, cf.replace("node = yb1", "node = yb2")).unwrap();
     daemon.signal(Signal::SIGUSR2);
-    wait_for("the reload", 10, || {
+    wait_for("the reload", Duration::from_secs(10), || {
         site.log()
             .contains("changed keys that take effect only at restart (running values kept): node")
     });
     // A bad config is refused and the daemon keeps going.
     std::fs::write(&site.config, format!("{cf}Crawl.Idle = 0\n")).unwrap();
     daemon.signal(Signal::SIGUSR2);
-    wait_for("the refusal", 10, || site.log().contains("reload rejected"));
+    wait_for("the refusal", Duration::from_secs(10), || {
+        site.log().contains("reload rejected")
+    });
 
     // Still at work: a second file is loaded and crawled.
     site.page("w.ru/3", "page 3");
     site.queue("m1-0000000002.q", &[record("http://w.ru/3", 1, "")]);
-    wait_for("the second file", 30, || {
-        metric(port, "yacobot_pages_total") == Some(4.0)
+    wait_for("the second file", Duration::from_secs(30), || {
+        metric(port, "focuser_yacobot_pages_total") == Some(4.0)
     });
     assert_eq!(site.files("done"), ["m1-0000000001.q", "m1-0000000002.q"]);
     // The page counter moves when a page is fetched; its item is readable once the archive's
     // batch is synced, a moment later.
-    wait_for("the third page in the archive", 10, || {
-        common::archive_items(&segments).len() >= 5
-    });
+    wait_for(
+        "the third page in the archive",
+        Duration::from_secs(10),
+        || common::archive_items(&segments).len() >= 5,
+    );
     let items = common::archive_items(&segments);
     assert_eq!(items.len(), 5);
     assert_eq!(items[4].content, "page 3");

@@ -9,15 +9,13 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{
-    crawl_together, due_url, free_port, metric, metric_with, number, record, url_row, wait_for,
-    ArchivedItem, Site,
-};
+use common::{crawl_together, due_url, number, record, url_row, ArchivedItem, Site};
 use focuser_formats::segment::Status;
 use focuser_formats::urls;
 use focuser_schema::models::FetchState;
 use focuser_tests::web::{by_host, page_body, Behaviour, WebServer};
 use focuser_tests::TestDb;
+use focuser_tests::{free_port, metric, metric_with, wait_for};
 
 /// Allowed below a configured gap, as in focuser-fetch's own tests: the fetcher spaces the
 /// starts of its transfers, the server stamps a request when it has read its head, after a
@@ -240,14 +238,14 @@ fn refusals_and_failures_are_recorded_on_the_url_and_counted() {
     site.queue("m1-0000000001.q", &records);
     let daemon = site.spawn();
     // Booked: fetched, failed or gone (the loader sets last_fetch from the queue already).
-    wait_for("every URL booked", 60, || {
+    wait_for("every URL booked", Duration::from_secs(60), || {
         number(
             &db,
             "SELECT COUNT(*) AS n FROM url WHERE fetch_state IN (2, 3, 4)",
         ) == 8
     });
-    wait_for("the figures", 30, || {
-        metric(port, "yacobot_pages_total") == Some(1.0)
+    wait_for("the figures", Duration::from_secs(30), || {
+        metric(port, "focuser_yacobot_pages_total") == Some(1.0)
     });
     let row = |p: &str| url_row(&db, &url(p)).unwrap();
     let error = |p: &str| row(p).fetch_error.unwrap();
@@ -312,17 +310,20 @@ fn refusals_and_failures_are_recorded_on_the_url_and_counted() {
     ] {
         let label = format!("kind=\"{kind}\"");
         assert_eq!(
-            metric_with(port, "yacobot_fetch_errors_total", &label),
+            metric_with(port, "focuser_yacobot_fetch_errors_total", &label),
             Some(n),
             "{kind}"
         );
     }
-    assert_eq!(metric(port, "yacobot_gone_total"), Some(2.0));
-    assert_eq!(metric(port, "yacobot_robots_fetches_total"), Some(1.0));
-    assert!(metric(port, "yacobot_transfers_total").unwrap() >= 9.0);
-    assert!(metric(port, "yacobot_redirects_total").unwrap() >= 1.0);
-    assert!(metric(port, "yacobot_host_waits_total").unwrap() >= 1.0);
-    assert_eq!(metric(port, "yacobot_in_flight"), Some(0.0));
+    assert_eq!(metric(port, "focuser_yacobot_gone_total"), Some(2.0));
+    assert_eq!(
+        metric(port, "focuser_yacobot_robots_fetches_total"),
+        Some(1.0)
+    );
+    assert!(metric(port, "focuser_yacobot_transfers_total").unwrap() >= 9.0);
+    assert!(metric(port, "focuser_yacobot_redirects_total").unwrap() >= 1.0);
+    assert!(metric(port, "focuser_yacobot_host_waits_total").unwrap() >= 1.0);
+    assert_eq!(metric(port, "focuser_yacobot_in_flight"), Some(0.0));
     daemon.stop();
 }
 
@@ -408,7 +409,7 @@ fn bad_fetch_keys_are_clear_errors_and_a_reload_takes_new_ones() {
         }
     };
     batch(0);
-    wait_for("the first batch", 10, || fetched(4));
+    wait_for("the first batch", Duration::from_secs(10), || fetched(4));
     let config = std::fs::read_to_string(&site.config).unwrap();
     let reload = |delay: &str| {
         let text = config.replace(
@@ -419,14 +420,16 @@ fn bad_fetch_keys_are_clear_errors_and_a_reload_takes_new_ones() {
         daemon.signal(nix::sys::signal::Signal::SIGUSR2);
     };
     reload("-1");
-    wait_for("the bad reload refused", 30, || {
+    wait_for("the bad reload refused", Duration::from_secs(30), || {
         site.log().contains("reload rejected")
     });
     reload("0.6");
-    wait_for("the reload", 30, || site.log().contains("config reloaded"));
+    wait_for("the reload", Duration::from_secs(30), || {
+        site.log().contains("config reloaded")
+    });
     server.clear_log();
     batch(4);
-    wait_for("the second batch", 15, || fetched(8));
+    wait_for("the second batch", Duration::from_secs(15), || fetched(8));
     let pages: Vec<_> = server
         .log()
         .into_iter()

@@ -4,10 +4,13 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::{number, queue_bytes, record, sql, url_row, Site};
 use focuser_formats::urls;
 use focuser_schema::models::{NewPathArgName, PathArgName};
 use focuser_tests::TestDb;
+use focuser_tests::{check_config, repo_root, wait_for};
 
 const NO_CRAWL: &str = "Crawl.Enable = 0\nQargfilter.Enable = 0\n";
 
@@ -275,13 +278,8 @@ fn a_malformed_config_is_a_clear_error() {
 
 #[test]
 fn the_shipped_config_checks_out() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yacobot"))
-        .arg("-c")
-        .arg(focuser_tests::repo_root().join("conf/yacobot.cf"))
-        .arg("--check-config")
-        .env_remove("DATABASE_URL")
-        .output()
-        .unwrap();
+    let conf = repo_root().join("conf/yacobot.cf");
+    let out = check_config(env!("CARGO_BIN_EXE_yacobot"), &conf, &[]);
     // The file parses and validates (its effective config is printed); the start-up checks
     // then find that this machine is not the site (its rootdir is not here).
     let err = String::from_utf8_lossy(&out.stderr);
@@ -310,7 +308,7 @@ fn kill_9_during_a_load_applies_the_file_exactly_once_after_restart() {
     site.queue("m1-0000000001.q", &records);
     site.queue("m1-0000000002.q", &[record("http://after.ru/", 7, "")]);
     let daemon = site.spawn();
-    common::wait_for("the load to start", 30, || {
+    wait_for("the load to start", Duration::from_secs(30), || {
         site.log().contains("loading m1-0000000001.q (150000 URLs)")
     });
     std::thread::sleep(std::time::Duration::from_millis(300));
@@ -372,9 +370,11 @@ fn a_queue_file_renamed_over_the_one_being_loaded_is_not_applied_in_its_place() 
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     std::fs::rename(&aside, &path).unwrap();
-    common::wait_for("the first file to be applied", 60, || {
-        site.log().contains(&format!("applied {name}: "))
-    });
+    wait_for(
+        "the first file to be applied",
+        Duration::from_secs(60),
+        || site.log().contains(&format!("applied {name}: ")),
+    );
     // What lands is the first file, recorded as itself.
     assert_eq!(number(&db, "SELECT COUNT(*) AS n FROM url"), n as i64);
     assert_eq!(
@@ -389,7 +389,7 @@ fn a_queue_file_renamed_over_the_one_being_loaded_is_not_applied_in_its_place() 
         n as i64
     );
     // The other file is not applied under the first one's name: it is set aside with why.
-    common::wait_for("the other file in bad/", 30, || {
+    wait_for("the other file in bad/", Duration::from_secs(30), || {
         site.files("bad").contains(&name.to_string())
     });
     daemon.stop();
@@ -455,7 +455,7 @@ fn a_file_name_that_is_not_utf8_is_set_aside_once_not_warned_at_every_pass() {
     for i in 1..=4 {
         let name = format!("m1-000000000{i}.q");
         site.queue(&name, &[record(&format!("http://a.ru/{i}"), 1, "")]);
-        common::wait_for("the file to be applied", 30, || {
+        wait_for("the file to be applied", Duration::from_secs(30), || {
             site.log().contains(&format!("applied {name}: "))
         });
     }
@@ -506,7 +506,7 @@ fn a_queue_file_written_in_place_while_it_is_loaded_is_set_aside() {
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     std::os::unix::fs::FileExt::write_at(&file, b"7", at as u64 + 1).unwrap();
     drop(file);
-    common::wait_for("the file in bad/", 60, || {
+    wait_for("the file in bad/", Duration::from_secs(60), || {
         site.files("bad").contains(&name.to_string())
     });
     daemon.stop();
@@ -536,7 +536,7 @@ fn files_that_cannot_be_moved_away_and_an_unreadable_inbox_are_said_once() {
     for i in 1..=4 {
         let name = format!("m1-000000000{i}.q");
         site.queue(&name, &[record(&format!("http://a.ru/{i}"), 1, "")]);
-        common::wait_for("the file to be applied", 30, || {
+        wait_for("the file to be applied", Duration::from_secs(30), || {
             site.log().contains(&format!("applied {name}: "))
         });
     }

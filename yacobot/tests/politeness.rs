@@ -7,8 +7,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{due_url, number, sql, url_row, wait_for, Site};
+use common::{due_url, number, sql, url_row, Site};
 use focuser_schema::models::FetchState;
+use focuser_tests::wait_for;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 
@@ -144,7 +145,7 @@ fn a_robots_txt_answering_5xx_disallows_the_host_for_a_while() {
             ),
         )
     };
-    wait_for("the host's URLs failed", 10, || {
+    wait_for("the host's URLs failed", Duration::from_secs(10), || {
         booked(FetchState::Failed) == 2
     });
     let failed_at = Instant::now();
@@ -167,7 +168,7 @@ fn a_robots_txt_answering_5xx_disallows_the_host_for_a_while() {
     assert!(server.requests_to(down, "/a").is_empty());
     assert!(server.requests_to(down, "/b").is_empty());
     assert_eq!(server.requests_to(down, "/robots.txt").len(), 1);
-    wait_for("the other host fetched", 10, || {
+    wait_for("the other host fetched", Duration::from_secs(10), || {
         url_row(&db, &fine).unwrap().fetch_state == FetchState::Fetched
     });
 
@@ -177,7 +178,7 @@ fn a_robots_txt_answering_5xx_disallows_the_host_for_a_while() {
         &db,
         "UPDATE url SET next_indexed = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE domain = 'down.test'",
     );
-    wait_for("failed again", 10, || {
+    wait_for("failed again", Duration::from_secs(10), || {
         number(
             &db,
             "SELECT COUNT(*) AS n FROM url WHERE domain = 'down.test' AND errors = 2 \
@@ -199,7 +200,7 @@ fn a_robots_txt_answering_5xx_disallows_the_host_for_a_while() {
         &db,
         "UPDATE url SET next_indexed = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE domain = 'down.test'",
     );
-    wait_for("fetched after RobotsRetry", 10, || {
+    wait_for("fetched after RobotsRetry", Duration::from_secs(10), || {
         booked(FetchState::Fetched) == 2
     });
     assert_eq!(server.requests_to(down, "/robots.txt").len(), 2);

@@ -9,12 +9,15 @@ mod common;
 
 use std::io::Write;
 
-use common::{free_port, metric_with, number, record, sql, url_row, wait_for, Site};
+use std::time::Duration;
+
+use common::{number, record, sql, url_row, Site};
 use focuser_formats::queue::QueueRecord;
 use focuser_formats::urls;
 use focuser_schema::models::FetchState;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
+use focuser_tests::{free_port, metric_with, wait_for};
 
 /// A queue record for a URL taken as it is (the master would not forward these).
 fn as_is(url: &str, host: &str) -> QueueRecord {
@@ -66,11 +69,15 @@ fn urls_at_addresses_that_are_not_public_are_refused_and_counted_unless_allowed(
 
     // Escape off: nothing is fetched, not even robots.txt; each URL says why.
     let daemon = site.spawn();
-    wait_for("every URL booked", 60, || {
+    wait_for("every URL booked", Duration::from_secs(60), || {
         number(&db, "SELECT COUNT(*) AS n FROM url WHERE fetch_state = 3") == 3
     });
-    wait_for("the count", 30, || {
-        metric_with(status, "yacobot_fetch_errors_total", "kind=\"refused\"") == Some(3.0)
+    wait_for("the count", Duration::from_secs(30), || {
+        metric_with(
+            status,
+            "focuser_yacobot_fetch_errors_total",
+            "kind=\"refused\"",
+        ) == Some(3.0)
     });
     daemon.stop();
     assert!(server.log().is_empty(), "{:?}", server.log());

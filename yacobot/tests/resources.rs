@@ -1,5 +1,5 @@
-//! The resources worker (SPEC §6 resources) against a real database: which resources a scan
-//! starts, and that a resource is never run by two scanners at once.
+//! The resources worker (docs/design.md#yacobot-resources) against a real database: which resources
+//! a scan starts, and that a resource is never run by two scanners at once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;

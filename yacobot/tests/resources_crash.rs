@@ -11,10 +11,11 @@ use common::feeds::{
     ask, assert_consistent, items, live, resource, resource_row, rules, serve_feed, serve_sitemap,
     site, store, It,
 };
-use common::{number, wait_for};
+use common::number;
 use diesel::connection::SimpleConnection;
 use diesel::mysql::MysqlConnection;
 use focuser_schema::models::{FetchStatus, ProcessTimestamp};
+use focuser_tests::wait_for;
 use focuser_tests::web::WebServer;
 use focuser_tests::TestDb;
 
@@ -55,7 +56,7 @@ fn kill_before_the_end(
     }
     let lock = hold_the_last_transaction(db);
     let pending = format!("SELECT COUNT(*) AS n FROM vr_data WHERE res_id = {id} AND status = 0");
-    wait_for("the items in the store", 60, || {
+    wait_for("the items in the store", Duration::from_secs(60), || {
         store(site).len() >= items_after
     });
     assert!(

@@ -8,13 +8,16 @@ mod common;
 
 use std::path::PathBuf;
 
+use std::time::Duration;
+
 use common::feeds::{
     ask, assert_consistent, count, feed_xml, items, resource, resource_row, rules, serve_feed,
     serve_sitemap, site, store, It,
 };
-use common::{number, sql, wait_for, Site};
+use common::{number, sql, Site};
 use focuser_formats::segment::Status;
 use focuser_schema::models::FetchStatus;
+use focuser_tests::wait_for;
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
 
@@ -210,7 +213,9 @@ fn resources_a_run_that_lost_its_claim_before_its_write_writes_nothing() {
     let child = site.command().arg("--once").spawn().unwrap();
     let claimed =
         format!("SELECT COUNT(*) AS n FROM vr_resource WHERE id = {id} AND claimed_by IS NOT NULL");
-    wait_for("the run's claim", 10, || number(&db, &claimed) == 1);
+    wait_for("the run's claim", Duration::from_secs(10), || {
+        number(&db, &claimed) == 1
+    });
     // While its feed is on the way, another worker takes the resource, and has a change
     // written and not yet emitted (its step 1 done).
     sql(

@@ -1,5 +1,5 @@
-//! Partner feeds through `yacobot --once` (SPEC §6 resources): real MariaDB, real libcurl
-//! against the local test HTTP server, the resources store read back.
+//! Partner feeds through `yacobot --once` (docs/design.md#yacobot-resources): real MariaDB, real
+//! libcurl against the local test HTTP server, the resources store read back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

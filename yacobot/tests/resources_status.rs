@@ -4,11 +4,13 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::feeds::{ask, items, resource, rules, serve_feed, serve_sitemap, site};
-use common::{free_port, get, metric, wait_for};
 use focuser_schema::models::{VrResource, VrResourceChanges};
 use focuser_tests::web::{Behaviour, WebServer};
 use focuser_tests::TestDb;
+use focuser_tests::{free_port, get, metric, wait_for};
 
 /// Due once (never run yet), then only when asked for.
 fn hourly(c: &mut diesel::MysqlConnection, id: u32) {
@@ -46,30 +48,33 @@ fn resources_runs_items_and_errors_show_in_metrics_and_on_the_status_page() {
         &format!("status_listen = {port}\nstatus_sample = 1\n"),
     );
     let daemon = site.spawn();
-    wait_for("both runs", 60, || {
-        metric(port, "yacobot_resource_runs_total") == Some(2.0)
+    wait_for("both runs", Duration::from_secs(60), || {
+        metric(port, "focuser_yacobot_resource_runs_total") == Some(2.0)
     });
     assert_eq!(
-        metric(port, "yacobot_resource_runs_failed_total"),
+        metric(port, "focuser_yacobot_resource_runs_failed_total"),
         Some(1.0)
     );
     assert_eq!(
-        metric(port, "yacobot_resource_items_inserted_total"),
+        metric(port, "focuser_yacobot_resource_items_inserted_total"),
         Some(10.0)
     );
     assert_eq!(
-        metric(port, "yacobot_resource_items_emitted_total"),
+        metric(port, "focuser_yacobot_resource_items_emitted_total"),
         Some(10.0)
     );
-    assert_eq!(metric(port, "yacobot_resource_feeds_total"), Some(1.0));
     assert_eq!(
-        metric(port, "yacobot_resource_sitemap_errors_total"),
+        metric(port, "focuser_yacobot_resource_feeds_total"),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(port, "focuser_yacobot_resource_sitemap_errors_total"),
         Some(1.0)
     );
     wait_for(
         "the resources in error, counted at the next scan",
-        30,
-        || metric(port, "yacobot_resources_in_error") == Some(1.0),
+        Duration::from_secs(30),
+        || metric(port, "focuser_yacobot_resources_in_error") == Some(1.0),
     );
 
     // Asked for again after a change: 2 changed, 1 gone.
@@ -78,31 +83,31 @@ fn resources_runs_items_and_errors_show_in_metrics_and_on_the_status_page() {
     feed.truncate(9);
     serve_feed(&server, "a.test", "/f.xml", &feed);
     ask(c, shop);
-    wait_for("the third run", 60, || {
-        metric(port, "yacobot_resource_runs_total") == Some(3.0)
+    wait_for("the third run", Duration::from_secs(60), || {
+        metric(port, "focuser_yacobot_resource_runs_total") == Some(3.0)
     });
     assert_eq!(
-        metric(port, "yacobot_resource_items_updated_total"),
+        metric(port, "focuser_yacobot_resource_items_updated_total"),
         Some(2.0)
     );
     assert_eq!(
-        metric(port, "yacobot_resource_items_deleted_total"),
+        metric(port, "focuser_yacobot_resource_items_deleted_total"),
         Some(1.0)
     );
     assert_eq!(
-        metric(port, "yacobot_resource_items_unchanged_total"),
+        metric(port, "focuser_yacobot_resource_items_unchanged_total"),
         Some(7.0)
     );
     assert_eq!(
-        metric(port, "yacobot_resource_items_emitted_total"),
+        metric(port, "focuser_yacobot_resource_items_emitted_total"),
         Some(13.0)
     );
     assert_eq!(
-        metric(port, "yacobot_resource_runs_failed_total"),
+        metric(port, "focuser_yacobot_resource_runs_failed_total"),
         Some(1.0)
     );
-    wait_for("no run in hand", 10, || {
-        metric(port, "yacobot_resource_runs_running") == Some(0.0)
+    wait_for("no run in hand", Duration::from_secs(10), || {
+        metric(port, "focuser_yacobot_resource_runs_running") == Some(0.0)
     });
 
     let status = get(port, "/status.json");

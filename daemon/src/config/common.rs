@@ -1,4 +1,5 @@
-//! The keys every focuser daemon understands (SPEC §4), their defaults and checks.
+//! The keys every focuser daemon understands (docs/design.md#runtime-config), their defaults and
+//! checks.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -7,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::clip;
 
-/// The keys every focuser daemon understands (SPEC §4; documented in docs/operations.md).
+/// The keys every focuser daemon understands (docs/design.md#runtime-config; each one in
+/// docs/operations.md#the-config-file).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommonConfig {

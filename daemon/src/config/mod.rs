@@ -1,8 +1,8 @@
 //! The config file: `key = value   # comment` lines, dotted keys, typed through serde.
 //!
-//! The common keys of every daemon (SPEC §4) are [`CommonConfig`]; the rest of the file is the
-//! daemon's own struct, which implements [`DaemonConfig`]. Both reject unknown keys, so a typo
-//! is a start-up error naming its file, line and key.
+//! The common keys of every daemon (docs/design.md#runtime-config) are [`CommonConfig`]; the rest
+//! of the file is the daemon's own struct, which implements [`DaemonConfig`]. Both reject unknown
+//! keys, so a typo is a start-up error naming its file, line and key.
 
 mod common;
 mod de;

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use focuser_fetch::{Completed, FetchConfig, Fetcher, Outcome, Request};
+use focuser_tests::poll;
 use focuser_tests::web::{Logged, WebServer};
 
 /// The server stamps a request when its thread has read the head: on a new connection that is
@@ -94,14 +95,12 @@ pub fn failed(c: &Completed) -> (focuser_fetch::FailKind, &str, Option<u16>) {
 /// Waits until the server has finished `n` requests to host and path (a client may be done with
 /// an answer before the server's thread is).
 pub fn wait_for_log(server: &WebServer, host: &str, path: &str, n: usize) -> Vec<Logged> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let got = server.requests_to(host, path);
-        if got.iter().filter(|l| l.finished).count() >= n || Instant::now() > deadline {
-            return got;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut got = Vec::new();
+    poll(Duration::from_secs(30), || {
+        got = server.requests_to(host, path);
+        got.iter().filter(|l| l.finished).count() >= n
+    });
+    got
 }
 
 /// Start gaps of requests, sorted by start.

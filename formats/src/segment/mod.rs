@@ -1,5 +1,5 @@
-//! Item/index segments (SPEC §8): the append-only store yacobot writes, the reader ships and
-//! `reader --recv` writes again. One implementation for the writer and every reader; the
+//! Item/index segments (docs/design.md#segments): the append-only store yacobot writes, the reader
+//! ships and `reader --recv` writes again. One implementation for the writer and every reader; the
 //! bytes are specified in docs/formats.md.
 //!
 //! A store is a directory of pairs `item_<file_id>.dat` / `index_<file_id>.dat`. The highest

@@ -1,5 +1,5 @@
-//! analyze_dump and group_sum (SPEC §5 steps 1–2): reflog files in, one aggregate per URL out,
-//! bad lines to reject files.
+//! analyze_dump and group_sum (docs/design.md#master-cycle, steps 1–2): reflog files in, one
+//! aggregate per URL out, bad lines to reject files.
 //!
 //! The inputs are cut into byte ranges of whole lines, 16 per thread ([`read`]); each thread
 //! takes the next range no thread has taken yet, and reads and parses it ([`scan`], [`line`]). A thread keeps the URLs of its share of the raw URL keys and

@@ -3,23 +3,15 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use focuser_formats::segment::{doc_hash, Cursor, Position, StoredItem};
+use focuser_tests::{free_port, poll};
 
 pub const SECRET: &str = "a-shared-secret-of-enough-length";
-
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 pub struct Rig {
     pub dir: tempfile::TempDir,
@@ -162,15 +154,18 @@ impl Proc {
     pub fn stop(&mut self) -> bool {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let end = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < end {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                return st.success();
+        let mut status = None;
+        poll(Duration::from_secs(20), || {
+            status = self.child.try_wait().unwrap();
+            status.is_some()
+        });
+        match status {
+            Some(st) => st.success(),
+            None => {
+                self.kill9();
+                false
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
-        self.kill9();
-        false
     }
 }
 
@@ -178,17 +173,6 @@ impl Drop for Proc {
     fn drop(&mut self) {
         self.kill9();
     }
-}
-
-pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let end = Instant::now() + timeout;
-    while Instant::now() < end {
-        if f() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting for {what}");
 }
 
 /// n of each item of a store, in store order.
@@ -231,28 +215,4 @@ pub fn per_stream(dir: &Path) -> BTreeMap<u32, usize> {
         *m.entry(s.item.origin.stream).or_insert(0) += 1;
     }
     m
-}
-
-/// GET `path` from a status endpoint on 127.0.0.1:`port`: the body.
-pub fn get(port: u16, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out.split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default()
-}
-
-/// The value of one series of a status endpoint's /metrics (`name{labels}`), if present
-/// (None too while the daemon is not listening yet).
-pub fn metric(port: u16, series: &str) -> Option<f64> {
-    std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    get(port, "/metrics").lines().find_map(|l| {
-        l.strip_prefix(series)
-            .and_then(|v| v.strip_prefix(' '))
-            .and_then(|v| v.trim().parse().ok())
-    })
 }

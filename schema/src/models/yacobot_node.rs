@@ -48,7 +48,8 @@ impl YacobotNode {
             .load(conn)
     }
 
-    /// The nodes the master may route to, by id (the tie-break order of SPEC §5).
+    /// The nodes the master may route to, by id (the tie-break order of
+    /// docs/design.md#master-cycle, step 6).
     pub fn enabled(conn: &mut MysqlConnection) -> QueryResult<Vec<Self>> {
         yacobot_node::table
             .filter(yacobot_node::enabled.eq(true))

@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context};
 use clap::{Parser, Subcommand};
 use focuser_tests::pipeline::{self, observe, Allow, Plan, Ports, Run};
 use focuser_tests::web::WebServer;
+use focuser_tests::{alive, poll};
 
 #[derive(Parser)]
 #[command(
@@ -297,14 +298,11 @@ fn start_web(plan: &Plan) -> anyhow::Result<()> {
         .process_group(0)
         .spawn()
         .context("starting the sample web")?;
-    let until = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < until {
-        if web_pidfile(&plan.dir).exists()
-            && observe::http_get(plan.web_port, "/robots.txt").is_ok()
-        {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    let answers = || {
+        web_pidfile(&plan.dir).exists() && observe::http_get(plan.web_port, "/robots.txt").is_ok()
+    };
+    if poll(Duration::from_secs(30), answers) {
+        return Ok(());
     }
     bail!(
         "the sample web did not answer within 30 s (see {}/web/web.log)",
@@ -334,18 +332,11 @@ fn web(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn pid_alive(pid: i32) -> bool {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-}
-
 fn running(dir: &Path) -> bool {
     let Ok(run) = Run::open(dir) else {
         return false;
     };
-    run.instances()
-        .iter()
-        .filter_map(|i| i.pid())
-        .any(pid_alive)
+    run.instances().iter().filter_map(|i| i.pid()).any(alive)
 }
 
 fn stop(dir: &Path) -> anyhow::Result<()> {
@@ -365,10 +356,7 @@ fn stop(dir: &Path) -> anyhow::Result<()> {
             nix::unistd::Pid::from_raw(pid),
             nix::sys::signal::Signal::SIGTERM,
         );
-        let until = Instant::now() + Duration::from_secs(10);
-        while pid_alive(pid) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        poll(Duration::from_secs(10), || !alive(pid));
         println!("sample web stopped");
     }
     if failed.is_empty() {

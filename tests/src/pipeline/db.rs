@@ -1,6 +1,6 @@
-//! The run's databases: the master's (nodes, partner domains) and one per node (its
-//! frontier and its feeds), as SPEC §3 describes a deployment that gives each node its own.
-//! Made empty and migrated before a run, filled with the sample, and read to follow it.
+//! The run's databases: the master's (nodes, partner domains) and one per node (its frontier and
+//! its feeds), as docs/operations.md#scaling-out describes a deployment that gives each node its
+//! own. Made empty and migrated before a run, filled with the sample, and read to follow it.
 
 use diesel::dsl::count_star;
 use diesel::mysql::MysqlConnection;

@@ -2,10 +2,8 @@
 //! `/status.json`, the files in their directories, the databases, and the receivers' stores.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::time::Duration;
 
 use focuser_formats::queue::{self, QueueRecord};
 use focuser_formats::segment::{doc_hash, Cursor, Position, Status};
@@ -18,24 +16,11 @@ use crate::Error;
 
 /// `GET path` on a loopback port: (status, body).
 pub fn http_get(port: u16, path: &str) -> Result<(u16, String), Error> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        s,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or("no end of the answer's head")?;
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or("no status in the answer")?;
-    Ok((status, body.to_string()))
+    let stream = TcpStream::connect(("127.0.0.1", port))?;
+    match crate::net::request(stream, "GET", path, None)? {
+        (0, _, _) => Err("no status in the answer".into()),
+        (status, _, body) => Ok((status, body)),
+    }
 }
 
 /// A daemon's `/status.json`.

@@ -133,7 +133,7 @@ pub struct SegmentConfig {
     pub sync_ms: u64,
 }
 
-/// Re-index bookkeeping (`001_e77f59d2de9a6c8e.txt`); every period in days.
+/// Re-index bookkeeping (docs/design.md#yacobot-bookkeeping); every period in days.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct UrlConfig {

@@ -1,5 +1,5 @@
-//! The `Resources.*` keys: the partner-feed worker (SPEC §6 resources; docs/operations.md
-//! "yacobot: partner feeds").
+//! The `Resources.*` keys: the partner-feed worker (docs/design.md#yacobot-resources;
+//! docs/operations.md "yacobot: partner feeds").
 
 use std::path::PathBuf;
 

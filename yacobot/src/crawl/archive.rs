@@ -1,7 +1,8 @@
-//! The node's archive: its item/index segment store (SPEC §8), which the reader ships. Every
-//! downloaded page is an `UPDATE` item whose doc id is the URL id in hex; a page that is gone
-//! is a `DELETE` item. A page re-indexed from the archive is read back from where its last
-//! copy is (`url.archive_file`, `url.archive_item`) and written again as a new `UPDATE` item.
+//! The node's archive: its item/index segment store (docs/design.md#yacobot-archive), which the
+//! reader ships. Every downloaded page is an `UPDATE` item whose doc id is the URL id in hex; a
+//! page that is gone is a `DELETE` item. A page re-indexed from the archive is read back from where
+//! its last copy is (`url.archive_file`, `url.archive_item`) and written again as a new `UPDATE`
+//! item.
 //!
 //! A failed write (a full disk) takes back the items not yet durable, and their positions
 //! are given again: the next [`Archive::sync`] fails too, so that the caller books none of

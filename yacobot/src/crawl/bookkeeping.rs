@@ -1,4 +1,4 @@
-//! The re-index bookkeeping of `001_e77f59d2de9a6c8e.txt` (SPEC §6), as pure functions of the
+//! The re-index bookkeeping (docs/design.md#yacobot-bookkeeping), as pure functions of the
 //! config and the clock.
 //!
 //! After a URL is indexed: `next_indexed = now + min(D, steady_level)` days, where D is the

@@ -1,9 +1,10 @@
-//! The crawl worker (SPEC §6): the scheduler claims due URLs, highest `download_prio` first;
-//! each is re-indexed from the archive when it was downloaded less than `steady_level` days
-//! ago, else handed to the [`downloader`]; what comes back is appended to the [`archive`],
-//! made durable, and only then booked in `url` (`hits = 0`, `next_indexed`, `steady_level`:
-//! [`bookkeeping`]), releasing the claim. Bookings are gathered and written together (one
-//! fsync of the archive, one statement and one commit for up to `Crawl.BookBatch` URLs).
+//! The crawl worker (docs/design.md#yacobot-scheduler): the scheduler claims due URLs, highest
+//! `download_prio` first; each is re-indexed from the archive when it was downloaded less than
+//! `steady_level` days ago, else handed to the [`downloader`]; what comes back is appended to the
+//! [`archive`], made durable, and only then booked in `url` (`hits = 0`, `next_indexed`,
+//! `steady_level`: [`bookkeeping`]), releasing the claim. Bookings are gathered and written
+//! together (one fsync of the archive, one statement and one commit for up to `Crawl.BookBatch`
+//! URLs).
 
 pub mod archive;
 pub mod book;

@@ -1,7 +1,7 @@
-//! The loader (SPEC §6): queue files from one inbox per master, in name order, each applied
-//! in one transaction recorded in `queue_applied`, so that a file is applied exactly once,
-//! even across crashes. A bad file (bad header, bad line, missing trailer, a record that is
-//! not the master's) is moved to `<inbox>/bad/` with the reason in `bad/<name>.why`, and
+//! The loader (docs/design.md#yacobot-loader): queue files from one inbox per master, in name
+//! order, each applied in one transaction recorded in `queue_applied`, so that a file is applied
+//! exactly once, even across crashes. A bad file (bad header, bad line, missing trailer, a record
+//! that is not the master's) is moved to `<inbox>/bad/` with the reason in `bad/<name>.why`, and
 //! nothing of it is applied.
 
 mod apply;

@@ -1,7 +1,7 @@
-//! The query-argument rules of `003_9d337de18bf22ec6.txt`, for a batch of queue records: each
-//! argument is looked up in `path_arg_name` by `(path_hash, name)`; `significant = 0` drops
-//! it from the URL, `1` keeps it, and an argument met for the first time is recorded as
-//! significant and kept. The URL that remains is the one stored, under its own id.
+//! The query-argument rules (docs/design.md#yacobot-query-arguments), for a batch of queue records:
+//! each argument is looked up in `path_arg_name` by `(path_hash, name)`; `significant = 0` drops it
+//! from the URL, `1` keeps it, and an argument met for the first time is recorded as significant
+//! and kept. The URL that remains is the one stored, under its own id.
 
 use std::borrow::Cow;
 

@@ -1,5 +1,5 @@
-//! The resources worker (SPEC §6 resources): partner data feeds, after the source's ScanTask →
-//! UrlUpdateTask → FetchTask → WriteTask → MysqlHandlerTask.
+//! The resources worker (docs/design.md#yacobot-resources): partner data feeds, after the source's
+//! ScanTask → UrlUpdateTask → FetchTask → WriteTask → MysqlHandlerTask.
 //!
 //! One thread (this module) scans for due resources every `Resources.ScanInterval` s and
 //! claims them, fetches their sitemaps ([`sitemaps`]) and brings `resource_status` in line,

@@ -1,5 +1,5 @@
 //! A data source's sitemap as fetched: its URLs, or a sentence for `fetch_detail` saying why
-//! it failed (SPEC §6 resources; docs/formats.md "Sitemaps").
+//! it failed (docs/design.md#yacobot-resources; docs/formats.md "Sitemaps").
 
 use focuser_feed::encoding::charset_of_content_type;
 use focuser_feed::sitemap::{self, SitemapKind};

@@ -1,16 +1,15 @@
 //! A yacobot in a temporary rootdir, against a fresh database.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use diesel::RunQueryDsl;
 use focuser_formats::queue::{QueueHeader, QueueRecord, QueueWriter};
 use focuser_formats::urls;
 use focuser_schema::models::Url;
+use focuser_tests::wait_for;
 
 pub const T0: i64 = 1_700_000_000;
 
@@ -142,50 +141,6 @@ impl Drop for Daemon {
     }
 }
 
-pub fn get(port: u16, path: &str) -> String {
-    // Before the daemon listens, there is nothing to read.
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return String::new();
-    };
-    write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
-    let mut body = String::new();
-    s.read_to_string(&mut body).unwrap();
-    body
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-pub fn metric(port: u16, name: &str) -> Option<f64> {
-    let text = get(port, "/metrics");
-    text.lines()
-        .find(|l| l.starts_with(&format!("focuser_{name}{{")))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-}
-
-/// A figure with a label, e.g. `metric_with(port, "yacobot_fetch_errors_total", "kind=\"redirect\"")`.
-pub fn metric_with(port: u16, name: &str, label: &str) -> Option<f64> {
-    let text = get(port, "/metrics");
-    text.lines()
-        .find(|l| l.starts_with(&format!("focuser_{name}{{")) && l.contains(label))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-}
-
-pub fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(secs);
-    while !check() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// A queue record for `url` (normalised here) with `hits`.
 pub fn record(url: &str, hits: u64, tag: &str) -> QueueRecord {
     let n = urls::normalize(url, urls::MAX_URL_LENGTH).unwrap();
@@ -245,9 +200,11 @@ pub fn crawl_together(db: &focuser_tests::TestDb, sites: &[&Site]) -> Vec<std::p
          WHERE db = '{}' AND state LIKE 'Waiting for table%' AND info LIKE '%SKIP LOCKED%'",
         db.name()
     );
-    wait_for("every crawler waiting to claim", 60, || {
-        number(db, &waiting) == sites.len() as i64
-    });
+    wait_for(
+        "every crawler waiting to claim",
+        Duration::from_secs(60),
+        || number(db, &waiting) == sites.len() as i64,
+    );
     diesel::sql_query("UNLOCK TABLES")
         .execute(&mut lock)
         .unwrap();

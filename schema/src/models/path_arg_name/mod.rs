@@ -9,7 +9,7 @@ mod rules;
 
 pub use rules::ArgRule;
 
-/// Whether a query argument of one path changes the page (`003_9d337de18bf22ec6.txt`).
+/// Whether a query argument of one path changes the page (docs/design.md#yacobot-query-arguments).
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]
 #[diesel(table_name = path_arg_name, primary_key(path_hash, name), check_for_backend(Mysql))]
 pub struct PathArgName {

@@ -1,6 +1,7 @@
-//! `resource_status` brought in line with a data source's sitemap (SPEC §6 resources): URLs new
-//! to the resource inserted, URLs now listed by this source (moved from another source, or
-//! listed again after being retired) updated, URLs of this source no longer listed retired.
+//! `resource_status` brought in line with a data source's sitemap
+//! (docs/design.md#yacobot-resources): URLs new to the resource inserted, URLs now listed by this
+//! source (moved from another source, or listed again after being retired) updated, URLs of this
+//! source no longer listed retired.
 
 use std::collections::{HashMap, HashSet};
 

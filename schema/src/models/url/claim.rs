@@ -1,6 +1,6 @@
-//! The scheduler's claims (SPEC §6, the source's "fetch map"): a URL is fetched by whoever
-//! holds its claim, and a claim lapses at `claim_expires`, so a crawler that died leaves
-//! nothing stuck for long.
+//! The scheduler's claims (docs/design.md#yacobot-scheduler, the source's "fetch map"): a URL is
+//! fetched by whoever holds its claim, and a claim lapses at `claim_expires`, so a crawler that
+//! died leaves nothing stuck for long.
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;

@@ -1,4 +1,5 @@
--- The crawler's bookings (SPEC §6): what became of each claimed URL, many URLs a statement.
+-- The crawler's bookings (docs/design.md#yacobot-bookkeeping): what became of each claimed
+-- URL, many URLs a statement.
 -- Bound per row: the URL's id, a mask of the columns to write, then the 16 values below in
 -- their order (bit 0 hits … bit 15 fetch_error; NULL where the mask leaves a column alone);
 -- then the owner, once. The empty first SELECT only names and types the derived table's

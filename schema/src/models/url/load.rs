@@ -14,7 +14,7 @@ use super::Url;
 use crate::models::sql;
 
 /// A new URL's priority is its hits times this, until it is downloaded once
-/// (`001_e77f59d2de9a6c8e.txt`: NEW_URL_BOOST = 3).
+/// (docs/design.md#yacobot-loader: NEW_URL_BOOST = 3).
 pub const NEW_URL_BOOST: u64 = 3;
 
 /// Rows per statement: ten parameters a row stay far below the protocol's 65 535.

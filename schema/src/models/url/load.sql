@@ -1,4 +1,5 @@
--- The loader's accumulating upsert of queue records into the frontier (SPEC §6).
+-- The loader's accumulating upsert of queue records into the frontier
+-- (docs/design.md#yacobot-loader).
 -- Bound per row: id, url, domain, path_hash, hits, download_prio (hits x NEW_URL_BOOST),
 -- updatetag, first_seen (now), last_hit, next_indexed (now); then NEW_URL_BOOST once.
 -- A new URL is inserted as bound. A known one adds its hits; its priority is its hits, times

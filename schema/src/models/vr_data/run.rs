@@ -1,7 +1,7 @@
-//! What one run of a resource writes to `vr_data` (SPEC §6 resources, docs/formats.md
-//! "Resources write protocol"): every change is written with `status = 0` ("not yet emitted
-//! to the segments"); once the items are in the segments and fsynced, [`VrData::mark_emitted`]
-//! sets `status = 1`.
+//! What one run of a resource writes to `vr_data` (docs/design.md#yacobot-resources,
+//! docs/formats.md "Resources write protocol"): every change is written with `status = 0` ("not yet
+//! emitted to the segments"); once the items are in the segments and fsynced,
+//! [`VrData::mark_emitted`] sets `status = 1`.
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;

@@ -1,5 +1,5 @@
--- The resources a scan starts (SPEC §6 resources): enabled, not held by a live claim, and
--- either asked for (manual_update = 1, automatic or manual) or automatic and due
+-- The resources a scan starts (docs/design.md#yacobot-resources): enabled, not held by a live
+-- claim, and either asked for (manual_update = 1, automatic or manual) or automatic and due
 -- (last_fetch_time + frequency <= now; never run: due at once). Rows another scanner holds
 -- are skipped, so two scanners never take the same resource.
 -- Binds: now, now, limit.
