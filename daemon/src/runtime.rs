@@ -217,13 +217,16 @@ impl<T: DaemonConfig> Runtime<T> {
         let figures = Arc::new(Figures::default());
         let recent = logging.recent();
         let sources: Vec<Arc<dyn StatusSource>> = vec![figures.clone()];
-        let mut builtin: Vec<Arc<dyn StatusSource>> =
-            vec![Arc::new(crate::logging::LogFigures(Arc::clone(&recent)))];
+        // The database's card (when there is one) comes first, then the log's.
         #[cfg(feature = "database")]
-        if let Some(db) = &database {
-            // The database's card comes first, as it always has.
-            builtin.insert(0, db.health());
-        }
+        let db_card = database
+            .as_ref()
+            .map(|db| db.health() as Arc<dyn StatusSource>);
+        #[cfg(not(feature = "database"))]
+        let db_card: Option<Arc<dyn StatusSource>> = None;
+        let log_card: Arc<dyn StatusSource> =
+            Arc::new(crate::logging::LogFigures(Arc::clone(&recent)));
+        let builtin: Vec<Arc<dyn StatusSource>> = db_card.into_iter().chain([log_card]).collect();
         let shared = Arc::new(StatusShared {
             daemon: name.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
