@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use diesel::RunQueryDsl;
-use focuser_daemon::status::{Card, Chart, Figure, Figures, Row, State, StatusSource, Table};
 use focuser_daemon::config::restart_only;
+use focuser_daemon::status::{Card, Chart, Figure, Figures, Row, State, StatusSource, Table};
 use focuser_daemon::{CommonArgs, CommonCommand, DaemonConfig, Runtime, Signal};
 use serde::{Deserialize, Serialize};
 

@@ -25,6 +25,20 @@ pub enum AccessError {
     File { path: String, message: String },
 }
 
+/// The peers `allowdb` lets in, as the running config says: the list the status endpoint
+/// checks, which a reload reads again ([`crate::Runtime::allowed_peers`]). A daemon's own
+/// listener asks it at each connection.
+#[derive(Clone)]
+pub struct AllowedPeers(pub(crate) std::sync::Arc<crate::status::StatusShared>);
+
+impl AllowedPeers {
+    pub fn allows(&self, peer: IpAddr) -> bool {
+        // A copy, so that a name lookup does not hold the status endpoint's lock.
+        let list = self.0.access.lock().map(|a| a.allow.clone());
+        list.is_ok_and(|l| l.allows(peer))
+    }
+}
+
 /// Peers allowed to connect. Without an allowdb file only loopback peers are.
 #[derive(Debug, Clone)]
 pub struct AllowList {

@@ -2,18 +2,24 @@
 
 use std::path::PathBuf;
 
+use focuser_daemon::config::restart_only;
 use focuser_daemon::{CommonConfig, DaemonConfig};
 use focuser_formats::reflog::HostPolicy;
 use serde::{Deserialize, Serialize};
 
+/// Every cycle takes the running config as it starts, so a reload applies every key but the
+/// `restart_only` ones: the master's name and the directories its journal and queue files
+/// are kept in, which a cycle in progress or in recovery must find where it left them.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MasterConfig {
     /// This master's name: it prefixes its queue files and signs the domains it assigns.
+    #[serde(serialize_with = "restart_only")]
     pub name: String,
     /// Where ad servers drop reflog files (by atomic rename).
     pub incoming_dir: PathBuf,
     /// Queue files go to `queue_dir/<node id>/<name>-<cycle>.q`.
+    #[serde(serialize_with = "restart_only")]
     pub queue_dir: PathBuf,
     /// Processed reflog files move here; empty: they are deleted.
     #[serde(default)]
@@ -24,7 +30,7 @@ pub struct MasterConfig {
     #[serde(default = "default_bad_dir")]
     pub bad_dir: PathBuf,
     /// current_log and the cycle journal.
-    #[serde(default = "default_state_dir")]
+    #[serde(default = "default_state_dir", serialize_with = "restart_only")]
     pub state_dir: PathBuf,
     /// Partitions, when a cycle outgrows `Cycle.MemoryLimit`.
     #[serde(default = "default_tmp_dir")]
@@ -211,20 +217,6 @@ impl DaemonConfig for MasterConfig {
             return Err("Url.MaxLength: must be at least 16".into());
         }
         Ok(())
-    }
-
-    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        let mut keys = Vec::new();
-        if self.name != new.name {
-            keys.push("name");
-        }
-        if self.state_dir != new.state_dir {
-            keys.push("state_dir");
-        }
-        if self.queue_dir != new.queue_dir {
-            keys.push("queue_dir");
-        }
-        keys
     }
 }
 

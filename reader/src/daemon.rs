@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use focuser_daemon::access::AllowList;
 use focuser_daemon::episode::Episode;
 use focuser_daemon::{Runtime, Signal};
 
@@ -39,10 +38,9 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         .collect();
     let ctx = Arc::new(SendCtx {
         store: store.clone(),
-        secret: secret.clone(),
-        max_frame: cfg.daemon.max_frame,
-        send: cfg.daemon.send.clone(),
-        stop: rt.stop_flag(),
+        secret,
+        config: rt.running_config(),
+        stop: rt.stop(),
     });
     let mut threads = Vec::new();
     for st in &states {
@@ -62,15 +60,11 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
             &state_dir,
         ));
         shippers.push(Arc::clone(&sh));
-        let (secret, stop) = (secret.clone(), rt.stop_flag());
-        let (max, retry) = (
-            cfg.daemon.max_frame,
-            (cfg.daemon.send.retry_min, cfg.daemon.send.retry_max),
-        );
+        let ctx = Arc::clone(&ctx);
         threads.push(
             std::thread::Builder::new()
                 .name(format!("sendfile-{n}"))
-                .spawn(move || sendfile::run(sh, secret, max, retry, stop))?,
+                .spawn(move || sendfile::run(sh, ctx))?,
         );
     }
     let figures = Arc::new(SenderFigures {
@@ -86,7 +80,6 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         cfg.daemon.sendfile.len(),
         store.display()
     );
-    let check = Duration::from_secs(cfg.daemon.store.check_interval.max(1));
     let mut last_check = Instant::now();
     let mut failing = Episode::new(format!("retention in {}", store.display()));
     loop {
@@ -100,9 +93,10 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         if rt.stopping() {
             break;
         }
-        if last_check.elapsed() >= check {
+        let keep = &rt.config().daemon.store;
+        if last_check.elapsed() >= Duration::from_secs(keep.check_interval.max(1)) {
             last_check = Instant::now();
-            match retention::enforce(&store, &states, rt.config().daemon.store.max_bytes) {
+            match retention::enforce(&store, &states, keep.max_bytes) {
                 Ok(r) => {
                     failing.resolved(&"works again");
                     if r.deleted > 0 {
@@ -142,10 +136,6 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
     let cfg = rt.config().clone();
     let common = &cfg.common;
     let secret = Secret::load(&common.path(&cfg.daemon.secret_file))?;
-    let allow = match &common.allowdb {
-        Some(p) => AllowList::load(&common.path(p))?,
-        None => AllowList::loopback(),
-    };
     let dir = common.path(&cfg.daemon.recv.store_dir);
     let (store, rec) = RecvStore::open(&dir, cfg.daemon.segment.writer_options())?;
     if rec.cut_bytes > 0 || rec.index_rebuilt {
@@ -181,8 +171,8 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         RecvShared::new(
             store,
             secret,
-            allow,
-            cfg.daemon.max_frame,
+            rt.allowed_peers(),
+            rt.running_config(),
             inbox_dir,
             Duration::from_secs(cfg.daemon.recv.idle_timeout.max(1)),
             cfg.daemon.recv.max_connections,
@@ -200,6 +190,7 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         if matches!(signal, Some(Signal::Stop)) || rt.stopping() {
             break;
         }
+
         if let Ok(mut store) = shared.store.lock() {
             let r = if matches!(signal, Some(Signal::Rotate)) {
                 store.rotate()

@@ -7,7 +7,7 @@
 //! ([`Key::reload`]) and sees it take effect.
 
 use serde::de::DeserializeOwned;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// How a restart-only field serializes: its value below this one key, which [`keys`] reads
@@ -26,7 +26,7 @@ pub fn restart_only<T: Serialize + ?Sized, S: Serializer>(
 }
 
 /// What a reload does with a key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reload {
     /// The new value takes effect on SIGUSR2.
@@ -36,7 +36,7 @@ pub enum Reload {
 }
 
 /// One key of a config as a file would set it (`Cycle.Interval`), with its value as text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Key {
     pub name: String,
     pub value: String,
@@ -173,8 +173,6 @@ fn strip(value: &mut Value) {
 mod tests {
     use std::collections::BTreeMap;
 
-    use serde::Deserialize;
-
     use super::*;
 
     #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -258,7 +256,13 @@ mod tests {
         );
         assert_eq!(
             restart_only_changes(&running, &new),
-            ["Group.2.Dir", "Group.2.On", "Group.2.Ratio", "Name", "Part.Dir"]
+            [
+                "Group.2.Dir",
+                "Group.2.On",
+                "Group.2.Ratio",
+                "Name",
+                "Part.Dir"
+            ]
         );
         let kept = keep_running(&running, &new).unwrap();
         assert_eq!((kept.name.as_str(), kept.interval), ("a", 9));

@@ -170,7 +170,11 @@ impl<T: DaemonConfig> Config<T> {
         };
         let common = keys::keep_running(&self.common, &new.common).map_err(invalid)?;
         let daemon = keys::keep_running(&self.daemon, &new.daemon).map_err(invalid)?;
-        let with_running = |e: String| invalid(format!("{e} (with the running values of restart-only keys)"));
+        let with_running = |e: String| {
+            invalid(format!(
+                "{e} (with the running values of restart-only keys)"
+            ))
+        };
         common.validate().map_err(with_running)?;
         daemon.validate(&common).map_err(with_running)?;
         Ok(Config {
@@ -415,6 +419,8 @@ mod tests {
         let mut common: Vec<&str> = COMMON_KEYS.to_vec();
         common.sort_unstable();
         assert_eq!(names[..common.len()], common);
-        assert!(names.iter().all(|n| Config::<Testd>::is_common(n) != n.starts_with("Work.")));
+        assert!(names
+            .iter()
+            .all(|n| Config::<Testd>::is_common(n) != n.starts_with("Work.")));
     }
 }

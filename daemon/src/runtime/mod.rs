@@ -69,6 +69,12 @@ impl<T: DaemonConfig> Runtime<T> {
         &self.config
     }
 
+    /// The peers `allowdb` lets in, for a daemon's own listener: what the status endpoint
+    /// allows, read again by every reload.
+    pub fn allowed_peers(&self) -> crate::access::AllowedPeers {
+        crate::access::AllowedPeers(Arc::clone(&self.shared))
+    }
+
     /// The running config for the daemon's threads: each takes the current one at every
     /// unit of work, so that a reload reaches it.
     pub fn running_config(&self) -> RunningConfig<T> {
@@ -199,4 +205,3 @@ impl<T: DaemonConfig> Runtime<T> {
         log::logger().flush();
     }
 }
-
