@@ -49,9 +49,10 @@ struct Work {
     stop_delay_ms: u64,
     #[serde(rename = "Paused", default)]
     paused: bool,
-    #[serde(rename = "SecretFile", default)]
+    /// Read at start, as a real daemon's secret is.
+    #[serde(rename = "SecretFile", default, serialize_with = "restart_only")]
     secret_file: Option<std::path::PathBuf>,
-    #[serde(rename = "FailStart", default)]
+    #[serde(rename = "FailStart", default, serialize_with = "restart_only")]
     fail_start: String,
 }
 
@@ -243,6 +244,7 @@ fn main_loop(rt: &mut Runtime<TestdConfig>) -> anyhow::Result<()> {
             }
             Some(Signal::Reload) => {
                 log::info!("reloaded: message={}", rt.config().daemon.work.message);
+                log::debug!("reloaded, and debug lines are logged");
                 continue;
             }
             Some(Signal::ReopenLog) => continue,
