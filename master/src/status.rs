@@ -39,7 +39,9 @@ enum Recent {
 }
 
 fn utc_now() -> String {
-    chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string()
+    focuser_daemon::clock::db_now()
+        .format("%Y-%m-%d %H:%M:%S")
+        .to_string()
 }
 
 impl Totals {

@@ -34,7 +34,7 @@ pub struct SenderFigures {
 
 impl StatusSource for SenderFigures {
     fn figures(&self) -> Vec<Figure> {
-        let now = focuser_formats::segment::now_ms();
+        let now = focuser_daemon::clock::unix_millis();
         let mut f = vec![
             Figure::gauge(
                 "reader_store_bytes",
@@ -162,7 +162,7 @@ impl StatusSource for SenderFigures {
     }
 
     fn cards(&self) -> Vec<Card> {
-        let now = focuser_formats::segment::now_ms();
+        let now = focuser_daemon::clock::unix_millis();
         let lags: Vec<Lag> = self.senders.iter().map(|s| self.lag_of(s)).collect();
         let connected = self
             .senders
@@ -233,7 +233,7 @@ impl StatusSource for SenderFigures {
     }
 
     fn tables(&self) -> Vec<Table> {
-        let now = focuser_formats::segment::now_ms();
+        let now = focuser_daemon::clock::unix_millis();
         let mut receivers = Table::new(
             "receivers",
             "Receivers",

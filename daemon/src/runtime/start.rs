@@ -185,21 +185,24 @@ impl<T: DaemonConfig> Runtime<T> {
         let figures = Arc::new(Figures::default());
         let recent = logging.recent();
         let sources: Vec<Arc<dyn StatusSource>> = vec![figures.clone()];
-        let mut builtin: Vec<Arc<dyn StatusSource>> = Vec::new();
+        // The runtime's own cards: the database's (when there is one), then the log's.
         #[cfg(feature = "database")]
-        if let Some(db) = &database {
-            builtin.push(db.health());
-        }
-        builtin.push(Arc::new(crate::logging::LogFigures(Arc::clone(&recent))));
+        let db_health = database
+            .as_ref()
+            .map(|db| db.health() as Arc<dyn StatusSource>);
+        #[cfg(not(feature = "database"))]
+        let db_health: Option<Arc<dyn StatusSource>> = None;
+        let log_figures: Arc<dyn StatusSource> =
+            Arc::new(crate::logging::LogFigures(Arc::clone(&recent)));
+        let builtin: Vec<Arc<dyn StatusSource>> =
+            db_health.into_iter().chain([log_figures]).collect();
         let shared = Arc::new(StatusShared {
             daemon: name.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             config_file: Mutex::new(config.file.display().to_string()),
             config: Mutex::new(config.keys()),
             started: Instant::now(),
-            started_at: chrono::Utc::now()
-                .format("%Y-%m-%d %H:%M:%S UTC")
-                .to_string(),
+            started_at: crate::clock::utc_stamp(),
             sources: Mutex::new(sources),
             builtin,
             history: Mutex::new(History::new(common.status_sample)),
