@@ -19,8 +19,8 @@ use focuser_formats::segment::{crc, Cursor, Position, SegmentError, Status, Take
 
 use super::session::{fail, SessionError};
 use super::{SenderState, Settings};
+use crate::wire::batch::{batch_fixed, item_fixed, BATCH_FIXED, RECORDS_FIXED, WIRE_ITEM_FIXED};
 use crate::wire::frame::{begin_frame, finish_frame_followed_by, FRAME_HEADER_LEN};
-use crate::wire::messages::{batch_fixed, item_fixed, BATCH_FIXED, RECORDS_FIXED, WIRE_ITEM_FIXED};
 use crate::wire::{Batch, FrameType};
 
 pub(super) struct Batcher {
