@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::mpsc::channel;
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -19,7 +19,8 @@ use crate::db::Database;
 use crate::logging::{LogSettings, Logging};
 use crate::pidfile::Pidfile;
 use crate::privileges::{self, Readiness};
-use crate::signals;
+use crate::signals::{self, Signal};
+use crate::status::server::Access;
 use crate::status::{Figures, History, StatusServer, StatusShared, StatusSource};
 
 /// Runs a daemon: parses its config, starts the runtime, hands it to `body` (the daemon's main
@@ -165,15 +166,7 @@ impl<T: DaemonConfig> Runtime<T> {
             timeout: Arc::new(AtomicU64::new(common.stop_timeout)),
             pidfile: pidfile.as_ref().map(|p| p.path().to_path_buf()),
         };
-        let on_stop = stopper.clone();
-        let (signal_handle, _thread) = signals::listen(signals_tx.clone(), move |first| {
-            if first {
-                on_stop.begin();
-            } else {
-                log::warn!("second stop signal: exiting at once");
-                exit_now(on_stop.pidfile.as_deref());
-            }
-        })?;
+        let signal_handle = listen_for_signals(&stopper, signals_tx.clone())?;
         let stop = Arc::clone(&stopper.stop);
         #[cfg(feature = "database")]
         let database = common
@@ -183,8 +176,6 @@ impl<T: DaemonConfig> Runtime<T> {
             .transpose()?;
 
         let figures = Arc::new(Figures::default());
-        let recent = logging.recent();
-        let sources: Vec<Arc<dyn StatusSource>> = vec![figures.clone()];
         // The runtime's own cards: the database's (when there is one), then the log's.
         #[cfg(feature = "database")]
         let db_health = database
@@ -193,23 +184,17 @@ impl<T: DaemonConfig> Runtime<T> {
         #[cfg(not(feature = "database"))]
         let db_health: Option<Arc<dyn StatusSource>> = None;
         let log_figures: Arc<dyn StatusSource> =
-            Arc::new(crate::logging::LogFigures(Arc::clone(&recent)));
+            Arc::new(crate::logging::LogFigures(logging.recent()));
         let builtin: Vec<Arc<dyn StatusSource>> =
             db_health.into_iter().chain([log_figures]).collect();
-        let shared = Arc::new(StatusShared {
-            daemon: name.to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            config_file: Mutex::new(config.file.display().to_string()),
-            config: Mutex::new(config.keys()),
-            started: Instant::now(),
-            started_at: crate::clock::utc_stamp(),
-            sources: Mutex::new(sources),
-            builtin,
-            history: Mutex::new(History::new(common.status_sample)),
-            recent,
-            access: Mutex::new(access),
-            signals: Mutex::new(signals_tx.clone()),
-        });
+        let shared = status_shared(
+            name,
+            &config,
+            (&figures, builtin),
+            &logging,
+            access,
+            signals_tx.clone(),
+        );
         let status = listener
             .map(|l| StatusServer::start(l, Arc::clone(&shared)))
             .transpose()?;
@@ -248,4 +233,48 @@ impl<T: DaemonConfig> Runtime<T> {
             identity,
         })
     }
+}
+
+/// The signal thread: a first stop signal sets the stop in motion, a second ends the process.
+fn listen_for_signals(
+    stopper: &Stopper,
+    signals: Sender<Signal>,
+) -> anyhow::Result<signal_hook::iterator::Handle> {
+    let on_stop = stopper.clone();
+    let (handle, _thread) = signals::listen(signals, move |first| {
+        if first {
+            on_stop.begin();
+        } else {
+            log::warn!("second stop signal: exiting at once");
+            exit_now(on_stop.pidfile.as_deref());
+        }
+    })?;
+    Ok(handle)
+}
+
+/// What the status endpoint shows and where its POSTs go: the daemon's figures (`sources`),
+/// the runtime's own (`builtin`), the running config.
+fn status_shared<T: DaemonConfig>(
+    name: &str,
+    config: &Config<T>,
+    (figures, builtin): (&Arc<Figures>, Vec<Arc<dyn StatusSource>>),
+    logging: &Logging,
+    access: Access,
+    signals: Sender<Signal>,
+) -> Arc<StatusShared> {
+    let sources: Vec<Arc<dyn StatusSource>> = vec![figures.clone()];
+    Arc::new(StatusShared {
+        daemon: name.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        config_file: Mutex::new(config.file.display().to_string()),
+        config: Mutex::new(config.keys()),
+        started: Instant::now(),
+        started_at: crate::clock::utc_stamp(),
+        sources: Mutex::new(sources),
+        builtin,
+        history: Mutex::new(History::new(config.common.status_sample)),
+        recent: logging.recent(),
+        access: Mutex::new(access),
+        signals: Mutex::new(signals),
+    })
 }
