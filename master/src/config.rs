@@ -232,4 +232,15 @@ mod tests {
         assert_eq!(parse_offset("Europe/Moscow"), None);
         assert_eq!(parse_offset("+3"), None);
     }
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_master_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/master.cf");
+        let c =
+            focuser_daemon::Config::<MasterConfig>::load(std::path::Path::new(file), None).unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
+    }
 }

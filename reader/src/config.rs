@@ -386,3 +386,30 @@ impl DaemonConfig for ReaderConfig {
         vec![("secret_file", common.path(&self.secret_file))]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_reader_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/reader.cf");
+        let c =
+            focuser_daemon::Config::<ReaderConfig>::load(std::path::Path::new(file), None).unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
+    }
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_reader_recv_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/reader-recv.cf");
+        let c =
+            focuser_daemon::Config::<ReaderConfig>::load(std::path::Path::new(file), None).unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
+    }
+}

@@ -400,3 +400,19 @@ impl DaemonConfig for YacobotConfig {
         self.url.validate()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_yacobot_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/yacobot.cf");
+        let c = focuser_daemon::Config::<YacobotConfig>::load(std::path::Path::new(file), None)
+            .unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
+    }
+}
