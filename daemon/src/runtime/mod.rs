@@ -72,7 +72,7 @@ impl<T: DaemonConfig> Runtime<T> {
     /// The peers `allowdb` lets in, for a daemon's own listener: what the status endpoint
     /// allows, read again by every reload.
     pub fn allowed_peers(&self) -> crate::access::AllowedPeers {
-        crate::access::AllowedPeers(Arc::clone(&self.shared))
+        crate::access::AllowedPeers::running(Arc::clone(&self.shared))
     }
 
     /// The running config for the daemon's threads: each takes the current one at every
