@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use diesel::RunQueryDsl;
+use focuser_daemon::config::restart_only;
 use focuser_daemon::status::{Card, Chart, Figure, Figures, Row, State, StatusSource, Table};
 use focuser_daemon::{CommonArgs, CommonCommand, DaemonConfig, Runtime, Signal};
 use serde::{Deserialize, Serialize};
@@ -41,15 +42,17 @@ struct Work {
     tick_ms: u64,
     #[serde(rename = "Message", default)]
     message: String,
-    #[serde(rename = "UseDb", default)]
+    /// Read at start: the database is asked only if it was set then.
+    #[serde(rename = "UseDb", default, serialize_with = "restart_only")]
     use_db: bool,
     #[serde(rename = "StopDelayMs", default)]
     stop_delay_ms: u64,
     #[serde(rename = "Paused", default)]
     paused: bool,
-    #[serde(rename = "SecretFile", default)]
+    /// Read at start, as a real daemon's secret is.
+    #[serde(rename = "SecretFile", default, serialize_with = "restart_only")]
     secret_file: Option<std::path::PathBuf>,
-    #[serde(rename = "FailStart", default)]
+    #[serde(rename = "FailStart", default, serialize_with = "restart_only")]
     fail_start: String,
 }
 
@@ -66,14 +69,6 @@ impl DaemonConfig for TestdConfig {
             return Err("Work.UseDb: needs `database`".into());
         }
         Ok(())
-    }
-
-    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        if self.work.use_db != new.work.use_db {
-            vec!["Work.UseDb"]
-        } else {
-            Vec::new()
-        }
     }
 
     fn check_files(&self, common: &focuser_daemon::CommonConfig) -> Result<(), String> {
@@ -249,6 +244,7 @@ fn main_loop(rt: &mut Runtime<TestdConfig>) -> anyhow::Result<()> {
             }
             Some(Signal::Reload) => {
                 log::info!("reloaded: message={}", rt.config().daemon.work.message);
+                log::debug!("reloaded, and debug lines are logged");
                 continue;
             }
             Some(Signal::ReopenLog) => continue,

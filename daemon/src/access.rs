@@ -25,6 +25,42 @@ pub enum AccessError {
     File { path: String, message: String },
 }
 
+/// The peers `allowdb` lets in, as the running config says: the list the status endpoint
+/// checks, which a reload reads again ([`crate::Runtime::allowed_peers`]); or a list of its
+/// own, for code that runs without a runtime (a benchmark, a test). A daemon's own listener
+/// asks it at each connection.
+#[derive(Clone)]
+pub struct AllowedPeers(Peers);
+
+#[derive(Clone)]
+enum Peers {
+    Running(std::sync::Arc<crate::status::StatusShared>),
+    Fixed(AllowList),
+}
+
+impl AllowedPeers {
+    pub(crate) fn running(shared: std::sync::Arc<crate::status::StatusShared>) -> AllowedPeers {
+        AllowedPeers(Peers::Running(shared))
+    }
+
+    pub fn allows(&self, peer: IpAddr) -> bool {
+        match &self.0 {
+            Peers::Running(shared) => {
+                // A copy, so that a name lookup does not hold the status endpoint's lock.
+                let list = shared.access.lock().map(|a| a.allow.clone());
+                list.is_ok_and(|l| l.allows(peer))
+            }
+            Peers::Fixed(list) => list.allows(peer),
+        }
+    }
+}
+
+impl From<AllowList> for AllowedPeers {
+    fn from(list: AllowList) -> AllowedPeers {
+        AllowedPeers(Peers::Fixed(list))
+    }
+}
+
 /// Peers allowed to connect. Without an allowdb file only loopback peers are.
 #[derive(Debug, Clone)]
 pub struct AllowList {

@@ -20,7 +20,6 @@ pub mod episode;
 pub mod logging;
 pub mod pidfile;
 pub mod privileges;
-mod reload;
 mod runtime;
 pub mod safefile;
 pub mod signals;

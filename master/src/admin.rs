@@ -79,7 +79,7 @@ pub fn replay(
                 for f in group {
                     latest = latest.max(latest_timestamp(f, offset)?);
                 }
-                latest.unwrap_or_else(crate::daemon::unix_now)
+                latest.unwrap_or_else(focuser_daemon::clock::unix_secs)
             }
         };
         bar.set_message(format!("{}", group[0].display()));

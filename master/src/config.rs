@@ -2,18 +2,24 @@
 
 use std::path::PathBuf;
 
+use focuser_daemon::config::restart_only;
 use focuser_daemon::{CommonConfig, DaemonConfig};
 use focuser_formats::reflog::HostPolicy;
 use serde::{Deserialize, Serialize};
 
+/// Every cycle takes the running config as it starts, so a reload applies every key but the
+/// `restart_only` ones: the master's name and the directories its journal and queue files
+/// are kept in, which a cycle in progress or in recovery must find where it left them.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MasterConfig {
     /// This master's name: it prefixes its queue files and signs the domains it assigns.
+    #[serde(serialize_with = "restart_only")]
     pub name: String,
     /// Where ad servers drop reflog files (by atomic rename).
     pub incoming_dir: PathBuf,
     /// Queue files go to `queue_dir/<node id>/<name>-<cycle>.q`.
+    #[serde(serialize_with = "restart_only")]
     pub queue_dir: PathBuf,
     /// Processed reflog files move here; empty: they are deleted.
     #[serde(default)]
@@ -24,7 +30,7 @@ pub struct MasterConfig {
     #[serde(default = "default_bad_dir")]
     pub bad_dir: PathBuf,
     /// current_log and the cycle journal.
-    #[serde(default = "default_state_dir")]
+    #[serde(default = "default_state_dir", serialize_with = "restart_only")]
     pub state_dir: PathBuf,
     /// Partitions, when a cycle outgrows `Cycle.MemoryLimit`.
     #[serde(default = "default_tmp_dir")]
@@ -212,20 +218,6 @@ impl DaemonConfig for MasterConfig {
         }
         Ok(())
     }
-
-    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        let mut keys = Vec::new();
-        if self.name != new.name {
-            keys.push("name");
-        }
-        if self.state_dir != new.state_dir {
-            keys.push("state_dir");
-        }
-        if self.queue_dir != new.queue_dir {
-            keys.push("queue_dir");
-        }
-        keys
-    }
 }
 
 #[cfg(test)]
@@ -239,5 +231,16 @@ mod tests {
         assert_eq!(parse_offset("-05:30"), Some(-19800));
         assert_eq!(parse_offset("Europe/Moscow"), None);
         assert_eq!(parse_offset("+3"), None);
+    }
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_master_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/master.cf");
+        let c =
+            focuser_daemon::Config::<MasterConfig>::load(std::path::Path::new(file), None).unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
     }
 }

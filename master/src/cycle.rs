@@ -15,20 +15,17 @@ use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context};
-use focuser_formats::fsutil;
-use focuser_formats::queue::{QueueHeader, QueueWriter};
 
-use crate::bgwrite::BackgroundWriter;
 use crate::config::MasterConfig;
 use crate::current_log;
 use crate::ingest::{self, IngestStats};
 use crate::join;
 pub use crate::join::Tally;
 use crate::journal::Journal;
-use crate::logsaver::{self, ForwardedList};
+use crate::logsaver;
 use crate::names;
 use crate::publish::remove_if_there;
-use crate::route::{self, Assignment, DomainCounts, DomainMap};
+use crate::route::{Assignment, DomainMap};
 
 /// Where the domain map lives: the database, behind retries in the daemon.
 pub trait DomainStore: Send {
@@ -240,42 +237,10 @@ impl Master<'_> {
         let started = Instant::now();
         let cfg = self.cfg;
         self.discard_temporaries(journal.seq)?;
-        let rules = ingest::LineRules {
-            offset: cfg.utc_offset().map_err(|e| anyhow!(e))?,
-            max_url: cfg.url.max_length,
-            hosts: cfg.host_policy(),
+        let (map, mut ingested) = match self.read_inputs(journal, store)? {
+            Ok(read) => read,
+            Err(unusable) => return Ok(Err(unusable)),
         };
-        // The domain map is read from the database while the inputs are read.
-        let (map, ingested) = std::thread::scope(|scope| {
-            let reading = scope.spawn(|| {
-                ingest::ingest(
-                    &journal.inputs,
-                    ingest::threads(),
-                    cfg.memory_budget(),
-                    (&cfg.tmp_dir, &cfg.rejects_dir),
-                    rules,
-                )
-            });
-            let map = store.load().context("reading the domain map");
-            let ingested = reading
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("reading thread panicked")));
-            (map, ingested)
-        });
-        let mut ingested = match ingested {
-            Err(e) => match ingest::failed_input(&e) {
-                Some(failed) => {
-                    return Ok(Err(Unusable {
-                        input: failed.input,
-                        why: failed.error.to_string(),
-                        set_aside: true,
-                    }))
-                }
-                None => return Err(anyhow::Error::new(e).context("reading the reflog files")),
-            },
-            Ok(i) => i,
-        };
-        let map = map?;
         let mut domains = std::mem::take(&mut ingested.domains);
         let parts = ingested.parts;
         log::debug!(
@@ -340,33 +305,7 @@ impl Master<'_> {
         for h in 0..2 {
             remove_if_there(&join::forwarded_path(&cfg.tmp_dir, h))?;
         }
-        let mut queues = Vec::new();
-        for (node, (_, w)) in writers {
-            let (out, n) = w.finish()?;
-            queues.push(out);
-            stats.per_node.insert(node, n);
-        }
-        let mut rejects = Vec::new();
-        for (tmp, _) in &ingested.rejects {
-            rejects.push(File::open(tmp)?);
-        }
-        // Every file synced at once: the disk sees them together.
-        std::thread::scope(|scope| {
-            let syncs: Vec<_> = queues
-                .into_iter()
-                .map(|q| scope.spawn(move || q.finish().map(drop)))
-                .chain(rejects.iter().map(|f| scope.spawn(move || f.sync_all())))
-                .collect();
-            syncs.into_iter().try_for_each(|s| {
-                s.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
-            })
-        })?;
-        log_synced
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
-            .context("syncing the new current_log")?;
-
+        sync_outputs(writers, &ingested.rejects, log_synced, &mut stats)?;
         log::debug!(
             "cycle {}: files synced in {:.2} s",
             journal.seq,
@@ -380,6 +319,53 @@ impl Master<'_> {
         self.publish(journal)?;
         stats.seconds = started.elapsed().as_secs_f64();
         Ok(Ok(stats))
+    }
+
+    /// The inputs read (on threads of their own) while the domain map is read from the
+    /// database; or the input that could not be read.
+    #[allow(clippy::type_complexity)]
+    fn read_inputs(
+        &self,
+        journal: &Journal,
+        store: &mut dyn DomainStore,
+    ) -> anyhow::Result<Result<(DomainMap, ingest::Ingested), Unusable>> {
+        let cfg = self.cfg;
+        let rules = ingest::LineRules {
+            offset: cfg.utc_offset().map_err(|e| anyhow!(e))?,
+            max_url: cfg.url.max_length,
+            hosts: cfg.host_policy(),
+        };
+        // The domain map is read from the database while the inputs are read.
+        let (map, ingested) = std::thread::scope(|scope| {
+            let reading = scope.spawn(|| {
+                ingest::ingest(
+                    &journal.inputs,
+                    ingest::threads(),
+                    cfg.memory_budget(),
+                    (&cfg.tmp_dir, &cfg.rejects_dir),
+                    rules,
+                )
+            });
+            let map = store.load().context("reading the domain map");
+            let ingested = reading
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("reading thread panicked")));
+            (map, ingested)
+        });
+        let ingested = match ingested {
+            Err(e) => match ingest::failed_input(&e) {
+                Some(failed) => {
+                    return Ok(Err(Unusable {
+                        input: failed.input,
+                        why: failed.error.to_string(),
+                        set_aside: true,
+                    }))
+                }
+                None => return Err(anyhow::Error::new(e).context("reading the reflog files")),
+            },
+            Ok(i) => i,
+        };
+        Ok(Ok((map?, ingested)))
     }
 
     /// An input that changed size since the cycle read it (`sizes`): written to still, its
@@ -403,114 +389,44 @@ impl Master<'_> {
                 })
             })
     }
+}
 
-    /// route and logsaver (docs/design.md#master-cycle, steps 5–7) at once: the plan is journaled
-    /// (before it reaches the database, so a redo reuses it) and written to partner_domain on a
-    /// thread of its own while the queue files are written as planned. Another master may have
-    /// given a planned domain first: then the queue files are written again, by the nodes the
-    /// database holds. Returns the number of new domains and the queue files, by node.
-    fn route_and_save(
-        &self,
-        journal: &mut Journal,
-        store: &mut dyn DomainStore,
-        map: &DomainMap,
-        names: &[String],
-        counts: &[DomainCounts],
-        forwarded: &mut [ForwardedList],
-    ) -> anyhow::Result<(u64, BTreeMap<u32, logsaver::Queue>)> {
-        // Each domain's node at the start of the cycle; only domains without one are planned.
-        let routed: Vec<Option<u32>> = names.iter().map(|d| map.routed(d)).collect();
-        let plan = match journal.plan.clone() {
-            Some(plan) => plan,
-            None => route::plan_routed(
-                map,
-                names
-                    .iter()
-                    .zip(counts)
-                    .zip(&routed)
-                    .map(|((d, c), r)| (d.as_str(), *c, *r)),
-            )?,
-        };
-        let node_of = |assigned: &HashMap<String, u32>| -> Vec<Option<u32>> {
-            names
-                .iter()
-                .zip(&routed)
-                .map(|(d, r)| r.or_else(|| assigned.get(d).copied()))
-                .collect()
-        };
-        let planned: HashMap<String, u32> =
-            plan.iter().map(|a| (a.domain.clone(), a.node)).collect();
-
-        // logsaver: one queue file per node, records in id order.
-        let (seq, now, cfg) = (journal.seq, journal.now, self.cfg);
-        let open = |node: u32| -> anyhow::Result<logsaver::Queue> {
-            let dir = cfg.queue_dir.join(node.to_string());
-            std::fs::create_dir_all(&dir)?;
-            let tmp = fsutil::temp_path(&dir.join(self.queue_name(seq)));
-            let header = QueueHeader {
-                master: cfg.name.clone(),
-                cycle: seq,
-                node,
-                time: now,
-            };
-            let w = QueueWriter::new(BackgroundWriter::new(File::create(&tmp)?)?, &header)?;
-            Ok((tmp, w))
-        };
-        let (assigned, writers) = std::thread::scope(|scope| {
-            let plan = &plan;
-            let routing = scope.spawn(move || -> anyhow::Result<HashMap<String, u32>> {
-                let t = Instant::now();
-                if journal.plan.is_none() {
-                    journal.plan = Some(plan.clone());
-                    journal.save(&cfg.state_dir)?;
-                }
-                if plan.is_empty() {
-                    return Ok(HashMap::new());
-                }
-                let journaled = t.elapsed().as_secs_f64();
-                let assigned = store
-                    .apply(plan, &cfg.name, journal.now)
-                    .context("writing partner_domain");
-                log::debug!(
-                    "cycle {seq}: plan of {} domain(s) journaled in {journaled:.3} s, written to \
-                     partner_domain in {:.3} s",
-                    plan.len(),
-                    t.elapsed().as_secs_f64() - journaled
-                );
-                assigned
-            });
-            let t = Instant::now();
-            let writers = logsaver::write_queues(forwarded, &node_of(&planned), &open);
-            log::debug!(
-                "cycle {seq}: queue records copied in {:.3} s",
-                t.elapsed().as_secs_f64()
-            );
-            let assigned = routing
-                .join()
-                .unwrap_or_else(|_| Err(anyhow!("routing thread panicked")));
-            (assigned, writers)
-        });
-        let assigned = assigned?;
-        let mut writers = writers?;
-        let mut taken: Vec<&String> = planned
-            .iter()
-            .filter(|(d, n)| assigned.get(*d) != Some(*n))
-            .map(|(d, _)| d)
-            .collect();
-        taken.sort();
-        if !taken.is_empty() {
-            log::warn!(
-                "cycle {seq}: {} planned domain(s) went to another master's node first \
-                 (e.g. {}); writing the queue files again",
-                taken.len(),
-                taken[0]
-            );
-            drop(writers);
-            self.discard_queue_temporaries(seq)?;
-            writers = logsaver::write_queues(forwarded, &node_of(&assigned), &open)?;
-        }
-        Ok((plan.len() as u64, writers))
+/// The queue files, the reject files and the new current_log (`log_synced`, already on its
+/// way) synced, all at once: the disk sees them together. The queue files' counts go into
+/// `stats`.
+fn sync_outputs(
+    writers: BTreeMap<u32, logsaver::Queue>,
+    rejects: &[(PathBuf, PathBuf)],
+    log_synced: std::thread::JoinHandle<std::io::Result<()>>,
+    stats: &mut CycleStats,
+) -> anyhow::Result<()> {
+    let mut queues = Vec::new();
+    for (node, (_, w)) in writers {
+        let (out, n) = w.finish()?;
+        queues.push(out);
+        stats.per_node.insert(node, n);
     }
+    let mut files = Vec::new();
+    for (tmp, _) in rejects {
+        files.push(File::open(tmp)?);
+    }
+    // Every file synced at once: the disk sees them together.
+    std::thread::scope(|scope| {
+        let syncs: Vec<_> = queues
+            .into_iter()
+            .map(|q| scope.spawn(move || q.finish().map(drop)))
+            .chain(files.iter().map(|f| scope.spawn(move || f.sync_all())))
+            .collect();
+        syncs.into_iter().try_for_each(|s| {
+            s.join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
+        })
+    })?;
+    log_synced
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("fsync thread panicked")))
+        .context("syncing the new current_log")?;
+    Ok(())
 }
 
 /// Frees `x` on a thread of its own: giving back hundreds of megabytes takes a while, and the

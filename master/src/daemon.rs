@@ -4,8 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::anyhow;
-use focuser_daemon::{Runtime, Signal};
+use focuser_daemon::{clock, Runtime, Signal};
 
 use crate::config::MasterConfig;
 use crate::cycle::{CycleStats, Master};
@@ -47,16 +46,9 @@ pub fn summary(s: &CycleStats) -> String {
     )
 }
 
-pub fn unix_now() -> i64 {
-    chrono::Utc::now().timestamp()
-}
-
 /// The daemon: `fixed_now` is `--now`.
 pub fn main_loop(rt: &mut Runtime<MasterConfig>, fixed_now: Option<i64>) -> anyhow::Result<()> {
-    let db = rt
-        .database()
-        .cloned()
-        .ok_or_else(|| anyhow!("no database configured"))?;
+    let db = rt.require_database()?;
     let figures = Arc::new(CycleFigures::default());
     rt.add_status_source(figures.clone());
     let mut settle_log = SettleLog::default();
@@ -84,7 +76,7 @@ pub fn main_loop(rt: &mut Runtime<MasterConfig>, fixed_now: Option<i64>) -> anyh
             Ok(None) => master.incoming().and_then(|incoming| {
                 settle_log.note(&incoming.settling, cfg.cycle.settle_seconds);
                 settling = !incoming.settling.is_empty();
-                let now = fixed_now.unwrap_or_else(unix_now);
+                let now = fixed_now.unwrap_or_else(clock::unix_secs);
                 master.run_inputs(&mut store, now, incoming.ready, false)
             }),
             Err(e) => Err(e.into()),

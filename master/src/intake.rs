@@ -121,13 +121,13 @@ impl Master<'_> {
             .unwrap_or_else(|| names::fitted(&base, ""));
         let target = dir.join(&name);
         let reason = dir.join(names::fitted(&name, ".why"));
-        let stamp = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S");
+        let stamp = focuser_daemon::clock::utc_stamp();
         fsutil::write_atomically(&reason, |w| {
             writeln!(w, "input {shown}")?;
             if let Some(c) = cycle {
                 writeln!(w, "cycle {c}")?;
             }
-            writeln!(w, "time {stamp} UTC")?;
+            writeln!(w, "time {stamp}")?;
             writeln!(w, "reason {}", names::printable(OsStr::new(why)))
         })
         .with_context(|| format!("writing {}", reason.display()))?;

@@ -19,9 +19,9 @@ use anyhow::{anyhow, Context};
 use focuser_formats::queue::RecordFormat;
 
 use crate::bgwrite::BackgroundWriter;
-use crate::current_log::{self, Reader};
-use crate::filter::{self, Incoming, Reason};
-use crate::ingest::{self, Domains, Ingested, Merged};
+use crate::current_log::{self, LogEntry, Reader};
+use crate::filter::{self, Decision, Entry, Incoming, Reason};
+use crate::ingest::{self, AggView, Domains, Ingested, Merged};
 use crate::logsaver::{Forwarded, ForwardedList};
 use crate::route::DomainCounts;
 
@@ -161,18 +161,37 @@ pub fn join(
 
     let mut tally = lower.tally;
     tally.add(&upper.tally);
+    let counts = domain_counts(
+        [&lower.domains, &upper.domains],
+        [lower.others, upper.others],
+        domains,
+    );
+    Ok(Joined {
+        tally,
+        counts,
+        forwarded: vec![lower.forwarded, upper.forwarded],
+        log,
+        log_entries,
+    })
+}
+
+/// Each domain's counts, both halves' added up; domains found only in current_log are added
+/// to `domains`.
+fn domain_counts(
+    [lower, upper]: [&[DomainSlot]; 2],
+    others: [HashMap<String, DomainCounts>; 2],
+    domains: &mut Domains,
+) -> Vec<DomainCounts> {
     let mut counts: Vec<DomainCounts> = lower
-        .domains
         .iter()
-        .zip(&upper.domains)
+        .zip(upper)
         .map(|(l, u)| DomainCounts {
             forwarded: u64::from(l.forwarded) + u64::from(u.forwarded),
             in_log: u64::from(l.in_log) + u64::from(u.in_log),
         })
         .collect();
     // Domains only in current_log, by name (each half may have seen the same one).
-    let mut others: Vec<(String, DomainCounts)> =
-        lower.others.into_iter().chain(upper.others).collect();
+    let mut others: Vec<(String, DomainCounts)> = others.into_iter().flatten().collect();
     others.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, c) in others {
         let d = domains.intern(&name) as usize;
@@ -181,13 +200,7 @@ pub fn join(
         }
         counts[d].in_log += c.in_log;
     }
-    Ok(Joined {
-        tally,
-        counts,
-        forwarded: vec![lower.forwarded, upper.forwarded],
-        log,
-        log_entries,
-    })
+    counts
 }
 
 /// One half of the id space, before the join.
@@ -221,6 +234,18 @@ struct HalfDone<W: Write> {
     reader: Option<Reader>,
 }
 
+/// What one half writes and counts as it goes.
+struct Outputs<W: Write> {
+    tally: Tally,
+    slots: Vec<DomainSlot>,
+    others: HashMap<String, DomainCounts>,
+    log: current_log::Writer<W>,
+    forwarded: ForwardedList,
+    /// A forwarded record's formatting, kept from one to the next.
+    format: RecordFormat,
+    line: Vec<u8>,
+}
+
 impl<W: Write> Half<W> {
     fn run(
         self,
@@ -232,18 +257,23 @@ impl<W: Write> Half<W> {
             parts,
             ids,
             mut reader,
-            mut log,
-            mut forwarded,
+            log,
+            forwarded,
         } = self;
-        let mut tally = Tally::default();
-        let mut slots: Vec<DomainSlot> = (0..domains.names.len() as u32)
-            .map(|_| DomainSlot {
-                forwarded: 0,
-                in_log: 0,
-            })
-            .collect();
-        let mut others: HashMap<String, DomainCounts> = HashMap::new();
-        let (mut format, mut line) = (RecordFormat::default(), Vec::new());
+        let mut out = Outputs {
+            tally: Tally::default(),
+            slots: (0..domains.names.len() as u32)
+                .map(|_| DomainSlot {
+                    forwarded: 0,
+                    in_log: 0,
+                })
+                .collect(),
+            others: HashMap::new(),
+            log,
+            forwarded,
+            format: RecordFormat::default(),
+            line: Vec::new(),
+        };
         if let Some(r) = reader.as_mut() {
             r.advance()?;
         }
@@ -269,7 +299,7 @@ impl<W: Write> Half<W> {
                     .and_then(|r| r.current())
                     .filter(|_| from_log);
                 let agg = if from_input { aggs.next_agg() } else { None };
-                tally.unique_urls += u64::from(agg.is_some());
+                out.tally.unique_urls += u64::from(agg.is_some());
                 let incoming = agg.map(|a| Incoming {
                     ts: a.ts,
                     hits: a.hits,
@@ -289,47 +319,9 @@ impl<W: Write> Half<W> {
                     (None, None) => continue,
                 };
                 if let Some(next) = &d.next {
-                    match (domain, &log_entry) {
-                        (Some(dn), _) => {
-                            let slot = &mut slots[dn as usize];
-                            slot.in_log = slot.in_log.saturating_add(1);
-                            log.write(next, name, url)?;
-                        }
-                        (None, Some(e)) => {
-                            log.write(next, e.domain, url)?;
-                            others.entry(e.domain.to_string()).or_default().in_log += 1;
-                        }
-                        (None, None) => {}
-                    }
+                    out.keep(next, domain, log_entry.as_ref(), name, url)?;
                 }
-                match (&d.forward, &agg, &d.next) {
-                    (Some((hits, reason)), Some(a), Some(next)) => {
-                        match reason {
-                            Reason::New => tally.forwarded_new += 1,
-                            Reason::Window => tally.forwarded_window += 1,
-                            Reason::Updatetag => tally.forwarded_updatetag += 1,
-                        }
-                        let slot = &mut slots[a.domain as usize];
-                        slot.forwarded = slot.forwarded.saturating_add(1);
-                        forwarded.push(
-                            &Forwarded {
-                                id,
-                                ts: a.ts,
-                                hits: *hits,
-                                domain: a.domain,
-                                domain_name: a.domain_name,
-                                new: *reason == Reason::New,
-                                tag: next.tag,
-                                url,
-                            },
-                            &mut format,
-                            &mut line,
-                        )?;
-                    }
-                    _ if d.expired => tally.expired += 1,
-                    _ if agg.is_some() => tally.kept += 1,
-                    _ => tally.retained += 1,
-                }
+                out.count_and_forward(id, &d, agg.as_ref(), url)?;
                 if from_log {
                     if let Some(r) = reader.as_mut() {
                         r.advance()?;
@@ -338,12 +330,80 @@ impl<W: Write> Half<W> {
             }
         }
         Ok(HalfDone {
-            tally,
-            domains: slots,
-            others,
-            forwarded,
-            log,
+            tally: out.tally,
+            domains: out.slots,
+            others: out.others,
+            forwarded: out.forwarded,
+            log: out.log,
             reader,
         })
+    }
+}
+
+impl<W: Write> Outputs<W> {
+    /// An entry of the new current_log, counted for its domain.
+    #[inline]
+    fn keep(
+        &mut self,
+        next: &Entry<'_>,
+        domain: Option<u32>,
+        log_entry: Option<&LogEntry<'_>>,
+        name: &str,
+        url: &str,
+    ) -> anyhow::Result<()> {
+        match (domain, log_entry) {
+            (Some(dn), _) => {
+                let slot = &mut self.slots[dn as usize];
+                slot.in_log = slot.in_log.saturating_add(1);
+                self.log.write(next, name, url)?;
+            }
+            (None, Some(e)) => {
+                self.log.write(next, e.domain, url)?;
+                self.others.entry(e.domain.to_string()).or_default().in_log += 1;
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// The URL counted by what the filter decided, and forwarded if it said so.
+    #[inline]
+    fn count_and_forward(
+        &mut self,
+        id: u64,
+        d: &Decision<'_>,
+        agg: Option<&AggView<'_>>,
+        url: &str,
+    ) -> anyhow::Result<()> {
+        let tally = &mut self.tally;
+        match (&d.forward, agg, &d.next) {
+            (Some((hits, reason)), Some(a), Some(next)) => {
+                match reason {
+                    Reason::New => tally.forwarded_new += 1,
+                    Reason::Window => tally.forwarded_window += 1,
+                    Reason::Updatetag => tally.forwarded_updatetag += 1,
+                }
+                let slot = &mut self.slots[a.domain as usize];
+                slot.forwarded = slot.forwarded.saturating_add(1);
+                self.forwarded.push(
+                    &Forwarded {
+                        id,
+                        ts: a.ts,
+                        hits: *hits,
+                        domain: a.domain,
+                        domain_name: a.domain_name,
+                        new: *reason == Reason::New,
+                        tag: next.tag,
+                        url,
+                    },
+                    &mut self.format,
+                    &mut self.line,
+                )?;
+            }
+            _ if d.expired => tally.expired += 1,
+            _ if agg.is_some() => tally.kept += 1,
+            _ => tally.retained += 1,
+        }
+        Ok(())
     }
 }

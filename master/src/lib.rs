@@ -19,6 +19,7 @@ pub mod journal;
 mod logsaver;
 pub mod names;
 mod publish;
+mod queues;
 pub mod route;
 mod scratch;
 pub mod status;

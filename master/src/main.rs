@@ -71,10 +71,7 @@ fn parse_now(cli: &Cli) -> anyhow::Result<Option<i64>> {
     let Some(text) = &cli.now else {
         return Ok(None);
     };
-    let config = Config::<MasterConfig>::load(
-        &cli.common.config_file("master"),
-        std::env::var("DATABASE_URL").ok(),
-    )?;
+    let config = Config::<MasterConfig>::load_for_tool(&cli.common.config_file("master"))?;
     let offset = config.daemon.utc_offset().map_err(|e| anyhow!(e))?;
     stamp::parse(text.as_bytes(), offset)
         .map(Some)
@@ -82,15 +79,7 @@ fn parse_now(cli: &Cli) -> anyhow::Result<Option<i64>> {
 }
 
 fn tool(cli: &Cli, cmd: &Cmd) -> anyhow::Result<()> {
-    let config = Config::<MasterConfig>::load(
-        &cli.common.config_file("master"),
-        std::env::var("DATABASE_URL").ok(),
-    )?;
-    let url = config
-        .common
-        .database
-        .clone()
-        .ok_or_else(|| anyhow!("no database configured"))?;
+    let config = Config::<MasterConfig>::load_for_tool(&cli.common.config_file("master"))?;
     // The tools log to standard error, as much as the config's debuglevel says.
     let _logging = focuser_daemon::logging::Logging::init(focuser_daemon::logging::LogSettings {
         progname: "master".into(),
@@ -98,7 +87,7 @@ fn tool(cli: &Cli, cmd: &Cmd) -> anyhow::Result<()> {
         logconfig: None,
         debuglevel: config.common.debuglevel,
     })?;
-    let mut conn = focuser_schema::db::connect(&url).context("connecting to the database")?;
+    let mut conn = focuser_daemon::db::connect(&config.common)?;
     let files = match cmd {
         Cmd::Replay { files } => files
             .iter()

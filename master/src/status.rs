@@ -39,7 +39,9 @@ enum Recent {
 }
 
 fn utc_now() -> String {
-    chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string()
+    focuser_daemon::clock::db_now()
+        .format("%Y-%m-%d %H:%M:%S")
+        .to_string()
 }
 
 impl Totals {
@@ -98,6 +100,75 @@ fn per_node(s: &CycleStats) -> String {
     parts.join(" ")
 }
 
+/// The last cycle's figures.
+fn last_cycle_figures(s: &CycleStats) -> Vec<Figure> {
+    let g = |name: &str, help: &str, v: u64| Figure::gauge(name, help, v as f64);
+    let mut f = vec![
+        g("master_last_cycle", "number of the last cycle", s.seq),
+        g(
+            "master_last_cycle_files",
+            "reflog files in the last cycle",
+            s.ingest.files,
+        ),
+        g(
+            "master_last_cycle_lines",
+            "lines read in the last cycle",
+            s.ingest.lines,
+        ),
+        g(
+            "master_last_cycle_rejected",
+            "lines rejected in the last cycle",
+            s.ingest.rejected_total(),
+        ),
+        g(
+            "master_last_cycle_unique_urls",
+            "distinct URLs in the last cycle",
+            s.join.unique_urls,
+        ),
+        g(
+            "master_last_cycle_forwarded",
+            "URLs forwarded in the last cycle",
+            s.forwarded(),
+        ),
+        g(
+            "master_last_cycle_kept",
+            "URLs held back (within the window) in the last cycle",
+            s.join.kept,
+        ),
+        g(
+            "master_last_cycle_expired",
+            "URLs that left current_log in the last cycle",
+            s.join.expired,
+        ),
+        g(
+            "master_last_cycle_new_domains",
+            "domains assigned to a node in the last cycle",
+            s.new_domains,
+        ),
+        g(
+            "master_current_log_entries",
+            "URLs in current_log",
+            s.current_log_entries,
+        ),
+    ];
+    f.push(Figure::gauge(
+        "master_last_cycle_seconds",
+        "duration of the last cycle",
+        s.seconds,
+    ));
+    for (node, n) in &s.per_node {
+        f.push(
+            Figure::gauge(
+                "master_last_cycle_node_urls",
+                "URLs queued per node in the last cycle",
+                *n as f64,
+            )
+            .with_label("node", &node.to_string()),
+        );
+    }
+    f
+}
+
 impl StatusSource for CycleFigures {
     fn figures(&self) -> Vec<Figure> {
         let Ok(t) = self.inner.lock() else {
@@ -138,70 +209,7 @@ impl StatusSource for CycleFigures {
             );
         }
         if let Some(s) = &t.last {
-            let g = |name: &str, help: &str, v: u64| Figure::gauge(name, help, v as f64);
-            f.extend([
-                g("master_last_cycle", "number of the last cycle", s.seq),
-                g(
-                    "master_last_cycle_files",
-                    "reflog files in the last cycle",
-                    s.ingest.files,
-                ),
-                g(
-                    "master_last_cycle_lines",
-                    "lines read in the last cycle",
-                    s.ingest.lines,
-                ),
-                g(
-                    "master_last_cycle_rejected",
-                    "lines rejected in the last cycle",
-                    s.ingest.rejected_total(),
-                ),
-                g(
-                    "master_last_cycle_unique_urls",
-                    "distinct URLs in the last cycle",
-                    s.join.unique_urls,
-                ),
-                g(
-                    "master_last_cycle_forwarded",
-                    "URLs forwarded in the last cycle",
-                    s.forwarded(),
-                ),
-                g(
-                    "master_last_cycle_kept",
-                    "URLs held back (within the window) in the last cycle",
-                    s.join.kept,
-                ),
-                g(
-                    "master_last_cycle_expired",
-                    "URLs that left current_log in the last cycle",
-                    s.join.expired,
-                ),
-                g(
-                    "master_last_cycle_new_domains",
-                    "domains assigned to a node in the last cycle",
-                    s.new_domains,
-                ),
-                g(
-                    "master_current_log_entries",
-                    "URLs in current_log",
-                    s.current_log_entries,
-                ),
-            ]);
-            f.push(Figure::gauge(
-                "master_last_cycle_seconds",
-                "duration of the last cycle",
-                s.seconds,
-            ));
-            for (node, n) in &s.per_node {
-                f.push(
-                    Figure::gauge(
-                        "master_last_cycle_node_urls",
-                        "URLs queued per node in the last cycle",
-                        *n as f64,
-                    )
-                    .with_label("node", &node.to_string()),
-                );
-            }
+            f.extend(last_cycle_figures(s));
         }
         f
     }

@@ -3,26 +3,33 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use focuser_daemon::config::restart_only;
 use focuser_daemon::{CommonConfig, DaemonConfig};
 use focuser_formats::segment::{Status, SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
 
+/// A reload applies `MaxFrame`, `Send.*` and `Store.*` (senders, sendfile shippers and
+/// receivers take them from the running config at each connection, batch or frame); the
+/// `restart_only` keys make the streams, stores and listeners a reader opens at start.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReaderConfig {
     /// This reader's name: with a group's name it makes the stream name receivers know it by.
+    #[serde(serialize_with = "restart_only")]
     pub name: String,
     /// From 1 on, `.epoch<N>` ends every stream name: the receivers see new streams and
     /// take this store's items from the start (after a stream identity mismatch).
-    #[serde(default)]
+    #[serde(default, serialize_with = "restart_only")]
     pub stream_epoch: u32,
     /// The segment store this reader ships (yacobot's archive).
-    #[serde(default = "default_store_dir")]
+    #[serde(default = "default_store_dir", serialize_with = "restart_only")]
     pub store_dir: PathBuf,
     /// Position files, one per sender, and sendfile's last-shipped files.
-    #[serde(default = "default_state_dir")]
+    #[serde(default = "default_state_dir", serialize_with = "restart_only")]
     pub state_dir: PathBuf,
-    /// The secret shared with the receivers (mode 0600; never sent).
+    /// The secret shared with the receivers (mode 0600; never sent). Read at start: the two
+    /// ends change it together, with a restart of each.
+    #[serde(serialize_with = "restart_only")]
     pub secret_file: PathBuf,
     /// Frames longer than this are refused (bytes).
     #[serde(rename = "MaxFrame", default = "default_max_frame")]
@@ -32,19 +39,19 @@ pub struct ReaderConfig {
     #[serde(rename = "Store", default)]
     pub store: StoreConfig,
     /// Index receiver groups: `Index.N.Addresses = host:port, ...`.
-    #[serde(rename = "Index", default)]
+    #[serde(rename = "Index", default, serialize_with = "restart_only")]
     pub index: BTreeMap<u32, GroupConfig>,
     /// Summary receiver groups: `Summary.N.Addresses = host:port, ...`.
-    #[serde(rename = "Summary", default)]
+    #[serde(rename = "Summary", default, serialize_with = "restart_only")]
     pub summary: BTreeMap<u32, GroupConfig>,
     /// Whole files shipped to a receiver's inbox: `SendFile.N.*`.
-    #[serde(rename = "SendFile", default)]
+    #[serde(rename = "SendFile", default, serialize_with = "restart_only")]
     pub sendfile: BTreeMap<u32, SendFileConfig>,
     /// `reader --recv`.
-    #[serde(rename = "Recv", default)]
+    #[serde(rename = "Recv", default, serialize_with = "restart_only")]
     pub recv: RecvConfig,
     /// The receiver's own store's writer.
-    #[serde(rename = "Segment", default)]
+    #[serde(rename = "Segment", default, serialize_with = "restart_only")]
     pub segment: SegmentConfig,
 }
 
@@ -378,25 +385,31 @@ impl DaemonConfig for ReaderConfig {
     fn start_files(&self, common: &CommonConfig) -> Vec<(&'static str, PathBuf)> {
         vec![("secret_file", common.path(&self.secret_file))]
     }
+}
 
-    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        let mut keys = Vec::new();
-        let pairs: [(&'static str, bool); 9] = [
-            ("name", self.name != new.name),
-            ("stream_epoch", self.stream_epoch != new.stream_epoch),
-            ("store_dir", self.store_dir != new.store_dir),
-            ("state_dir", self.state_dir != new.state_dir),
-            ("Index", self.index != new.index),
-            ("Summary", self.summary != new.summary),
-            ("SendFile", self.sendfile != new.sendfile),
-            ("Recv", self.recv != new.recv),
-            ("Segment", self.segment != new.segment),
-        ];
-        for (k, changed) in pairs {
-            if changed {
-                keys.push(k);
-            }
-        }
-        keys
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_reader_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/reader.cf");
+        let c =
+            focuser_daemon::Config::<ReaderConfig>::load(std::path::Path::new(file), None).unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
+    }
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_reader_recv_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/reader-recv.cf");
+        let c =
+            focuser_daemon::Config::<ReaderConfig>::load(std::path::Path::new(file), None).unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
     }
 }

@@ -62,7 +62,7 @@ pub fn check_position(data: &[u8]) {
 /// The RECORDS payload carrying `batch`'s items as stored records: a good input for the
 /// decoders' tests and the fuzzer's seeds.
 pub fn records_payload(batch: &crate::wire::Batch) -> Vec<u8> {
-    let mut out = crate::wire::messages::batch_fixed(batch.upto, batch.items.len() as u32).to_vec();
+    let mut out = crate::wire::batch::batch_fixed(batch.upto, batch.items.len() as u32).to_vec();
     for w in &batch.items {
         record::encode_record(&w.item.as_ref(), w.at.file_id, w.at.item_idx, &mut out);
     }

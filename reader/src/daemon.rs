@@ -3,10 +3,10 @@
 use std::net::TcpListener;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use focuser_daemon::access::AllowList;
 use focuser_daemon::episode::Episode;
 use focuser_daemon::{Runtime, Signal};
 
@@ -26,7 +26,42 @@ pub fn main_loop(rt: &mut Runtime<ReaderConfig>, recv: bool) -> anyhow::Result<(
 }
 
 fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
-    let cfg = rt.config().clone();
+    let (figures, threads) = start_senders(rt)?;
+    let mut last_check = Instant::now();
+    let mut failing = Episode::new(format!("retention in {}", figures.store.display()));
+    loop {
+        match rt.next_signal(Duration::from_millis(250)) {
+            Some(Signal::Stop) => break,
+            Some(Signal::Rotate) => {
+                log::info!("the sender has nothing to rotate; the writer seals segments")
+            }
+            _ => {}
+        }
+        if rt.stopping() {
+            break;
+        }
+        let keep = &rt.config().daemon.store;
+        if last_check.elapsed() >= Duration::from_secs(keep.check_interval.max(1)) {
+            last_check = Instant::now();
+            enforce_retention(&figures, keep.max_bytes, &mut failing);
+        }
+        if rt.once() && all_shipped(&figures) {
+            log::info!("--once: everything durable has been shipped");
+            rt.stop_flag().store(true, Ordering::SeqCst);
+            break;
+        }
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    Ok(())
+}
+
+/// A thread for each receiver and each sendfile shipper; their figures on the status page.
+fn start_senders(
+    rt: &Runtime<ReaderConfig>,
+) -> anyhow::Result<(Arc<SenderFigures>, Vec<JoinHandle<()>>)> {
+    let cfg = rt.config();
     let common = &cfg.common;
     let secret = Secret::load(&common.path(&cfg.daemon.secret_file))?;
     let store = common.path(&cfg.daemon.store_dir);
@@ -39,10 +74,9 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         .collect();
     let ctx = Arc::new(SendCtx {
         store: store.clone(),
-        secret: secret.clone(),
-        max_frame: cfg.daemon.max_frame,
-        send: cfg.daemon.send.clone(),
-        stop: rt.stop_flag(),
+        secret,
+        config: rt.running_config(),
+        stop: rt.stop(),
     });
     let mut threads = Vec::new();
     for st in &states {
@@ -62,90 +96,67 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
             &state_dir,
         ));
         shippers.push(Arc::clone(&sh));
-        let (secret, stop) = (secret.clone(), rt.stop_flag());
-        let (max, retry) = (
-            cfg.daemon.max_frame,
-            (cfg.daemon.send.retry_min, cfg.daemon.send.retry_max),
-        );
+        let ctx = Arc::clone(&ctx);
         threads.push(
             std::thread::Builder::new()
                 .name(format!("sendfile-{n}"))
-                .spawn(move || sendfile::run(sh, secret, max, retry, stop))?,
+                .spawn(move || sendfile::run(sh, ctx))?,
         );
     }
+    log::info!(
+        "reader: {} senders, {} sendfile shippers, store {}",
+        states.len(),
+        shippers.len(),
+        store.display()
+    );
     let figures = Arc::new(SenderFigures {
-        store: store.clone(),
-        senders: states.clone(),
+        store,
+        senders: states,
         shippers,
         retention: Default::default(),
     });
     rt.add_status_source(figures.clone());
-    log::info!(
-        "reader: {} senders, {} sendfile shippers, store {}",
-        states.len(),
-        cfg.daemon.sendfile.len(),
-        store.display()
-    );
-    let check = Duration::from_secs(cfg.daemon.store.check_interval.max(1));
-    let mut last_check = Instant::now();
-    let mut failing = Episode::new(format!("retention in {}", store.display()));
-    loop {
-        match rt.next_signal(Duration::from_millis(250)) {
-            Some(Signal::Stop) => break,
-            Some(Signal::Rotate) => {
-                log::info!("the sender has nothing to rotate; the writer seals segments")
+    Ok((figures, threads))
+}
+
+/// One retention check of the store (`Store.MaxBytes`), counted on the status page; its
+/// failures are an episode.
+fn enforce_retention(figures: &SenderFigures, max_bytes: u64, failing: &mut Episode) {
+    match retention::enforce(&figures.store, &figures.senders, max_bytes) {
+        Ok(r) => {
+            failing.resolved(&"works again");
+            if r.deleted > 0 {
+                log::info!("retention: deleted {} segments", r.deleted);
             }
-            _ => {}
-        }
-        if rt.stopping() {
-            break;
-        }
-        if last_check.elapsed() >= check {
-            last_check = Instant::now();
-            match retention::enforce(&store, &states, rt.config().daemon.store.max_bytes) {
-                Ok(r) => {
-                    failing.resolved(&"works again");
-                    if r.deleted > 0 {
-                        log::info!("retention: deleted {} segments", r.deleted);
-                    }
-                    if let Ok(mut t) = figures.retention.lock() {
-                        t.checks += 1;
-                        t.deleted += r.deleted;
-                        t.overflowed += r.overflowed;
-                        t.lost_items += r.lost_items;
-                    }
-                }
-                Err(e) => {
-                    failing.occurred(log::Level::Error, &e);
-                }
+            if let Ok(mut t) = figures.retention.lock() {
+                t.checks += 1;
+                t.deleted += r.deleted;
+                t.overflowed += r.overflowed;
+                t.lost_items += r.lost_items;
             }
         }
-        if rt.once()
-            && states.iter().all(|s| s.caught_up.load(Ordering::SeqCst))
-            && figures
-                .shippers
-                .iter()
-                .all(|s| s.ready().map(|r| r.is_empty()).unwrap_or(true))
-        {
-            log::info!("--once: everything durable has been shipped");
-            rt.stop_flag().store(true, Ordering::SeqCst);
-            break;
+        Err(e) => {
+            failing.occurred(log::Level::Error, &e);
         }
     }
-    for t in threads {
-        let _ = t.join();
-    }
-    Ok(())
+}
+
+/// `--once`: every sender is caught up and no shipper has a file waiting.
+fn all_shipped(figures: &SenderFigures) -> bool {
+    figures
+        .senders
+        .iter()
+        .all(|s| s.caught_up.load(Ordering::SeqCst))
+        && figures
+            .shippers
+            .iter()
+            .all(|s| s.ready().map(|r| r.is_empty()).unwrap_or(true))
 }
 
 fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
     let cfg = rt.config().clone();
     let common = &cfg.common;
     let secret = Secret::load(&common.path(&cfg.daemon.secret_file))?;
-    let allow = match &common.allowdb {
-        Some(p) => AllowList::load(&common.path(p))?,
-        None => AllowList::loopback(),
-    };
     let dir = common.path(&cfg.daemon.recv.store_dir);
     let (store, rec) = RecvStore::open(&dir, cfg.daemon.segment.writer_options())?;
     if rec.cut_bytes > 0 || rec.index_rebuilt {
@@ -181,8 +192,8 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         RecvShared::new(
             store,
             secret,
-            allow,
-            cfg.daemon.max_frame,
+            rt.allowed_peers(),
+            rt.running_config(),
             inbox_dir,
             Duration::from_secs(cfg.daemon.recv.idle_timeout.max(1)),
             cfg.daemon.recv.max_connections,
@@ -200,6 +211,7 @@ fn receiver(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         if matches!(signal, Some(Signal::Stop)) || rt.stopping() {
             break;
         }
+
         if let Ok(mut store) = shared.store.lock() {
             let r = if matches!(signal, Some(Signal::Rotate)) {
                 store.rotate()

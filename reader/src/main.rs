@@ -55,10 +55,7 @@ fn main() -> ExitCode {
         }
         Some(Cmd::Stat) => {
             let run = || -> anyhow::Result<String> {
-                let cfg = Config::<ReaderConfig>::load(
-                    &cli.common.config_file("reader"),
-                    std::env::var("DATABASE_URL").ok(),
-                )?;
+                let cfg = Config::<ReaderConfig>::load_for_tool(&cli.common.config_file("reader"))?;
                 tools::stat(
                     &cfg.daemon,
                     &cfg.common.path(&cfg.daemon.store_dir),

@@ -17,12 +17,14 @@ use focuser_formats::fsutil;
 use focuser_formats::segment::crc;
 use focuser_formats::segment::{index_path, item_path, list_segments};
 
+use focuser_daemon::backoff::Backoff;
+
 use crate::config::SendFileConfig;
-use crate::sender::sleep_unless_stopped;
 use crate::sender::trouble::Trouble;
+use crate::sender::SendCtx;
 use crate::wire::frame::{encode_frame, Fields};
 use crate::wire::handshake;
-use crate::wire::{FileBegin, FrameType, Mode, Secret};
+use crate::wire::{FileBegin, FrameType, Mode};
 
 const CHUNK: usize = 1 << 20;
 /// Names that are not UTF-8 warned about (once each); beyond this many, no more are.
@@ -154,32 +156,30 @@ impl FileShipper {
     }
 }
 
-/// Ships until the stop flag is set.
-pub fn run(
-    sh: Arc<FileShipper>,
-    secret: Secret,
-    max_frame: usize,
-    retry: (f64, f64),
-    stop: Arc<AtomicBool>,
-) {
-    let mut backoff = retry.0;
-    while !stop.load(Ordering::SeqCst) {
-        match ship_ready(&sh, &secret, max_frame, &stop) {
-            Ok(0) => sleep_unless_stopped(Duration::from_millis(500), &stop),
+/// Ships until the stop flag is set. `MaxFrame` and `Send.RetryMin`/`Send.RetryMax` are
+/// taken from the running config (see [`SendCtx::settings`]).
+pub fn run(sh: Arc<FileShipper>, ctx: Arc<SendCtx>) {
+    let mut limits = (f64::NAN, f64::NAN);
+    let mut backoff = Backoff::new(Duration::ZERO, Duration::ZERO);
+    while !ctx.stop.is_set() {
+        ctx.backoff(&mut backoff, &mut limits);
+        match ship_ready(&sh, &ctx) {
+            Ok(0) => {
+                ctx.stop.sleep(Duration::from_millis(500));
+            }
             Ok(_) => {
-                backoff = retry.0;
+                backoff.succeeded();
                 if let Ok(mut t) = sh.trouble.lock() {
                     t.recovered();
                 }
             }
             Err(e) => {
                 sh.failures.fetch_add(1, Ordering::Relaxed);
-                let wait = Duration::from_secs_f64(backoff);
+                let wait = backoff.failed();
                 if let Ok(mut t) = sh.trouble.lock() {
                     t.failed(&format_args!("{e:#}"), wait);
                 }
-                sleep_unless_stopped(wait, &stop);
-                backoff = (backoff * 2.0).min(retry.1);
+                ctx.stop.sleep(wait);
             }
         }
         sh.connected.store(false, Ordering::SeqCst);
@@ -187,12 +187,7 @@ pub fn run(
 }
 
 /// Ships every ready file over one connection; returns how many.
-pub fn ship_ready(
-    sh: &FileShipper,
-    secret: &Secret,
-    max_frame: usize,
-    stop: &AtomicBool,
-) -> anyhow::Result<usize> {
+pub fn ship_ready(sh: &FileShipper, ctx: &SendCtx) -> anyhow::Result<usize> {
     let ready = sh.ready()?;
     if ready.is_empty() {
         return Ok(0);
@@ -207,14 +202,15 @@ pub fn ship_ready(
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).context("connect")?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
     s.set_write_timeout(Some(Duration::from_secs(60)))?;
-    handshake::client(&mut s, secret, Mode::Files, &sh.cfg.inbox).context("handshake")?;
+    handshake::client(&mut s, &ctx.secret, Mode::Files, &sh.cfg.inbox).context("handshake")?;
     sh.connected.store(true, Ordering::SeqCst);
     let mut r = BufReader::new(s.try_clone()?);
     let mut done = 0;
     for f in ready {
-        if stop.load(Ordering::SeqCst) {
+        if ctx.stop.is_set() {
             break;
         }
+        let max_frame = ctx.settings().max_frame;
         let size = send_file(&mut s, &f, max_frame)?;
         let ack = handshake::expect(&mut r, FrameType::FileAck, max_frame)?;
         let mut fl = Fields::new(&ack, "FILE_ACK");

@@ -34,7 +34,7 @@ pub struct SenderFigures {
 
 impl StatusSource for SenderFigures {
     fn figures(&self) -> Vec<Figure> {
-        let now = focuser_formats::segment::now_ms();
+        let now = focuser_daemon::clock::unix_millis();
         let mut f = vec![
             Figure::gauge(
                 "reader_store_bytes",
@@ -67,102 +67,16 @@ impl StatusSource for SenderFigures {
             ));
         }
         for s in &self.senders {
-            let pos = s.saved();
-            let l = lag(&self.store, pos, s.spec.partition).unwrap_or_default();
-            let label = |fig: Figure| {
-                fig.with_label("group", &s.spec.group)
-                    .with_label("receiver", &s.spec.address)
-            };
-            let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as f64;
-            f.extend([
-                label(Figure::gauge(
-                    "reader_sender_connected",
-                    "1 while connected",
-                    s.connected.load(Ordering::Relaxed) as u8 as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_position_file",
-                    "segment of the saved position",
-                    pos.file_id as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_position_item",
-                    "item of the saved position",
-                    pos.item_idx as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_lag_items",
-                    "items of its partition not yet acknowledged",
-                    l.items as f64,
-                )),
-                label(Figure::gauge(
-                    "reader_sender_lag_seconds",
-                    "age of the oldest item not yet acknowledged",
-                    l.seconds(now),
-                )),
-                label(Figure::counter(
-                    "reader_sender_acked_items_total",
-                    "items acknowledged",
-                    n(&s.acked_items),
-                )),
-                label(Figure::counter(
-                    "reader_sender_sent_bytes_total",
-                    "bytes sent",
-                    n(&s.sent_bytes),
-                )),
-                label(Figure::counter(
-                    "reader_sender_failures_total",
-                    "connections failed or refused",
-                    n(&s.failures),
-                )),
-                label(Figure::counter(
-                    "reader_sender_lost_items_total",
-                    "items deleted past Store.MaxBytes before they were sent",
-                    n(&s.lost_items),
-                )),
-                label(Figure::counter(
-                    "reader_sender_corrupt_items_total",
-                    "damaged items skipped",
-                    n(&s.corrupt_items),
-                )),
-                label(Figure::gauge(
-                    "reader_sender_stream_mismatch",
-                    "1 while the receiver's position (or the saved one) cannot be this store's",
-                    s.in_mismatch() as u8 as f64,
-                )),
-                label(Figure::counter(
-                    "reader_sender_stream_mismatches_total",
-                    "connections given up on a stream identity mismatch",
-                    n(&s.mismatches),
-                )),
-            ]);
+            f.extend(self.sender_figures(s, now));
         }
         for sh in &self.shippers {
-            let label = |fig: Figure| {
-                fig.with_label("inbox", &sh.cfg.inbox)
-                    .with_label("receiver", &sh.cfg.address)
-            };
-            f.push(label(Figure::counter(
-                "reader_sendfile_files_total",
-                "files shipped",
-                sh.shipped.load(Ordering::Relaxed) as f64,
-            )));
-            f.push(label(Figure::counter(
-                "reader_sendfile_failures_total",
-                "sendfile attempts failed",
-                sh.failures.load(Ordering::Relaxed) as f64,
-            )));
-            f.push(label(Figure::gauge(
-                "reader_sendfile_pending",
-                "files waiting to be shipped",
-                sh.ready().map(|r| r.len()).unwrap_or(0) as f64,
-            )));
+            f.extend(shipper_figures(sh));
         }
         f
     }
 
     fn cards(&self) -> Vec<Card> {
-        let now = focuser_formats::segment::now_ms();
+        let now = focuser_daemon::clock::unix_millis();
         let lags: Vec<Lag> = self.senders.iter().map(|s| self.lag_of(s)).collect();
         let connected = self
             .senders
@@ -233,7 +147,7 @@ impl StatusSource for SenderFigures {
     }
 
     fn tables(&self) -> Vec<Table> {
-        let now = focuser_formats::segment::now_ms();
+        let now = focuser_daemon::clock::unix_millis();
         let mut receivers = Table::new(
             "receivers",
             "Receivers",
@@ -253,85 +167,11 @@ impl StatusSource for SenderFigures {
         )
         .empty("no receiver group configured");
         for s in &self.senders {
-            let l = self.lag_of(s);
-            let pos = s.saved();
-            let connected = s.connected.load(Ordering::Relaxed);
-            let seconds = (l.seconds(now) * 10.0).round() / 10.0;
-            let lost = s.lost_items.load(Ordering::Relaxed);
-            let state = if !connected || lost > 0 || s.in_mismatch() {
-                State::Error
-            } else if seconds > LAG_WARN_SECONDS {
-                State::Warn
-            } else {
-                State::Ok
-            };
-            // A mismatch is what matters while it lasts, whatever failed since.
-            let last_error = s
-                .mismatch
-                .lock()
-                .ok()
-                .and_then(|m| m.clone())
-                .or_else(|| s.last_error.lock().ok().and_then(|e| e.clone()))
-                .unwrap_or_default();
-            receivers.push(
-                Row::new(vec![
-                    s.spec.group.as_str().into(),
-                    s.spec.address.as_str().into(),
-                    format!("{} of {}", s.spec.partition.index, s.spec.partition.count).into(),
-                    if connected { "yes" } else { "no" }.into(),
-                    format!("{}:{}", pos.file_id, pos.item_idx).into(),
-                    l.items.into(),
-                    seconds.into(),
-                    s.acked_items.load(Ordering::Relaxed).into(),
-                    s.failures.load(Ordering::Relaxed).into(),
-                    lost.into(),
-                    last_error.into(),
-                ])
-                .state(state),
-            );
+            receivers.push(self.receiver_row(s, now));
         }
         let mut tables = vec![receivers];
         if !self.shippers.is_empty() {
-            let mut files = Table::new(
-                "sendfile",
-                "Files shipped (sendfile)",
-                &[
-                    "inbox",
-                    "receiver",
-                    "directory",
-                    "shipped",
-                    "waiting",
-                    "failures",
-                    "last file",
-                ],
-            );
-            for sh in &self.shippers {
-                let waiting = sh.ready().map(|r| r.len()).unwrap_or(0);
-                let last = sh
-                    .last
-                    .lock()
-                    .ok()
-                    .and_then(|l| l.clone())
-                    .unwrap_or_default();
-                let failures = sh.failures.load(Ordering::Relaxed);
-                files.push(
-                    Row::new(vec![
-                        sh.cfg.inbox.as_str().into(),
-                        sh.cfg.address.as_str().into(),
-                        sh.dir.display().to_string().into(),
-                        sh.shipped.load(Ordering::Relaxed).into(),
-                        waiting.into(),
-                        failures.into(),
-                        last.into(),
-                    ])
-                    .state(if failures > 0 && waiting > 0 {
-                        State::Warn
-                    } else {
-                        State::Ok
-                    }),
-                );
-            }
-            tables.push(files);
+            tables.push(self.sendfile_table());
         }
         tables
     }
@@ -349,7 +189,187 @@ impl StatusSource for SenderFigures {
     }
 }
 
+/// One sendfile shipper's figures, labelled with its inbox and receiver.
+fn shipper_figures(sh: &FileShipper) -> Vec<Figure> {
+    let label = |fig: Figure| {
+        fig.with_label("inbox", &sh.cfg.inbox)
+            .with_label("receiver", &sh.cfg.address)
+    };
+    vec![
+        label(Figure::counter(
+            "reader_sendfile_files_total",
+            "files shipped",
+            sh.shipped.load(Ordering::Relaxed) as f64,
+        )),
+        label(Figure::counter(
+            "reader_sendfile_failures_total",
+            "sendfile attempts failed",
+            sh.failures.load(Ordering::Relaxed) as f64,
+        )),
+        label(Figure::gauge(
+            "reader_sendfile_pending",
+            "files waiting to be shipped",
+            sh.ready().map(|r| r.len()).unwrap_or(0) as f64,
+        )),
+    ]
+}
+
 impl SenderFigures {
+    /// One sender's figures, labelled with its group and receiver.
+    fn sender_figures(&self, s: &SenderState, now: u64) -> Vec<Figure> {
+        let pos = s.saved();
+        let l = lag(&self.store, pos, s.spec.partition).unwrap_or_default();
+        let label = |fig: Figure| {
+            fig.with_label("group", &s.spec.group)
+                .with_label("receiver", &s.spec.address)
+        };
+        let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as f64;
+        vec![
+            label(Figure::gauge(
+                "reader_sender_connected",
+                "1 while connected",
+                s.connected.load(Ordering::Relaxed) as u8 as f64,
+            )),
+            label(Figure::gauge(
+                "reader_sender_position_file",
+                "segment of the saved position",
+                pos.file_id as f64,
+            )),
+            label(Figure::gauge(
+                "reader_sender_position_item",
+                "item of the saved position",
+                pos.item_idx as f64,
+            )),
+            label(Figure::gauge(
+                "reader_sender_lag_items",
+                "items of its partition not yet acknowledged",
+                l.items as f64,
+            )),
+            label(Figure::gauge(
+                "reader_sender_lag_seconds",
+                "age of the oldest item not yet acknowledged",
+                l.seconds(now),
+            )),
+            label(Figure::counter(
+                "reader_sender_acked_items_total",
+                "items acknowledged",
+                n(&s.acked_items),
+            )),
+            label(Figure::counter(
+                "reader_sender_sent_bytes_total",
+                "bytes sent",
+                n(&s.sent_bytes),
+            )),
+            label(Figure::counter(
+                "reader_sender_failures_total",
+                "connections failed or refused",
+                n(&s.failures),
+            )),
+            label(Figure::counter(
+                "reader_sender_lost_items_total",
+                "items deleted past Store.MaxBytes before they were sent",
+                n(&s.lost_items),
+            )),
+            label(Figure::counter(
+                "reader_sender_corrupt_items_total",
+                "damaged items skipped",
+                n(&s.corrupt_items),
+            )),
+            label(Figure::gauge(
+                "reader_sender_stream_mismatch",
+                "1 while the receiver's position (or the saved one) cannot be this store's",
+                s.in_mismatch() as u8 as f64,
+            )),
+            label(Figure::counter(
+                "reader_sender_stream_mismatches_total",
+                "connections given up on a stream identity mismatch",
+                n(&s.mismatches),
+            )),
+        ]
+    }
+
+    /// A sender's row of the receivers table.
+    fn receiver_row(&self, s: &SenderState, now: u64) -> Row {
+        let l = self.lag_of(s);
+        let pos = s.saved();
+        let connected = s.connected.load(Ordering::Relaxed);
+        let seconds = (l.seconds(now) * 10.0).round() / 10.0;
+        let lost = s.lost_items.load(Ordering::Relaxed);
+        let state = if !connected || lost > 0 || s.in_mismatch() {
+            State::Error
+        } else if seconds > LAG_WARN_SECONDS {
+            State::Warn
+        } else {
+            State::Ok
+        };
+        // A mismatch is what matters while it lasts, whatever failed since.
+        let last_error = s
+            .mismatch
+            .lock()
+            .ok()
+            .and_then(|m| m.clone())
+            .or_else(|| s.last_error.lock().ok().and_then(|e| e.clone()))
+            .unwrap_or_default();
+        Row::new(vec![
+            s.spec.group.as_str().into(),
+            s.spec.address.as_str().into(),
+            format!("{} of {}", s.spec.partition.index, s.spec.partition.count).into(),
+            if connected { "yes" } else { "no" }.into(),
+            format!("{}:{}", pos.file_id, pos.item_idx).into(),
+            l.items.into(),
+            seconds.into(),
+            s.acked_items.load(Ordering::Relaxed).into(),
+            s.failures.load(Ordering::Relaxed).into(),
+            lost.into(),
+            last_error.into(),
+        ])
+        .state(state)
+    }
+
+    /// The sendfile shippers' table.
+    fn sendfile_table(&self) -> Table {
+        let mut files = Table::new(
+            "sendfile",
+            "Files shipped (sendfile)",
+            &[
+                "inbox",
+                "receiver",
+                "directory",
+                "shipped",
+                "waiting",
+                "failures",
+                "last file",
+            ],
+        );
+        for sh in &self.shippers {
+            let waiting = sh.ready().map(|r| r.len()).unwrap_or(0);
+            let last = sh
+                .last
+                .lock()
+                .ok()
+                .and_then(|l| l.clone())
+                .unwrap_or_default();
+            let failures = sh.failures.load(Ordering::Relaxed);
+            files.push(
+                Row::new(vec![
+                    sh.cfg.inbox.as_str().into(),
+                    sh.cfg.address.as_str().into(),
+                    sh.dir.display().to_string().into(),
+                    sh.shipped.load(Ordering::Relaxed).into(),
+                    waiting.into(),
+                    failures.into(),
+                    last.into(),
+                ])
+                .state(if failures > 0 && waiting > 0 {
+                    State::Warn
+                } else {
+                    State::Ok
+                }),
+            );
+        }
+        files
+    }
+
     fn lag_of(&self, s: &SenderState) -> Lag {
         lag(&self.store, s.saved(), s.spec.partition).unwrap_or_default()
     }

@@ -110,7 +110,7 @@ fn dump_index(
 
 /// Every sender's position and lag, and the store's size, as a table.
 pub fn stat(cfg: &ReaderConfig, store: &Path, state_dir: &Path) -> anyhow::Result<String> {
-    let now = focuser_formats::segment::now_ms();
+    let now = focuser_daemon::clock::unix_millis();
     let mut out = String::new();
     let ids = list_segments(store).unwrap_or_default();
     let _ = writeln!(

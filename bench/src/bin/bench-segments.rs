@@ -13,8 +13,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 use focuser_daemon::access::AllowList;
+use focuser_daemon::config::RunningConfig;
+use focuser_daemon::stop::Stop;
+use focuser_daemon::Config;
 use focuser_formats::segment::{ItemRef, Origin, Partition, Status, Writer, WriterOptions};
-use focuser_reader::config::SendConfig;
+use focuser_reader::config::{ReaderConfig, SendConfig};
 use focuser_reader::recv::{self, RecvShared, RecvStore};
 use focuser_reader::sender::{self, SendCtx, SenderSpec, SenderState};
 use focuser_reader::wire::frame::read_frame_unchecked;
@@ -251,13 +254,26 @@ fn ship(dir: &Path, items: u64, durable: bool, args: &Args) -> anyhow::Result<f6
     let stop = Arc::new(AtomicBool::new(false));
     let secret = Secret::from_bytes(SECRET);
     let max_frame = 32 << 20;
+    // The sender and the receiver take their settings from a config, as in the daemon.
+    let cf = dir.join(format!("bench-{durable}.cf"));
+    std::fs::write(
+        &cf,
+        format!(
+            "rootdir = {}\nname = bench\nsecret_file = unused\nMaxFrame = {max_frame}\n\
+             Send.Records = {}\nSend.Window = {}\n",
+            dir.display(),
+            u8::from(!args.items),
+            args.window.unwrap_or(defaults.window)
+        ),
+    )?;
+    let config = RunningConfig::new(Config::<ReaderConfig>::load(&cf, None)?);
     let receiver = if durable {
         let (store, _) = RecvStore::open(&dir.join("received"), WriterOptions::default())?;
         let shared = Arc::new(RecvShared::new(
             store,
             secret.clone(),
-            AllowList::loopback(),
-            max_frame,
+            AllowList::loopback().into(),
+            config.clone(),
             dir.join("inbox"),
             Duration::from_secs(60),
             4,
@@ -286,13 +302,8 @@ fn ship(dir: &Path, items: u64, durable: bool, args: &Args) -> anyhow::Result<f6
     let ctx = Arc::new(SendCtx {
         store: dir.join("store"),
         secret,
-        max_frame,
-        send: SendConfig {
-            records: !args.items,
-            window: args.window.unwrap_or(defaults.window),
-            ..defaults
-        },
-        stop: Arc::clone(&stop),
+        config,
+        stop: Stop::from_flag(Arc::clone(&stop)),
     });
     let t = Instant::now();
     let worker = {

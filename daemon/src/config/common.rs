@@ -6,15 +6,16 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::clip;
+use super::{clip, restart_only};
 
 /// The keys every focuser daemon understands (docs/design.md#runtime-config; each one in
-/// docs/operations.md#the-config-file).
+/// docs/operations.md#the-config-file). Those marked `restart_only` take effect at the next
+/// start; a reload applies the others (the log's settings, the access files and `stop_timeout`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommonConfig {
     /// Directory every relative path is taken from; the daemon's working directory.
-    #[serde(default = "default_rootdir")]
+    #[serde(default = "default_rootdir", serialize_with = "restart_only")]
     pub rootdir: PathBuf,
     /// Name in log lines; defaults to the program's name.
     #[serde(default)]
@@ -29,26 +30,26 @@ pub struct CommonConfig {
     #[serde(default = "default_debuglevel")]
     pub debuglevel: u8,
     /// Where the pid is written and locked.
-    #[serde(default)]
+    #[serde(default, serialize_with = "restart_only")]
     pub pidfile: Option<PathBuf>,
     /// Run as this user (and `group`) when started as root.
-    #[serde(default)]
+    #[serde(default, serialize_with = "restart_only")]
     pub user: Option<String>,
-    #[serde(default)]
+    #[serde(default, serialize_with = "restart_only")]
     pub group: Option<String>,
     /// chroot to `rootdir` before dropping privileges.
-    #[serde(default)]
+    #[serde(default, serialize_with = "restart_only")]
     pub chroot: bool,
     /// mysql://user:password@host:port/db; `DATABASE_URL` in the environment overrides it.
-    #[serde(default)]
+    #[serde(default, serialize_with = "restart_only")]
     pub database: Option<String>,
-    #[serde(default = "default_db_pool_size")]
+    #[serde(default = "default_db_pool_size", serialize_with = "restart_only")]
     pub db_pool_size: u32,
     /// host:port (or a bare port on 127.0.0.1) of the status endpoint; empty: off.
-    #[serde(default)]
+    #[serde(default, serialize_with = "restart_only")]
     pub status_listen: Option<String>,
     /// Seconds between two samples of the status page's charts (1 to 300).
-    #[serde(default = "default_status_sample")]
+    #[serde(default = "default_status_sample", serialize_with = "restart_only")]
     pub status_sample: u64,
     /// hosts.allow: shell-glob patterns of peers' addresses or names, one a line.
     #[serde(default)]
@@ -156,25 +157,5 @@ impl CommonConfig {
         }
         self.status_addr()?;
         Ok(())
-    }
-
-    /// Common keys whose change takes effect only at the next start.
-    pub(super) fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        let mut keys = Vec::new();
-        let mut check = |changed: bool, key| {
-            if changed {
-                keys.push(key);
-            }
-        };
-        check(self.rootdir != new.rootdir, "rootdir");
-        check(self.pidfile != new.pidfile, "pidfile");
-        check(self.user != new.user, "user");
-        check(self.group != new.group, "group");
-        check(self.chroot != new.chroot, "chroot");
-        check(self.database != new.database, "database");
-        check(self.db_pool_size != new.db_pool_size, "db_pool_size");
-        check(self.status_listen != new.status_listen, "status_listen");
-        check(self.status_sample != new.status_sample, "status_sample");
-        keys
     }
 }

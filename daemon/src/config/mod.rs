@@ -6,7 +6,9 @@
 
 mod common;
 mod de;
+mod keys;
 mod parse;
+mod running;
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +18,9 @@ use serde::{Deserialize, Serialize};
 pub use common::CommonConfig;
 use common::COMMON_KEYS;
 use de::{DeError, DeErrorKind};
+pub use keys::{restart_only, Key, Reload};
 pub use parse::MAX_CONFIG_BYTES;
+pub use running::RunningConfig;
 
 /// A key or value as an error message shows it: whole when short, else its start and its
 /// length, so that a 1 MB value does not become a 1 MB log line.
@@ -34,17 +38,14 @@ fn clip_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// What each daemon's `config.rs` implements for its own keys.
+/// What each daemon's `config.rs` implements for its own keys. Each key's field says what a
+/// reload does with it: `#[serde(serialize_with = "restart_only")]` on a key that takes effect
+/// only at the next start; every other key the daemon reads from the running config at each
+/// unit of work, so that SIGUSR2 applies it (see [`Key`]).
 pub trait DaemonConfig: DeserializeOwned + Serialize + Clone + Send + Sync + 'static {
     /// Checks that go beyond types (ranges, combinations). The message names the key.
     fn validate(&self, _common: &CommonConfig) -> Result<(), String> {
         Ok(())
-    }
-
-    /// The daemon's keys whose change in a reload takes effect only at the next start. `self`
-    /// is the config the daemon started with (what runs), `new` the file as it is now.
-    fn restart_only_changes(&self, _new: &Self) -> Vec<&'static str> {
-        Vec::new()
     }
 
     /// Start-up checks of the files the daemon's own keys name: they exist, can be read, a
@@ -151,27 +152,59 @@ impl<T: DaemonConfig> Config<T> {
         })
     }
 
-    /// Keys whose change cannot be applied to a running daemon.
-    pub fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        let mut keys = self.common.restart_only_changes(&new.common);
-        keys.extend(self.daemon.restart_only_changes(&new.daemon));
+    /// Restart-only keys whose value differs in `new` (the common keys first).
+    pub fn restart_only_changes(&self, new: &Self) -> Vec<String> {
+        let mut keys = keys::restart_only_changes(&self.common, &new.common);
+        keys.extend(keys::restart_only_changes(&self.daemon, &new.daemon));
         keys
+    }
+
+    /// What runs after a reload to `new`: its values, except that restart-only keys keep
+    /// those of `self`. Checked as a start checks a config: a new value may not fit a
+    /// running one.
+    pub fn reloaded(&self, new: Config<T>) -> Result<Config<T>, ConfigError> {
+        let name = new.file.display().to_string();
+        let invalid = |message: String| ConfigError::Invalid {
+            file: name.clone(),
+            message,
+        };
+        let common = keys::keep_running(&self.common, &new.common).map_err(invalid)?;
+        let daemon = keys::keep_running(&self.daemon, &new.daemon).map_err(invalid)?;
+        let with_running = |e: String| {
+            invalid(format!(
+                "{e} (with the running values of restart-only keys)"
+            ))
+        };
+        common.validate().map_err(with_running)?;
+        daemon.validate(&common).map_err(with_running)?;
+        Ok(Config {
+            file: new.file,
+            common,
+            daemon,
+        })
+    }
+
+    /// Every key with its value (the database's password masked) and what a reload does
+    /// with it: the common keys, then the daemon's, each in name order.
+    pub fn keys(&self) -> Vec<Key> {
+        let mut keys = keys::keys(&self.common);
+        for k in &mut keys {
+            if k.name == "database" && !k.value.is_empty() {
+                k.value = mask_password(&k.value);
+            }
+        }
+        keys.extend(keys::keys(&self.daemon));
+        keys
+    }
+
+    /// Whether `key` (a name of [`Config::keys`]) is one of the common keys.
+    pub fn is_common(key: &str) -> bool {
+        COMMON_KEYS.contains(&key.split('.').next().unwrap_or(key))
     }
 
     /// The effective config as `key = value` lines, secrets masked (`--check-config`).
     pub fn effective(&self) -> Vec<(String, String)> {
-        let mut lines = Vec::new();
-        let mut common = serde_json::to_value(&self.common).unwrap_or_default();
-        if let Some(db) = self.common.database.as_deref() {
-            common["database"] = serde_json::Value::String(mask_password(db));
-        }
-        flatten("", &common, &mut lines);
-        flatten(
-            "",
-            &serde_json::to_value(&self.daemon).unwrap_or_default(),
-            &mut lines,
-        );
-        lines
+        self.keys().into_iter().map(|k| (k.name, k.value)).collect()
     }
 }
 
@@ -219,38 +252,6 @@ fn located(file: &str, e: DeError) -> ConfigError {
                 message: format!("{key}: {message}"),
             },
         },
-    }
-}
-
-fn flatten(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String, String)>) {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, v, out);
-            }
-        }
-        Value::Null => out.push((prefix.to_string(), String::new())),
-        Value::Bool(b) => out.push((prefix.to_string(), if *b { "1" } else { "0" }.to_string())),
-        Value::String(s) => out.push((prefix.to_string(), s.clone())),
-        Value::Array(items) => out.push((
-            prefix.to_string(),
-            items
-                .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| i.to_string())
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-        )),
-        Value::Number(n) => out.push((prefix.to_string(), n.to_string())),
     }
 }
 
@@ -403,5 +404,23 @@ mod tests {
             old.restart_only_changes(&new),
             ["status_listen", "status_sample"]
         );
+        let running = old.reloaded(new).unwrap();
+        assert_eq!(running.common.debuglevel, 40);
+        assert_eq!(running.daemon.work.interval, 2);
+        assert_eq!(running.common.status_listen.as_deref(), Some("9000"));
+        assert_eq!(running.common.status_sample, 10);
+    }
+
+    #[test]
+    fn the_common_keys_are_the_fields_of_common_config() {
+        let (_d, path) = write("Work.Interval = 1\n");
+        let c = Config::<Testd>::load(&path, None).unwrap();
+        let names: Vec<String> = c.keys().into_iter().map(|k| k.name).collect();
+        let mut common: Vec<&str> = COMMON_KEYS.to_vec();
+        common.sort_unstable();
+        assert_eq!(names[..common.len()], common);
+        assert!(names
+            .iter()
+            .all(|n| Config::<Testd>::is_common(n) != n.starts_with("Work.")));
     }
 }

@@ -358,6 +358,7 @@ mod tests {
             started_at: "2024-01-01 00:00:00 UTC".into(),
             uptime_seconds: 90061,
             config_file: "/etc/\"x\".cf".into(),
+            config: Vec::new(),
             figures: Vec::new(),
             cards: Vec::new(),
             tables: Vec::new(),

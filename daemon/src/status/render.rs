@@ -10,6 +10,7 @@ use super::history::ChartData;
 use super::page::Row;
 use super::page::{Card, Table};
 use super::{Figure, Kind};
+use crate::config::Key;
 use crate::logging::RecentEntry;
 
 /// Everything the endpoint shows, taken at one moment.
@@ -21,6 +22,9 @@ pub struct Snapshot {
     pub started_at: String,
     pub uptime_seconds: u64,
     pub config_file: String,
+    /// The running config: every key, its value (the database's password masked) and
+    /// whether a reload applies it (`live`) or it waits for a restart (`restart`).
+    pub config: Vec<Key>,
     pub figures: Vec<Figure>,
     /// The headline row: the daemon's key figures, then the runtime's (database, log).
     pub cards: Vec<Card>,
@@ -115,6 +119,7 @@ mod tests {
             started_at: "2024-01-01 00:00:00 UTC".into(),
             uptime_seconds: 5,
             config_file: "x.cf".into(),
+            config: Vec::new(),
             figures: vec![
                 Figure::counter("lines_total", "lines read", 10.0),
                 Figure::gauge("lag", "lag", 3.0).with_label("receiver", "a"),

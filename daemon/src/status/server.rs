@@ -21,6 +21,7 @@ use super::page::{Card, Chart, Table};
 use super::render::{self, Snapshot};
 use super::{html, Figure, StatusSource};
 use crate::access::{AllowList, PasswordFile};
+use crate::config::Key;
 use crate::episode::{Episode, Episodes};
 use crate::logging::RecentErrors;
 use crate::signals::Signal;
@@ -40,6 +41,8 @@ pub struct StatusShared {
     pub daemon: String,
     pub version: String,
     pub config_file: Mutex<String>,
+    /// The running config's keys (see [`crate::Config::keys`]); replaced by a reload.
+    pub config: Mutex<Vec<Key>>,
     pub started: Instant,
     pub started_at: String,
     /// The daemon's sources, in the order added.
@@ -130,6 +133,7 @@ impl StatusShared {
                 .lock()
                 .map(|f| f.clone())
                 .unwrap_or_default(),
+            config: self.config.lock().map(|c| c.clone()).unwrap_or_default(),
             figures,
             cards,
             tables,

@@ -18,6 +18,7 @@
 //! join ([`crate::join`]) works on at the same time.
 
 mod exchange;
+mod ingested;
 mod line;
 mod memory;
 mod read;
@@ -28,8 +29,6 @@ mod table;
 mod worker;
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
@@ -37,13 +36,11 @@ use focuser_formats::reflog::HostPolicy;
 use nix::errno::Errno;
 use rustc_hash::FxHashMap;
 
+pub use ingested::{Ingested, PartRuns};
 pub use rejects::reject_path;
-use run::RunBuilder;
 pub use run::{AggView, Merged, Run};
 pub(crate) use table::prefetch;
 use worker::{Shared, Worker};
-
-use crate::scratch;
 
 /// Segments of the inputs per reading thread.
 const SEGMENTS_PER_THREAD: usize = 16;
@@ -178,23 +175,6 @@ pub fn parts_for(bytes: u64, budget: u64) -> usize {
     (parts + parts % 2) as usize
 }
 
-/// The result of reading the inputs: the threads' runs in memory, or spilled by part.
-pub struct Ingested {
-    pub parts: usize,
-    runs: Vec<Run>,
-    /// Per part: the spill file of each thread that wrote one, with the thread's number.
-    spills: Vec<Vec<(usize, PathBuf)>>,
-    /// Each thread's domain numbers, as the cycle's.
-    domain_maps: Vec<Vec<u32>>,
-    /// Every domain of the input.
-    pub domains: Domains,
-    pub stats: IngestStats,
-    /// Reject files written (temporary names) and where each is to be published.
-    pub rejects: Vec<(PathBuf, PathBuf)>,
-    /// The bytes read of each input (its size when the cycle looked).
-    pub sizes: Vec<u64>,
-}
-
 /// How many threads read: one per core (the result is the same with any number).
 pub fn threads() -> usize {
     std::thread::available_parallelism()
@@ -231,17 +211,44 @@ pub fn ingest(
         parts: parts_for(total, budget),
         tmp_dir,
     };
+    let mut workers = read_in_threads(&shared, threads)?;
+    let mut stats = IngestStats {
+        files: inputs.len() as u64,
+        ..Default::default()
+    };
+    let found = gather(&mut workers, &mut stats, &shared)?;
+    let rejects = assemble_rejects(
+        &shared.segments,
+        &found.seg_lines,
+        &found.logs,
+        inputs,
+        rejects_dir,
+    )?;
+    let (parts, runs, spills) = runs_or_spills(&mut workers, &found.domain_maps, shared.parts)?;
+    Ok(Ingested {
+        parts,
+        runs,
+        spills,
+        domain_maps: found.domain_maps,
+        domains: found.domains,
+        stats,
+        rejects,
+        sizes,
+    })
+}
+
+/// Each thread reads and aggregates until no segment is left; the threads, done.
+fn read_in_threads<'a>(shared: &'a Shared<'a>, threads: usize) -> std::io::Result<Vec<Worker<'a>>> {
     let mut mail = if threads > 1 {
         exchange::mailboxes(threads).into_iter().map(Some).collect()
     } else {
         vec![None]
     };
-    let mut workers: Vec<Worker<'_>> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = mail
             .iter_mut()
             .enumerate()
             .map(|(t, mail)| {
-                let shared = &shared;
                 let mail = mail.take();
                 scope.spawn(move || {
                     let mut w = Worker::new(shared, t, mail);
@@ -256,12 +263,26 @@ pub fn ingest(
                     .unwrap_or_else(|_| Err(std::io::Error::other("a reading thread panicked")))
             })
             .collect::<std::io::Result<Vec<_>>>()
-    })?;
+    })
+}
 
-    let mut stats = IngestStats {
-        files: inputs.len() as u64,
-        ..Default::default()
-    };
+/// What the threads found, put together.
+struct Gathered {
+    /// The cycle's domains, and each thread's numbers for them.
+    domains: Domains,
+    domain_maps: Vec<Vec<u32>>,
+    /// Lines read of each segment.
+    seg_lines: Vec<u64>,
+    /// The threads' reject logs.
+    logs: Vec<PathBuf>,
+}
+
+/// The threads' findings put together; their figures added to `stats`.
+fn gather(
+    workers: &mut [Worker<'_>],
+    stats: &mut IngestStats,
+    shared: &Shared<'_>,
+) -> std::io::Result<Gathered> {
     // The first thread's domains are numbered as it numbered them; the others' are added.
     let mut domains = Domains::numbered(
         workers
@@ -272,7 +293,7 @@ pub fn ingest(
     let mut domain_maps: Vec<Vec<u32>> = Vec::new();
     let mut seg_lines = vec![0u64; shared.segments.len()];
     let mut logs = Vec::new();
-    for w in &mut workers {
+    for w in workers {
         stats.add(&w.stats);
         domain_maps.push(if domain_maps.is_empty() {
             (0..domains.names.len() as u32).collect()
@@ -284,8 +305,24 @@ pub fn ingest(
         }
         logs.extend(w.finish_rejects()?.into_iter().flatten());
     }
-    // Each segment's first line number in its input.
-    let seg_file: Vec<usize> = shared.segments.iter().map(|s| s.file).collect();
+    Ok(Gathered {
+        domains,
+        domain_maps,
+        seg_lines,
+        logs,
+    })
+}
+
+/// The threads' reject logs made into one reject file per input, each line with its number
+/// in its input (a segment's first line is the sum of the lines of the segments before it).
+fn assemble_rejects(
+    segments: &[read::Segment],
+    seg_lines: &[u64],
+    logs: &[PathBuf],
+    inputs: &[PathBuf],
+    rejects_dir: &Path,
+) -> std::io::Result<Vec<(PathBuf, PathBuf)>> {
+    let seg_file: Vec<usize> = segments.iter().map(|s| s.file).collect();
     let mut seg_base = Vec::with_capacity(seg_file.len());
     let mut before = 0u64;
     for (i, &file) in seg_file.iter().enumerate() {
@@ -299,302 +336,39 @@ pub fn ingest(
         .iter()
         .map(|i| rejects::reject_path(rejects_dir, i))
         .collect();
-    let rejects = rejects::assemble(&logs, &seg_file, &seg_base, &names)?;
+    rejects::assemble(logs, &seg_file, &seg_base, &names)
+}
 
-    let spilled = workers.iter().any(|w| !w.spills.is_empty());
-    let (parts, runs, spills) = if spilled {
-        let mut spills = vec![Vec::new(); shared.parts];
+/// The parts, the runs in memory and the spill files of each part: one part of runs when no
+/// thread spilled, else every part in spill files.
+#[allow(clippy::type_complexity)]
+fn runs_or_spills(
+    workers: &mut [Worker<'_>],
+    domain_maps: &[Vec<u32>],
+    parts: usize,
+) -> std::io::Result<(usize, Vec<Run>, Vec<Vec<(usize, PathBuf)>>)> {
+    if workers.iter().any(|w| !w.spills.is_empty()) {
+        let mut spills = vec![Vec::new(); parts];
         for (t, w) in workers.iter_mut().enumerate() {
             for (p, path) in w.finish_spills()?.into_iter().enumerate() {
                 spills[p].push((t, path));
             }
         }
-        (shared.parts, Vec::new(), spills)
-    } else {
-        // Each run's domains by the cycle's numbers (the first thread's are those already).
-        let runs = workers
-            .iter_mut()
-            .zip(&domain_maps)
-            .filter_map(|(w, map)| {
-                w.run.take().map(|mut r| {
-                    r.renumber_domains(map);
-                    r
-                })
+        return Ok((parts, Vec::new(), spills));
+    }
+    // Each run's domains by the cycle's numbers (the first thread's are those already).
+    let runs = workers
+        .iter_mut()
+        .zip(domain_maps)
+        .filter_map(|(w, map)| {
+            w.run.take().map(|mut r| {
+                r.renumber_domains(map);
+                r
             })
-            .collect();
-        (1, runs, Vec::new())
-    };
-    Ok(Ingested {
-        parts,
-        runs,
-        spills,
-        domain_maps,
-        domains,
-        stats,
-        rejects,
-        sizes,
-    })
-}
-
-/// The runs of one part: borrowed when nothing was spilled, else read back from the spills.
-pub enum PartRuns<'a> {
-    Memory(&'a [Run]),
-    Loaded(Vec<Run>),
-}
-
-impl PartRuns<'_> {
-    pub fn runs(&self) -> &[Run] {
-        match self {
-            PartRuns::Memory(runs) => runs,
-            PartRuns::Loaded(runs) => runs,
-        }
-    }
-}
-
-impl Ingested {
-    /// The aggregates held in memory, and the bytes of their text.
-    pub fn size(&self) -> (usize, usize) {
-        self.runs
-            .iter()
-            .map(Run::size)
-            .fold((0, 0), |(a, t), (ra, rt)| (a + ra, t + rt))
-    }
-
-    /// The runs held in memory, given back once merged.
-    pub fn take_runs(&mut self) -> Vec<Run> {
-        std::mem::take(&mut self.runs)
-    }
-
-    /// The runs of part `p`, to be merged in id order ([`Merged::new`]). Parts may be loaded
-    /// by different threads at once; a spilled part's files are removed once read.
-    /// `domains`: the cycle's ([`Ingested::domains`], which the caller may have taken).
-    pub fn part(&self, p: usize, domains: &Domains) -> std::io::Result<PartRuns<'_>> {
-        if self.spills.is_empty() {
-            return Ok(PartRuns::Memory(&self.runs));
-        }
-        // Lines of one URL (or aggregates of it, written from memory) are added up by id;
-        // the domain's name is the cycle's, found again in the URL.
-        let mut at: FxHashMap<u64, run::AggRef> = FxHashMap::default();
-        let mut aggs = RunBuilder::default();
-        for (t, path) in &self.spills[p] {
-            let mut r = BufReader::with_capacity(256 << 10, File::open(path)?);
-            while let Some(([id, ts, hits, tag_ts, tag_seq, domain], [tag, url])) =
-                scratch::read(&mut r)?
-            {
-                let r = match at.get(&id) {
-                    Some(&r) => r,
-                    None => {
-                        let domain = self.domain_maps[*t][domain as usize];
-                        let name = &domains.names[domain as usize];
-                        let place = url.find(name.as_str());
-                        let r = aggs
-                            .push(id, &url, name, place, domain)
-                            .ok_or_else(|| std::io::Error::other("a spilled part is too large"))?;
-                        at.insert(id, r);
-                        r
-                    }
-                };
-                let a = aggs.agg_mut(r);
-                a.hits = a.hits.saturating_add(hits);
-                a.ts = a.ts.max(ts as i64);
-                if !tag.is_empty() {
-                    aggs.tag(r, tag_ts as i64, tag_seq, &tag);
-                }
-            }
-            std::fs::remove_file(path)?;
-        }
-        Ok(PartRuns::Loaded(vec![aggs.finish()]))
-    }
+        })
+        .collect();
+    Ok((1, runs, Vec::new()))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parts_cover_the_id_space_in_order() {
-        assert_eq!(part_of(0, 4), 0);
-        assert_eq!(part_of(u64::MAX, 4), 3);
-        assert_eq!(part_of(1 << 62, 4), 1);
-        assert_eq!(part_of(u64::MAX, 1), 0);
-        assert_eq!(parts_for(100, 1000), 2);
-        assert_eq!(parts_for(1000, 1000), 6);
-        assert_eq!(parts_for(1500, 1000), 10);
-        // Even parts: the lower half of the id space is the first half of the parts.
-        assert_eq!(part_of((1 << 63) - 1, 10), 4);
-        assert_eq!(part_of(1 << 63, 10), 5);
-    }
-
-    /// Every aggregate: id, latest time, hits, tag, URL, domain.
-    type Seen = Vec<(u64, i64, u64, String, String, String)>;
-
-    fn ingest_with(
-        dir: &Path,
-        inputs: &[PathBuf],
-        threads: usize,
-        budget: u64,
-    ) -> (Seen, IngestStats, Vec<String>, usize) {
-        let tmp = dir.join(format!("tmp-{threads}-{budget}"));
-        let rej = dir.join(format!("rej-{threads}-{budget}"));
-        let rules = LineRules {
-            offset: 0,
-            max_url: 2048,
-            hosts: HostPolicy::default(),
-        };
-        let ing = ingest(inputs, threads, budget, (&tmp, &rej), rules).unwrap();
-        let mut seen = Vec::new();
-        for p in 0..ing.parts {
-            let part = ing.part(p, &ing.domains).unwrap();
-            let mut m = Merged::new(part.runs(), 0..=u64::MAX);
-            while let Some(a) = m.next_agg() {
-                let domain = ing.domains.names[a.domain as usize].clone();
-                // Ids are computed a batch at a time: each must still be its own URL's.
-                assert_eq!(a.id, focuser_formats::urls::url_id(a.url), "{}", a.url);
-                seen.push((
-                    a.id,
-                    a.ts,
-                    a.hits,
-                    a.tag.to_string(),
-                    a.url.to_string(),
-                    domain,
-                ));
-            }
-        }
-        let rejects = ing
-            .rejects
-            .iter()
-            .map(|(tmp, _)| std::fs::read_to_string(tmp).unwrap())
-            .collect();
-        (seen, ing.stats, rejects, ing.parts)
-    }
-
-    /// A reflog line at second `ts` of 2023-11-14 22:13.
-    fn line(ts: u32, url: &str, hits: u64, tag: &str) -> String {
-        format!("b\t5\t202311142213{ts:02}\t1\t{url}\t{hits}\t{tag}\n")
-    }
-
-    #[test]
-    fn the_last_non_empty_tag_in_timestamp_order_wins_however_the_input_is_cut() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut a = String::from("header\n");
-        let mut b = String::from("header\n");
-        for round in 0..300u32 {
-            let filler = format!("http://f{}.ru/{round}", round % 7);
-            a.push_str(&line(round % 60, &filler, 1, ""));
-            a.push_str("bad line\n");
-            b.push_str(&line(
-                round % 60,
-                &filler,
-                2,
-                if round % 5 == 0 { "f" } else { "" },
-            ));
-        }
-        for (ts, url, tag) in [
-            (10, "http://a.ru/u", "x"),
-            (30, "http://a.ru/u", ""),
-            (20, "http://A.RU/u", "y"),
-            (5, "http://a.ru/u#frag", "old"),
-        ] {
-            a.push_str(&line(ts, url, 1, tag));
-        }
-        // The same second as y, in a later line (of a later file): it wins.
-        b.push_str(&line(20, "http://a.ru:80/u", 1, "z"));
-        b.push_str(&line(59, "ftp://a.ru/", 1, ""));
-        let inputs = [("a.log", a), ("b.log", b)].map(|(name, text)| {
-            let p = dir.path().join(name);
-            std::fs::write(&p, text).unwrap();
-            p
-        });
-        let (seen, stats, rejects, parts) = ingest_with(dir.path(), &inputs, 1, 1 << 30);
-        assert_eq!(parts, 1);
-        assert_eq!(
-            (stats.files, stats.lines, stats.rejected_total()),
-            (2, 906, 301)
-        );
-        let u = seen.iter().find(|s| s.4 == "http://a.ru/u").unwrap();
-        let t30 = focuser_formats::stamp::parse(b"20231114221330", 0).unwrap();
-        assert_eq!(
-            (u.1, u.2, u.3.as_str(), u.5.as_str()),
-            (t30, 5, "z", "a.ru")
-        );
-        assert_eq!(rejects.len(), 2);
-        assert!(
-            rejects[0].starts_with("3\texpected 7 tab-separated fields, found 1\tbad line\n5\t")
-        );
-        assert_eq!(
-            rejects[1],
-            "303\tnot an http or https URL\tb\t5\t20231114221359\t1\tftp://a.ru/\t1\t\n"
-        );
-        for threads in [2, 3, 5, 16] {
-            for budget in [1 << 30, 1 << 16] {
-                let (s, st, r, parts) = ingest_with(dir.path(), &inputs, threads, budget);
-                assert_eq!(
-                    parts > 1,
-                    budget < 1 << 20,
-                    "{threads} threads, {budget} bytes"
-                );
-                assert_eq!(
-                    (&s, &st, &r),
-                    (&seen, &stats, &rejects),
-                    "{threads} threads, {budget} bytes"
-                );
-            }
-        }
-    }
-
-    /// A URL that does not normalise is rejected, line by line, by the thread that keeps it,
-    /// which may not be the one that read the line: the reject files do not depend on that.
-    #[test]
-    fn rejected_urls_are_reported_alike_whichever_thread_keeps_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let bad = [
-            "ftp://a.ru/",
-            "http://",
-            "http://a b.ru/",
-            "mailto:x@a.ru",
-            "http://[::1",
-            "gopher://g.ru/",
-        ];
-        let mut inputs = Vec::new();
-        for f in 0..3 {
-            let mut text = String::from("header\n");
-            for i in 0..2000u32 {
-                let url = if i % 13 == 0 {
-                    format!("{}{}", bad[(i as usize / 13) % bad.len()], i % 50)
-                } else {
-                    format!("http://d{}.ru/p/{}", i % 11, i % 700)
-                };
-                text.push_str(&line(i % 60, &url, u64::from(i % 4), ""));
-                if i % 97 == 0 {
-                    // Long enough to stand out in a reject file, with a non-ASCII byte.
-                    text.push_str(&line(
-                        1,
-                        &format!("ftp://é{}.ru/{}", i, "x".repeat(1500)),
-                        1,
-                        "",
-                    ));
-                }
-            }
-            let p = dir.path().join(format!("{f}.log"));
-            std::fs::write(&p, text).unwrap();
-            inputs.push(p);
-        }
-        let (seen, stats, rejects, _) = ingest_with(dir.path(), &inputs, 1, 1 << 30);
-        assert_eq!(rejects.len(), 3);
-        let rejected: usize = rejects.iter().map(|r| r.lines().count()).sum();
-        assert_eq!(rejected as u64, stats.rejected_total());
-        // Most of them (`http://` and a number is an IPv4 host: refused as internal).
-        assert!(rejected > 400, "{rejected}");
-        assert!(rejects[0].contains("[... "), "{}", &rejects[0][..200]);
-        for threads in [2, 3, 4, 7] {
-            for budget in [1 << 30, 1 << 16] {
-                let (s, st, r, _) = ingest_with(dir.path(), &inputs, threads, budget);
-                assert_eq!(
-                    (&s, &st, &r),
-                    (&seen, &stats, &rejects),
-                    "{threads} threads, {budget} bytes"
-                );
-            }
-        }
-    }
-}
+mod tests;

@@ -40,7 +40,7 @@ pub(super) fn receive(
 ) -> anyhow::Result<()> {
     let inbox = sh.inbox_dir.join(&a.hello.stream);
     loop {
-        let f = match read_frame(r, sh.max_frame) {
+        let f = match sh.next_frame_max(r).and_then(|max| read_frame(r, max)) {
             Ok(f) => f,
             Err(FrameError::Closed) => return Ok(()),
             Err(e) => return Err(e.into()),
@@ -61,7 +61,7 @@ pub(super) fn receive(
                 .into());
         }
         let tmp = temporary(&inbox, &begin.name);
-        let taken = take_file(r, &tmp, &begin, sh.max_frame)
+        let taken = take_file(r, &tmp, &begin, sh.max_frame())
             .and_then(|()| publish(&tmp, &inbox.join(&begin.name)));
         // Published as a link, or refused: either way the temporary name goes.
         let _ = std::fs::remove_file(&tmp);

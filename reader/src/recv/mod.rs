@@ -9,7 +9,7 @@ pub mod store;
 mod streams;
 
 use std::collections::HashMap;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -17,10 +17,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use focuser_daemon::access::AllowList;
+use focuser_daemon::access::AllowedPeers;
+use focuser_daemon::config::RunningConfig;
 use focuser_daemon::episode::Episodes;
 use focuser_formats::segment::Position;
 
+use crate::config::ReaderConfig;
 use crate::wire::frame::{encode_frame, read_frame_unchecked};
 use crate::wire::handshake::{self, Accepted};
 use crate::wire::messages::{code, put_position};
@@ -35,8 +37,10 @@ const PROBLEM_KEYS: usize = 256;
 pub struct RecvShared {
     pub store: Mutex<RecvStore>,
     pub secret: Secret,
-    pub allow: AllowList,
-    pub max_frame: usize,
+    /// `allowdb` and `MaxFrame` as the running config has them: a reload applies them to
+    /// the next connection and the next frame.
+    allow: AllowedPeers,
+    config: RunningConfig<ReaderConfig>,
     pub inbox_dir: PathBuf,
     pub idle: Duration,
     pub max_connections: usize,
@@ -74,8 +78,8 @@ impl RecvShared {
     pub fn new(
         store: RecvStore,
         secret: Secret,
-        allow: AllowList,
-        max_frame: usize,
+        allow: AllowedPeers,
+        config: RunningConfig<ReaderConfig>,
         inbox_dir: PathBuf,
         idle: Duration,
         max_connections: usize,
@@ -85,7 +89,7 @@ impl RecvShared {
             store: Mutex::new(store),
             secret,
             allow,
-            max_frame,
+            config,
             inbox_dir,
             idle,
             max_connections,
@@ -98,6 +102,17 @@ impl RecvShared {
             slots: Mutex::new(Slots::default()),
             problems: Mutex::new(Episodes::new("peer", PROBLEM_KEYS)),
         }
+    }
+
+    pub fn max_frame(&self) -> usize {
+        self.config.get().daemon.max_frame
+    }
+
+    /// `MaxFrame` for the next frame of `r`, taken once that frame has begun to arrive: a
+    /// reload while a connection waits applies to the frame it waits for.
+    fn next_frame_max(&self, r: &mut BufReader<TcpStream>) -> Result<usize, FrameError> {
+        r.fill_buf()?;
+        Ok(self.max_frame())
     }
 
     /// With `Recv.MaxPerAddress` and `Recv.HandshakeTimeout` (by default: no cap of its own,
@@ -313,7 +328,8 @@ fn items(
     let mut unsynced: Vec<Position> = Vec::new();
     let mut acks = Vec::new();
     loop {
-        let head = match read_frame_unchecked(r, sh.max_frame, &mut payload) {
+        let next = sh.next_frame_max(r);
+        let head = match next.and_then(|max| read_frame_unchecked(r, max, &mut payload)) {
             Ok(h) => h,
             Err(FrameError::Closed) => {
                 // Whatever it sent is kept (and will not be stored twice when resent).

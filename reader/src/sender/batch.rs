@@ -18,9 +18,9 @@ use focuser_formats::segment::record::RecordHeader;
 use focuser_formats::segment::{crc, Cursor, Position, SegmentError, Status, Take};
 
 use super::session::{fail, SessionError};
-use super::{SendCtx, SenderState};
+use super::{SenderState, Settings};
+use crate::wire::batch::{batch_fixed, item_fixed, BATCH_FIXED, RECORDS_FIXED, WIRE_ITEM_FIXED};
 use crate::wire::frame::{begin_frame, finish_frame_followed_by, FRAME_HEADER_LEN};
-use crate::wire::messages::{batch_fixed, item_fixed, BATCH_FIXED, RECORDS_FIXED, WIRE_ITEM_FIXED};
 use crate::wire::{Batch, FrameType};
 
 pub(super) struct Batcher {
@@ -60,8 +60,8 @@ impl Batcher {
     }
 
     /// The next ITEMS frame: each item's body is read into the frame, where it is sent from.
-    pub fn items(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
-        let mut fill = Fill::new(st, ctx);
+    pub fn items(&mut self, st: &SenderState, settings: &Settings) -> Result<Built, SessionError> {
+        let mut fill = Fill::new(st, settings);
         let start = self.begin(FrameType::Items, BATCH_FIXED);
         let frame = &mut self.out;
         // The CRC of the items part of the payload, from each item's fixed part and the body
@@ -128,8 +128,12 @@ impl Batcher {
     }
 
     /// The next RECORDS frame: the records of one item file, by their headers only.
-    pub fn records(&mut self, st: &SenderState, ctx: &SendCtx) -> Result<Built, SessionError> {
-        let mut fill = Fill::new(st, ctx);
+    pub fn records(
+        &mut self,
+        st: &SenderState,
+        settings: &Settings,
+    ) -> Result<Built, SessionError> {
+        let mut fill = Fill::new(st, settings);
         let start = self.begin(FrameType::Records, RECORDS_FIXED);
         let frame = &mut self.out;
         let mut file_id = None;
@@ -226,12 +230,14 @@ struct Fill<'a> {
 }
 
 impl<'a> Fill<'a> {
-    fn new(st: &'a SenderState, ctx: &SendCtx) -> Fill<'a> {
+    fn new(st: &'a SenderState, settings: &Settings) -> Fill<'a> {
         Fill {
             statuses: &st.spec.statuses,
-            max_item: ctx.max_frame.saturating_sub(FRAME_HEADER_LEN + BATCH_FIXED),
-            max_items: ctx.send.batch_items,
-            max_bytes: ctx.send.batch_bytes,
+            max_item: settings
+                .max_frame
+                .saturating_sub(FRAME_HEADER_LEN + BATCH_FIXED),
+            max_items: settings.send.batch_items,
+            max_bytes: settings.send.batch_bytes,
             count: 0,
             bytes: 0,
             oversized: None,

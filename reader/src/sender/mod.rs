@@ -14,7 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use focuser_daemon::backoff::Backoff;
+use focuser_daemon::config::RunningConfig;
 use focuser_daemon::episode::Episode;
+use focuser_daemon::stop::Stop;
 use focuser_formats::segment::{read_position, Partition, Position, PositionError, Status};
 
 use crate::config::{ReaderConfig, SendConfig};
@@ -223,23 +226,55 @@ impl SenderState {
     }
 }
 
-/// What every sender of one reader shares.
+/// What every sender (and sendfile shipper) of one reader shares.
 pub struct SendCtx {
+    /// `store_dir` and `secret_file` (read once): restart-only keys.
     pub store: PathBuf,
     pub secret: Secret,
+    /// Where `MaxFrame` and `Send.*` are taken from, as they are now ([`SendCtx::settings`]).
+    pub config: RunningConfig<ReaderConfig>,
+    pub stop: Stop,
+}
+
+/// The keys a reload applies to a sender: taken from the running config at each connection
+/// and each turn of its loop, each failure for the backoff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
     pub max_frame: usize,
     pub send: SendConfig,
-    pub stop: Arc<AtomicBool>,
+}
+
+impl SendCtx {
+    pub fn settings(&self) -> Settings {
+        let config = self.config.get();
+        Settings {
+            max_frame: config.daemon.max_frame,
+            send: config.daemon.send.clone(),
+        }
+    }
+
+    /// The reconnection backoff as `Send.RetryMin` and `Send.RetryMax` are now: `backoff`
+    /// itself while they have not changed.
+    pub(crate) fn backoff(&self, backoff: &mut Backoff, limits: &mut (f64, f64)) {
+        let send = self.settings().send;
+        if (send.retry_min, send.retry_max) != *limits {
+            *limits = (send.retry_min, send.retry_max);
+            *backoff = Backoff::new(
+                Duration::from_secs_f64(send.retry_min),
+                Duration::from_secs_f64(send.retry_max),
+            );
+        }
+    }
 }
 
 /// Runs one sender until the stop flag is set: connect, send, reconnect with backoff.
 pub fn run(st: Arc<SenderState>, ctx: Arc<SendCtx>) {
-    let min = Duration::from_secs_f64(ctx.send.retry_min);
-    let max = Duration::from_secs_f64(ctx.send.retry_max);
-    let mut backoff = min;
-    while !ctx.stop.load(Ordering::SeqCst) {
+    let mut limits = (f64::NAN, f64::NAN);
+    let mut backoff = Backoff::new(Duration::ZERO, Duration::ZERO);
+    while !ctx.stop.is_set() {
         let outcome = session::run(&st, &ctx);
         st.connected.store(false, Ordering::SeqCst);
+        ctx.backoff(&mut backoff, &mut limits);
         match outcome {
             Ok(()) => break,
             Err(e) if e.idle_close => {
@@ -248,28 +283,17 @@ pub fn run(st: Arc<SenderState>, ctx: Arc<SendCtx>) {
                     st.spec.group,
                     st.spec.address
                 );
-                backoff = min;
-                sleep_unless_stopped(backoff, &ctx.stop);
+                backoff.succeeded();
+                ctx.stop.sleep(backoff.next_wait());
             }
             Err(e) => {
                 if e.made_progress {
-                    backoff = min;
+                    backoff.succeeded();
                 }
-                st.failed(&e, backoff);
-                sleep_unless_stopped(backoff, &ctx.stop);
-                backoff = (backoff * 2).min(max);
+                let wait = backoff.failed();
+                st.failed(&e, wait);
+                ctx.stop.sleep(wait);
             }
         }
-    }
-}
-
-pub(crate) fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
-    let end = std::time::Instant::now() + d;
-    while !stop.load(Ordering::SeqCst) {
-        let now = std::time::Instant::now();
-        if now >= end {
-            break;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(50)));
     }
 }

@@ -4,7 +4,7 @@
 //! thread of its own, so that shipping does not wait for the fsyncs).
 
 use std::collections::VecDeque;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -15,7 +15,7 @@ use focuser_formats::segment::{Cursor, Position};
 use super::batch::Batcher;
 use super::identity;
 use super::saver::Saver;
-use super::{SendCtx, SenderState};
+use super::{SendCtx, SenderState, Settings};
 use crate::wire::frame::Fields;
 use crate::wire::handshake;
 use crate::wire::messages::{position, ErrorMsg};
@@ -95,8 +95,14 @@ const POLL: Duration = Duration::from_millis(100);
 /// At stop, how long to wait for the acks of batches in flight.
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// `Send.Timeout`: to connect, to write, to wait for an ack.
+fn timeout_of(settings: &Settings) -> Duration {
+    Duration::from_secs(settings.send.timeout.max(1))
+}
+
 pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
-    let timeout = Duration::from_secs(ctx.send.timeout.max(1));
+    let settings = ctx.settings();
+    let timeout = timeout_of(&settings);
     // A position file of another store is refused before the receiver is even asked.
     let saved = st.saved();
     check_identity(st, ctx, saved, || {
@@ -143,12 +149,13 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     st.identity_confirmed();
     st.connected.store(true, Ordering::SeqCst);
     s.set_read_timeout(None).map_err(fail)?;
-    let acks = spawn_ack_reader(&s, ctx.max_frame)?;
+    let acks = spawn_ack_reader(&s, ctx)?;
     std::thread::scope(|scope| {
         let saver = Saver::start(scope, st).map_err(fail)?;
         let mut sess = Session {
             st,
             ctx,
+            settings,
             batch: Batcher::new(Cursor::new(&ctx.store, acked, Some(st.spec.partition))),
             verify_until: st.verify_until(),
             acked,
@@ -160,7 +167,7 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
             progress: false,
             delivering: false,
         };
-        let result = sess.pump(&mut s, &acks, timeout);
+        let result = sess.pump(&mut s, &acks);
         // The ack reader holds a clone of the socket: shutting it down ends that thread too.
         let _ = s.shutdown(std::net::Shutdown::Both);
         // Whatever happened, what was acknowledged is kept.
@@ -181,6 +188,8 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
 struct Session<'a> {
     st: &'a SenderState,
     ctx: &'a SendCtx,
+    /// As they were at this turn of the loop.
+    settings: Settings,
     batch: Batcher,
     /// Batches before this position go as ITEMS.
     verify_until: Position,
@@ -202,11 +211,12 @@ impl Session<'_> {
         &mut self,
         s: &mut TcpStream,
         acks: &Receiver<Result<Position, String>>,
-        timeout: Duration,
     ) -> Result<(), SessionError> {
         let mut waiting_since: Option<Instant> = None;
         loop {
-            if self.ctx.stop.load(Ordering::SeqCst) {
+            self.refresh(s)?;
+            let timeout = timeout_of(&self.settings);
+            if self.ctx.stop.is_set() {
                 let end = Instant::now() + DRAIN;
                 while !self.inflight.is_empty() && Instant::now() < end {
                     match acks.recv_timeout(Duration::from_millis(50)) {
@@ -221,7 +231,7 @@ impl Session<'_> {
                 return Ok(());
             }
             let mut sent = false;
-            if self.inflight.len() < self.ctx.send.window {
+            if self.inflight.len() < self.settings.send.window {
                 let (upto, count) = self.send_next(s)?;
                 if count > 0 {
                     sent = true;
@@ -235,7 +245,7 @@ impl Session<'_> {
             if idle {
                 self.delivering();
             }
-            let wait = if self.inflight.len() >= self.ctx.send.window || (!sent && !idle) {
+            let wait = if self.inflight.len() >= self.settings.send.window || (!sent && !idle) {
                 Duration::from_millis(50)
             } else if idle {
                 POLL
@@ -269,7 +279,7 @@ impl Session<'_> {
                     return Err(self.closed(CLOSED.into()));
                 }
             }
-            if self.unsaved_items >= self.ctx.send.save_every
+            if self.unsaved_items >= self.settings.send.save_every
                 || (self.acked != self.saved && self.last_save.elapsed() >= Duration::from_secs(1))
             {
                 self.save()?;
@@ -280,11 +290,12 @@ impl Session<'_> {
     /// Builds and sends the next batch: RECORDS, or ITEMS over the stretch a failed
     /// session left to check ([`SenderState::verify_until`]).
     fn send_next(&mut self, s: &mut TcpStream) -> Result<(Position, u32), SessionError> {
-        let verify = !self.ctx.send.records || self.batch.cursor.position() < self.verify_until;
+        let verify =
+            !self.settings.send.records || self.batch.cursor.position() < self.verify_until;
         let built = if verify {
-            self.batch.items(self.st, self.ctx)?
+            self.batch.items(self.st, &self.settings)?
         } else {
-            self.batch.records(self.st, self.ctx)?
+            self.batch.records(self.st, &self.settings)?
         };
         if built.count > 0 {
             self.batch.send(s)?;
@@ -324,6 +335,17 @@ impl Session<'_> {
         }
     }
 
+    /// Takes the settings as they are now (a reload may have changed them); a new
+    /// `Send.Timeout` applies to the socket too.
+    fn refresh(&mut self, s: &TcpStream) -> Result<(), SessionError> {
+        let now = self.ctx.settings();
+        if now.send.timeout != self.settings.send.timeout {
+            s.set_write_timeout(Some(timeout_of(&now))).map_err(fail)?;
+        }
+        self.settings = now;
+        Ok(())
+    }
+
     /// Acks come back, or everything is sent: whatever failed before works again.
     fn delivering(&mut self) {
         if !self.delivering {
@@ -347,16 +369,20 @@ impl Session<'_> {
 /// Acks arrive on their own thread so sending never waits for them needlessly.
 fn spawn_ack_reader(
     s: &TcpStream,
-    max_frame: usize,
+    ctx: &SendCtx,
 ) -> Result<Receiver<Result<Position, String>>, SessionError> {
     let r = s.try_clone().map_err(fail)?;
+    let config = ctx.config.clone();
     let (tx, rx) = channel();
     std::thread::Builder::new()
         .name("sender-acks".into())
         .spawn(move || {
             let mut r = BufReader::new(r);
             loop {
-                let msg = match read_frame(&mut r, max_frame) {
+                // MaxFrame as it is when the ack arrives (a reload may come while it waits).
+                let next = r.fill_buf().map(|_| ()).map_err(FrameError::from);
+                let frame = next.and_then(|()| read_frame(&mut r, config.get().daemon.max_frame));
+                let msg = match frame {
                     Ok(f) if f.kind == FrameType::Ack => {
                         let mut fl = Fields::new(&f.payload, "ACK");
                         position(&mut fl)

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use focuser_daemon::config::restart_only;
 use serde::{Deserialize, Serialize};
 
 /// `Fetch.Backend`: the libcurl fetcher, or pages read from a local mirror tree.
@@ -15,9 +16,17 @@ pub const MIRROR: &str = "mirror";
 pub struct FetchConfig {
     /// `curl` (focuser-fetch) or `mirror` (`Fetch.MirrorDir/<host>/<path>`, a `wget --mirror`
     /// tree: replays and tests).
-    #[serde(rename = "Backend", default = "default_backend")]
+    #[serde(
+        rename = "Backend",
+        default = "default_backend",
+        serialize_with = "restart_only"
+    )]
     pub backend: String,
-    #[serde(rename = "MirrorDir", default = "default_mirror_dir")]
+    #[serde(
+        rename = "MirrorDir",
+        default = "default_mirror_dir",
+        serialize_with = "restart_only"
+    )]
     pub mirror_dir: PathBuf,
     #[serde(rename = "Connections", default = "default_connections")]
     pub connections: u32,

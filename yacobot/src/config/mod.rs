@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use focuser_daemon::config::restart_only;
 use focuser_daemon::{CommonConfig, DaemonConfig};
 use focuser_formats::segment::{SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
@@ -12,10 +13,14 @@ mod resources;
 pub use fetch::{FetchConfig, CURL, MIRROR};
 pub use resources::ResourcesConfig;
 
+/// The workers take the running config at each step, so a reload applies every key but the
+/// `restart_only` ones: the node's name, which workers run, and the stores and fetch backend
+/// they open at start.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct YacobotConfig {
     /// This node's name (`yacobot_node.name`): it signs the claims of this process.
+    #[serde(serialize_with = "restart_only")]
     pub node: String,
     /// This node's id (`yacobot_node.id`); set, queue files for another node are refused.
     #[serde(default)]
@@ -28,9 +33,9 @@ pub struct YacobotConfig {
     pub crawl: CrawlConfig,
     #[serde(rename = "Fetch", default)]
     pub fetch: FetchConfig,
-    #[serde(rename = "Archive", default)]
+    #[serde(rename = "Archive", default, serialize_with = "restart_only")]
     pub archive: ArchiveConfig,
-    #[serde(rename = "Segment", default)]
+    #[serde(rename = "Segment", default, serialize_with = "restart_only")]
     pub segment: SegmentConfig,
     #[serde(rename = "Url", default)]
     pub url: UrlConfig,
@@ -41,7 +46,7 @@ pub struct YacobotConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoaderConfig {
-    #[serde(rename = "Enable", default = "yes")]
+    #[serde(rename = "Enable", default = "yes", serialize_with = "restart_only")]
     pub enable: bool,
     /// One inbox per master: `Loader.Inbox.<master name> = dir`. The name is the file's
     /// `queue_applied.source`.
@@ -65,7 +70,7 @@ pub struct LoaderConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct QargfilterConfig {
-    #[serde(rename = "Enable", default = "yes")]
+    #[serde(rename = "Enable", default = "yes", serialize_with = "restart_only")]
     pub enable: bool,
     /// Seconds between two imports of `query_args` into `path_arg_name`.
     #[serde(rename = "Interval", default = "default_qarg_interval")]
@@ -80,7 +85,7 @@ pub struct QargfilterConfig {
 #[serde(deny_unknown_fields)]
 pub struct CrawlConfig {
     /// The scheduler, the fetcher, the archive and the re-index bookkeeping.
-    #[serde(rename = "Enable", default = "yes")]
+    #[serde(rename = "Enable", default = "yes", serialize_with = "restart_only")]
     pub enable: bool,
     /// URLs claimed at a time.
     #[serde(rename = "ClaimBatch", default = "default_claim_batch")]
@@ -394,36 +399,20 @@ impl DaemonConfig for YacobotConfig {
         }
         self.url.validate()
     }
+}
 
-    fn restart_only_changes(&self, new: &Self) -> Vec<&'static str> {
-        let pairs = [
-            ("node", self.node != new.node),
-            ("Loader.Enable", self.loader.enable != new.loader.enable),
-            (
-                "Qargfilter.Enable",
-                self.qargfilter.enable != new.qargfilter.enable,
-            ),
-            ("Crawl.Enable", self.crawl.enable != new.crawl.enable),
-            ("Fetch.Backend", self.fetch.backend != new.fetch.backend),
-            (
-                "Fetch.MirrorDir",
-                self.fetch.mirror_dir != new.fetch.mirror_dir,
-            ),
-            ("Archive", self.archive != new.archive),
-            ("Segment", self.segment != new.segment),
-            (
-                "Resources.Enable",
-                self.resources.enable != new.resources.enable,
-            ),
-            ("Resources.Dir", self.resources.dir != new.resources.dir),
-            (
-                "Resources.Writers",
-                self.resources.writers != new.resources.writers,
-            ),
-        ];
-        pairs
-            .into_iter()
-            .filter_map(|(k, changed)| changed.then_some(k))
-            .collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of the shipped config keeps its value through a reload of the same file
+    /// (the running values of restart-only keys are put back through serde).
+    #[test]
+    fn the_shipped_yacobot_reloads_onto_itself() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../conf/yacobot.cf");
+        let c = focuser_daemon::Config::<YacobotConfig>::load(std::path::Path::new(file), None)
+            .unwrap();
+        assert!(c.restart_only_changes(&c).is_empty());
+        assert_eq!(c.reloaded(c.clone()).unwrap(), c);
     }
 }

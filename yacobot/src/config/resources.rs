@@ -3,17 +3,22 @@
 
 use std::path::PathBuf;
 
+use focuser_daemon::config::restart_only;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResourcesConfig {
     /// Off by default: a node without partner feeds opens no second store.
-    #[serde(rename = "Enable", default)]
+    #[serde(rename = "Enable", default, serialize_with = "restart_only")]
     pub enable: bool,
     /// The resources' own item/index segment store (the crawl archive's writer holds a lock on
     /// its folder; a second reader sender ships this one).
-    #[serde(rename = "Dir", default = "default_dir")]
+    #[serde(
+        rename = "Dir",
+        default = "default_dir",
+        serialize_with = "restart_only"
+    )]
     pub dir: PathBuf,
     /// Seconds between two scans for due resources (the source's `Scan.Interval`).
     #[serde(rename = "ScanInterval", default = "default_scan_interval")]
@@ -23,13 +28,22 @@ pub struct ResourcesConfig {
     pub parallel: u32,
     /// Threads of the write stage (parse, diff, write); fetching waits while more than five
     /// times this many fetched feeds wait for them.
-    #[serde(rename = "Writers", default = "default_writers")]
+    #[serde(
+        rename = "Writers",
+        default = "default_writers",
+        serialize_with = "restart_only"
+    )]
     pub writers: u32,
     /// Seconds a resource's claim lasts; renewed while its run goes on.
     #[serde(rename = "ClaimTtl", default = "default_claim_ttl")]
     pub claim_ttl: u64,
-    /// Largest sitemap or feed (bytes); `Fetch.MaxBytes` is for pages.
-    #[serde(rename = "MaxBytes", default = "default_max_bytes")]
+    /// Largest sitemap or feed (bytes); `Fetch.MaxBytes` is for pages. The worker's fetcher
+    /// is made with it at start.
+    #[serde(
+        rename = "MaxBytes",
+        default = "default_max_bytes",
+        serialize_with = "restart_only"
+    )]
     pub max_bytes: u64,
     /// Safety valve: a run with fewer good items than this percentage of the previous run's
     /// is an error and deletes nothing ...

@@ -5,8 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use focuser_daemon::Config;
 use focuser_formats::segment::record::{RecordHeader, FILE_HEADER_LEN, RECORD_HEADER_LEN};
@@ -18,8 +17,8 @@ use proptest::prelude::*;
 
 use super::Batcher;
 use crate::config::{ReaderConfig, SendConfig};
-use crate::sender::{SendCtx, SenderSpec, SenderState};
-use crate::wire::{decode_frame, Batch, Secret};
+use crate::sender::{SenderSpec, SenderState, Settings};
+use crate::wire::{decode_frame, Batch};
 
 /// Segments 1 and 2 sealed, 3 active.
 const SEGMENTS: u64 = 3;
@@ -145,10 +144,10 @@ fn expected(fx: &Fixture, seg: u64, item_file: bool, len: u64) -> Expected {
 
 struct Sender {
     st: SenderState,
-    ctx: SendCtx,
+    settings: Settings,
 }
 
-fn sender(dir: &Path, state: &Path) -> Sender {
+fn sender(state: &Path) -> Sender {
     let spec = SenderSpec {
         group: "Index.0".into(),
         address: "127.0.0.1:1".into(),
@@ -164,12 +163,9 @@ fn sender(dir: &Path, state: &Path) -> Sender {
     };
     Sender {
         st: SenderState::new(spec),
-        ctx: SendCtx {
-            store: dir.to_path_buf(),
-            secret: Secret::from_bytes(b"a-secret-of-enough-length-for-it"),
+        settings: Settings {
             max_frame: 1 << 20,
             send,
-            stop: Arc::new(AtomicBool::new(false)),
         },
     }
 }
@@ -179,14 +175,14 @@ fn sender(dir: &Path, state: &Path) -> Sender {
 /// of the file are what the real sender's sendfile finds short (it then goes over that
 /// stretch as ITEMS): here they are `torn`.
 fn ship(dir: &Path, state: &Path, records: bool) -> (Vec<Position>, u64, usize) {
-    let s = sender(dir, state);
+    let s = sender(state);
     let mut b = Batcher::new(Cursor::new(dir, Position::START, None));
     let (mut shipped, mut torn) = (Vec::new(), 0);
     let mut last = None;
     for _ in 0..100 {
         let built = match records {
-            true => b.records(&s.st, &s.ctx),
-            false => b.items(&s.st, &s.ctx),
+            true => b.records(&s.st, &s.settings),
+            false => b.items(&s.st, &s.settings),
         }
         .unwrap_or_else(|e| panic!("a batch failed: {e}"));
         if records {

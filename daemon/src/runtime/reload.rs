@@ -1,11 +1,17 @@
-//! What a reload compares a new config with: not the file's previous text, but what runs.
-//! Restart-only keys keep the values the daemon started with until it restarts, so a second
+//! SIGUSR2: the config file read again and applied, except its restart-only keys (declared on
+//! their fields, see [`crate::config::Key`]), which keep their running values and are named.
+//! A new config is compared not with the file's previous text but with what runs, so a second
 //! reload of an unchanged file still names them; and files read only at start (a shared
 //! secret) are compared with what they were at start.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
+use super::start::settings;
+use super::Runtime;
+use crate::checks::load_access;
 use crate::config::{Config, DaemonConfig};
 
 /// A file's identity and last change: enough to tell that it was edited or replaced (without
@@ -63,12 +69,7 @@ impl<T: DaemonConfig> Started<T> {
     /// The keys (and start-only files) of `new` that differ from what runs and take effect
     /// only at the next start.
     pub(crate) fn restart_only(&self, new: &Config<T>) -> Vec<String> {
-        let mut keys: Vec<String> = self
-            .config
-            .restart_only_changes(new)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let mut keys = self.config.restart_only_changes(new);
         let now = new.daemon.start_files(&new.common);
         for (key, path, stamp) in &self.files {
             let Some((_, new_path)) = now.iter().find(|(k, _)| k == key) else {
@@ -83,5 +84,38 @@ impl<T: DaemonConfig> Started<T> {
             }
         }
         keys
+    }
+}
+
+impl<T: DaemonConfig> Runtime<T> {
+    /// Re-reads the config file. Everything that can fail is checked before anything changes.
+    pub(super) fn reload(&mut self) -> anyhow::Result<()> {
+        let new = Config::<T>::load(&self.config.file, std::env::var("DATABASE_URL").ok())?;
+        let access = load_access(&new.common, Path::to_path_buf)?;
+        let restart_only = self.started.restart_only(&new);
+        let running = Arc::new(self.config.reloaded(new)?);
+        self.logging
+            .reconfigure(settings(self.name, &running.common))?;
+        if let Ok(mut a) = self.shared.access.lock() {
+            *a = access;
+        }
+        self.stopper
+            .timeout
+            .store(running.common.stop_timeout, Ordering::Relaxed);
+        if let Ok(mut keys) = self.shared.config.lock() {
+            *keys = running.keys();
+        }
+        self.running.set(Arc::clone(&running));
+        self.config = running;
+        let file = self.config.file.display();
+        if restart_only.is_empty() {
+            log::info!("config reloaded from {file}");
+        } else {
+            log::warn!(
+                "config reloaded from {file}; changed keys that take effect only at restart (running values kept): {}",
+                restart_only.join(", ")
+            );
+        }
+        Ok(())
     }
 }

@@ -2,8 +2,10 @@
 //! (its own and those other threads post) aggregated in memory while they fit in its share of
 //! `Cycle.MemoryLimit`, else spilled by id range.
 
+mod spill;
+
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,8 +20,7 @@ use super::rejects::{self, RejectLog};
 use super::run::Run;
 use super::scan;
 use super::table::{raw_hash, DomainTable};
-use super::{input_failed, part_of, IngestStats, LineRules, MAX_LINE};
-use crate::scratch;
+use super::{input_failed, IngestStats, LineRules, MAX_LINE};
 
 /// A new URL normalised (its id computed with the batch's), with its domain's key; or why it
 /// is rejected.
@@ -333,11 +334,10 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn flush<'t>(&mut self, batch: &mut Vec<Item<'t>>) -> std::io::Result<()> {
-        // Every slot of the batch is asked for at once, so that the cache misses overlap.
-        // Then a line of a known URL is added, and a new URL is normalised (its domain's slot
-        // asked for likewise); the new URLs' ids are computed side by side, and they are
-        // added last, in line order.
+    /// Adds the lines of URLs in memory (marking them done) and normalises the others, their
+    /// slots and their domains' asked for first.
+    #[inline]
+    fn look_up<'t>(&mut self, batch: &mut [Item<'t>]) -> [Option<Normalised<'t>>; BATCH] {
         if let Some(m) = &self.memory {
             for item in batch.iter() {
                 if let Item::Good { key, .. } = item {
@@ -377,27 +377,23 @@ impl<'a> Worker<'a> {
                     }),
             );
         }
+        normal
+    }
+
+    fn flush<'t>(&mut self, batch: &mut Vec<Item<'t>>) -> std::io::Result<()> {
+        // Every slot of the batch is asked for at once, so that the cache misses overlap.
+        // Then a line of a known URL is added, and a new URL is normalised (its domain's slot
+        // asked for likewise); the new URLs' ids are computed side by side, and they are
+        // added last, in line order.
+        let normal = self.look_up(batch);
         // Ids are computed here only for lines that go to spill files; those kept in memory
         // get theirs at the end, side by side in full groups.
-        let mut ids = [0u64; BATCH];
         let spilling = self.memory.is_none();
-        if spilling {
-            let mut forms = [""; BATCH];
-            let mut of = [0usize; BATCH];
-            let mut count = 0;
-            for (i, n) in normal.iter().enumerate() {
-                if let Some(Ok((form, _))) = n {
-                    forms[count] = form.url.as_ref();
-                    of[count] = i;
-                    count += 1;
-                }
-            }
-            let mut computed = [0u64; BATCH];
-            urls::url_ids(&forms[..count], &mut computed[..count]);
-            for (&i, &id) in of[..count].iter().zip(&computed) {
-                ids[i] = id;
-            }
-        }
+        let ids = if spilling {
+            spill_ids(&normal)
+        } else {
+            [0u64; BATCH]
+        };
         for ((item, n), id) in batch.drain(..).zip(normal).zip(ids) {
             match item {
                 Item::Done => {}
@@ -458,90 +454,6 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// Over budget: from now on every line goes to its id range's spill file, and what is
-    /// in memory is written there at the end.
-    pub fn partition(&mut self) -> std::io::Result<()> {
-        if let Some(m) = self.memory.take() {
-            self.run = Some(m.into_run());
-        }
-        if !self.spills.is_empty() {
-            return Ok(());
-        }
-        log::info!(
-            "input larger than Cycle.MemoryLimit: partitioning it into {} parts in {}",
-            self.shared.parts,
-            self.shared.tmp_dir.display()
-        );
-        std::fs::create_dir_all(self.shared.tmp_dir)?;
-        for p in 0..self.shared.parts {
-            let path = self
-                .shared
-                .tmp_dir
-                .join(format!("part-{p:04}-{}.spill", self.name));
-            let w = BufWriter::with_capacity(256 << 10, File::create(&path)?);
-            self.spills.push((path, w));
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn spill_line(
-        &mut self,
-        id: u64,
-        ts: i64,
-        hits: u64,
-        tag: &str,
-        seq: u64,
-        domain: u32,
-        url: &str,
-    ) -> std::io::Result<()> {
-        let (tag_ts, tag_seq) = if tag.is_empty() {
-            (i64::MIN, 0)
-        } else {
-            (ts, seq)
-        };
-        let w = &mut self.spills[part_of(id, self.shared.parts)].1;
-        write_spill(
-            w,
-            [
-                id,
-                ts as u64,
-                hits,
-                tag_ts as u64,
-                tag_seq,
-                u64::from(domain),
-            ],
-            tag,
-            url,
-        )
-    }
-
-    /// Writes out what stayed in memory (after a spill, here or in another thread) and
-    /// closes the spill files.
-    pub fn finish_spills(&mut self) -> std::io::Result<Vec<PathBuf>> {
-        self.partition()?;
-        if let Some(run) = self.run.take() {
-            for (a, url, tag, _) in run.aggs() {
-                let w = &mut self.spills[part_of(a.id, self.shared.parts)].1;
-                let numbers = [
-                    a.id,
-                    a.ts as u64,
-                    a.hits,
-                    a.tag_ts as u64,
-                    a.tag_seq,
-                    u64::from(a.domain),
-                ];
-                write_spill(w, numbers, tag, url)?;
-            }
-        }
-        let mut paths = Vec::new();
-        for (path, w) in &mut self.spills {
-            w.flush()?;
-            paths.push(path.clone());
-        }
-        Ok(paths)
-    }
-
     /// The rejects' scratch files, by the thread that read the lines (none: nothing rejected).
     pub fn finish_rejects(&mut self) -> std::io::Result<Vec<Option<PathBuf>>> {
         std::mem::take(&mut self.rejects)
@@ -551,8 +463,25 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// A spilled line or aggregate: id, latest time, hits, the time and place its tag is from,
-/// its thread's domain number; the tag and the URL.
-fn write_spill(w: &mut impl Write, numbers: [u64; 6], tag: &str, url: &str) -> std::io::Result<()> {
-    scratch::write(w, numbers, &[tag.as_bytes(), url.as_bytes()])
+/// The ids of the new URLs of a batch, computed side by side (for lines that go to spill
+/// files).
+#[inline]
+fn spill_ids(normal: &[Option<Normalised<'_>>; BATCH]) -> [u64; BATCH] {
+    let mut ids = [0u64; BATCH];
+    let mut forms = [""; BATCH];
+    let mut of = [0usize; BATCH];
+    let mut count = 0;
+    for (i, n) in normal.iter().enumerate() {
+        if let Some(Ok((form, _))) = n {
+            forms[count] = form.url.as_ref();
+            of[count] = i;
+            count += 1;
+        }
+    }
+    let mut computed = [0u64; BATCH];
+    urls::url_ids(&forms[..count], &mut computed[..count]);
+    for (&i, &id) in of[..count].iter().zip(&computed) {
+        ids[i] = id;
+    }
+    ids
 }
