@@ -100,9 +100,8 @@ fn every_reloadable_key_takes_effect_and_a_restart_only_one_waits() {
         site.log()
             .contains("changed keys that take effect only at restart (running values kept): node\n")
     });
-    let page = get(port, "/status.json");
-    let body = page.split_once("\r\n\r\n").unwrap().1;
-    let json: serde_json::Value = serde_json::from_str(body).unwrap();
+    let body = get(port, "/status.json");
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
     let running: Vec<Key> = serde_json::from_value(json["config"].clone()).unwrap();
     for k in &new_keys {
         let on_page = running.iter().find(|r| r.name == k.name).unwrap();
