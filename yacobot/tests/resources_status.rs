@@ -124,3 +124,57 @@ fn resources_runs_items_and_errors_show_in_metrics_and_on_the_status_page() {
     }
     daemon.stop();
 }
+
+/// `Fetch.*` is live: after SIGUSR2 the resources worker's next run fetches with the new
+/// settings (its fetcher is rebuilt once idle, as the crawl worker's is).
+#[test]
+fn resources_fetch_with_the_reloaded_fetch_settings() {
+    let db = TestDb::new();
+    let server = WebServer::start().unwrap();
+    let c = &mut db.conn();
+    rules(c);
+    let sitemap = serve_sitemap(&server, "a.test", &["/f.xml"]);
+    serve_feed(&server, "a.test", "/f.xml", &items("a", 3));
+    let shop = resource(c, "shop", &[("a", sitemap)]);
+    hourly(c, shop);
+
+    let port = free_port();
+    let site = site(
+        &db,
+        &server,
+        &format!("status_listen = {port}\nFetch.UserAgent = before-reload\n"),
+    );
+    let daemon = site.spawn();
+    wait_for("the first run", Duration::from_secs(60), || {
+        metric(port, "focuser_yacobot_resource_runs_total") == Some(1.0)
+    });
+    let agents = |server: &WebServer| -> Vec<String> {
+        server
+            .requests_to("a.test", "/f.xml")
+            .into_iter()
+            .map(|l| l.user_agent)
+            .collect()
+    };
+    assert_eq!(agents(&server), ["before-reload"]);
+
+    let cf = std::fs::read_to_string(&site.config).unwrap();
+    std::fs::write(
+        &site.config,
+        cf.replace(
+            "Fetch.UserAgent = before-reload",
+            "Fetch.UserAgent = after-reload",
+        ),
+    )
+    .unwrap();
+    daemon.signal(nix::sys::signal::Signal::SIGUSR2);
+    wait_for("the reload", Duration::from_secs(10), || {
+        get(port, "/status.json").contains("after-reload")
+    });
+    server.clear_log();
+    ask(c, shop);
+    wait_for("the second run", Duration::from_secs(60), || {
+        metric(port, "focuser_yacobot_resource_runs_total") == Some(2.0)
+    });
+    assert_eq!(agents(&server), ["after-reload"]);
+    daemon.stop();
+}

@@ -88,11 +88,7 @@ impl Worker for Resources {
         let dir = cfg.common.path(&d.resources.dir);
         let store = Store::open(&dir, d.segment.writer_options())
             .with_context(|| format!("opening the resources store {}", dir.display()))?;
-        let mut settings = d.fetch.fetcher().map_err(|e| anyhow!(e))?;
-        // Feeds are XML, sitemaps text, of any declared type; and larger than pages.
-        settings.allowed_types = Vec::new();
-        settings.max_bytes = d.resources.max_bytes;
-        let fetcher = Fetcher::new(settings)?;
+        let fetcher = Fetcher::new(fetch_settings(&cfg).map_err(|e| anyhow!(e))?)?;
         let owner = format!("{}/{}", d.node, std::process::id());
         let store = Arc::new(store);
         let writers = d.resources.writers as usize;
@@ -143,6 +139,7 @@ impl Worker for Resources {
                 Instant::now() + Duration::from_secs(cfg.daemon.resources.scan_interval);
         }
         self.extend_claims(ctx, &cfg);
+        self.reconfigure(&cfg);
         self.submit(&cfg);
         self.stats
             .running
@@ -196,6 +193,25 @@ impl Worker for Resources {
 }
 
 impl Resources {
+    /// `Fetch.*` changed by a reload: a new fetcher once the old one has nothing pending (the
+    /// crawl worker does the same with its own).
+    fn reconfigure(&mut self, cfg: &Config<YacobotConfig>) {
+        match fetch_settings(cfg) {
+            Ok(settings) if &settings != self.fetcher.config() && self.fetcher.pending() == 0 => {
+                match Fetcher::new(settings) {
+                    Ok(f) => {
+                        self.fetcher = f;
+                        log::info!("resources: new Fetch.* settings in use");
+                    }
+                    Err(e) => log::error!("resources: new Fetch.* settings refused: {e}"),
+                }
+            }
+            Ok(_) => {}
+            // validate() has refused such a config before it became the running one.
+            Err(e) => log::error!("resources: Fetch.* settings refused: {e}"),
+        }
+    }
+
     fn token(&mut self, job: Job) -> u64 {
         let t = self.next_token;
         self.next_token += 1;
@@ -346,4 +362,13 @@ impl Resources {
             }
         }
     }
+}
+
+/// The fetcher's settings for feeds: the crawl's `Fetch.*`, but any declared type (feeds are
+/// XML, sitemaps text) and `Resources.MaxBytes` (feeds are larger than pages).
+fn fetch_settings(cfg: &Config<YacobotConfig>) -> Result<focuser_fetch::FetchConfig, String> {
+    let mut settings = cfg.daemon.fetch.fetcher()?;
+    settings.allowed_types = Vec::new();
+    settings.max_bytes = cfg.daemon.resources.max_bytes;
+    Ok(settings)
 }
