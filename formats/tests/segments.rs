@@ -621,3 +621,61 @@ fn a_sealed_segment_cut_short_reports_its_damaged_tail_once_and_the_cursor_goes_
     assert_eq!(c.next().unwrap_err().items_skipped(), 2);
     assert_eq!(c.next().unwrap().unwrap().item, item(11));
 }
+
+/// `next_records` (what RECORDS frames are built from) takes the same items as `next`, as
+/// the bytes the writer stored, whatever the partition, the statuses skipped and the reads'
+/// budget; and it stops at the end of a segment.
+#[test]
+fn records_read_in_runs_are_the_stored_records_of_the_items_a_cursor_reads() {
+    use focuser_formats::segment::record::{encode_record, RecordHeader};
+    use focuser_formats::segment::Take;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = Writer::open(dir.path(), opts(25)).unwrap();
+    let mut at = Vec::new();
+    for n in 1..=60 {
+        at.push(w.append(&item(n)).unwrap());
+    }
+    w.close().unwrap();
+    let stored = |n: u32| {
+        let mut b = Vec::new();
+        let p = at[n as usize - 1];
+        encode_record(&item(n).as_ref(), p.file_id, p.item_idx, &mut b);
+        b
+    };
+    for part in [None, Some(Partition { count: 3, index: 1 })] {
+        for budget in [1, 5_000, 1 << 20] {
+            let want: Vec<u32> = (1..=60)
+                .filter(|&n| part.is_none_or(|p| p.wants(segment::doc_hash(&item(n).doc_id))))
+                .filter(|&n| item(n).status == Status::Update)
+                .collect();
+            let mut c = Cursor::new(dir.path(), Position::START, part);
+            let (mut got, mut bytes) = (Vec::new(), Vec::new());
+            loop {
+                let before = bytes.len();
+                let file = std::cell::Cell::new(None);
+                let n = c
+                    .next_records(&mut bytes, budget, |h: &RecordHeader| {
+                        assert!(file.replace(Some(h.file_id)).is_none_or(|f| f == h.file_id));
+                        if h.status == Status::Update {
+                            let pos = Position {
+                                file_id: h.file_id,
+                                item_idx: h.item_idx,
+                            };
+                            got.push(at.iter().position(|p| *p == pos).unwrap() as u32 + 1);
+                            Take::Read
+                        } else {
+                            Take::Skip
+                        }
+                    })
+                    .unwrap();
+                assert_eq!(n == 0, bytes.len() == before);
+                if n == 0 && c.position() == (Position { file_id: 3, item_idx: 11 }) {
+                    break;
+                }
+            }
+            assert_eq!(got, want, "partition {part:?}, budget {budget}");
+            let expected: Vec<u8> = want.iter().flat_map(|&n| stored(n)).collect();
+            assert!(bytes == expected, "partition {part:?}, budget {budget}");
+        }
+    }
+}

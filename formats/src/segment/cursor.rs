@@ -6,7 +6,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::reader::{Located, Partition, SegmentIndex};
-use super::record::RecordHeader;
+use super::record::{RecordHeader, MAX_RECORD_LEN, RECORD_HEADER_LEN};
 use super::{list_segments, Position, SegmentError, StoredItem};
 
 /// What [`Cursor::next_raw`] is to do with the item whose header it shows.
@@ -40,6 +40,8 @@ pub struct Cursor {
     gap: Option<(Position, Position)>,
     /// The active segment whose header is bad, reported already: it is waited on quietly.
     bad_header: Option<u64>,
+    /// An error met after [`Cursor::next_records`] had taken records: returned next.
+    deferred: Option<SegmentError>,
 }
 
 impl Cursor {
@@ -52,6 +54,7 @@ impl Cursor {
             seg: None,
             gap: None,
             bad_header: None,
+            deferred: None,
         }
     }
 
@@ -69,6 +72,9 @@ impl Cursor {
     /// Goes to the next durable item of the partition without taking it; Ok(None) when
     /// there is none yet.
     fn peek(&mut self) -> Result<Option<u32>, SegmentError> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
         loop {
             let need_open = self
                 .seg
@@ -221,6 +227,130 @@ impl Cursor {
         }
     }
 
+    /// The next records of one segment, appended to `out` as they are stored (header and
+    /// body): for a caller that ships records as they are. Runs of consecutive records are
+    /// read with one `pread` each (their lengths come from the index), so no header is read
+    /// on its own but the last one the index has. `decide` sees each header, its place
+    /// checked; a record it skips is taken out of `out` again. Stops at the segment's end,
+    /// when nothing more is durable, when `decide` says [`Take::Stop`], or once `max_read`
+    /// bytes were read. Returns the records taken. A damaged record is returned as an error
+    /// and gone past, as by [`Cursor::next_located`] — by the next call when records were
+    /// taken before it. The records' CRCs are not checked here (the receiver checks them).
+    pub fn next_records(
+        &mut self,
+        out: &mut Vec<u8>,
+        max_read: usize,
+        mut decide: impl FnMut(&RecordHeader) -> Take,
+    ) -> Result<u32, SegmentError> {
+        let (mut taken, mut read, mut file) = (0u32, 0usize, None);
+        loop {
+            let idx = match self.peek() {
+                Ok(Some(idx)) => idx,
+                Ok(None) => return Ok(taken),
+                Err(e) if taken == 0 => return Err(e),
+                Err(e) => {
+                    self.deferred = Some(e);
+                    return Ok(taken);
+                }
+            };
+            // One call, one segment.
+            if *file.get_or_insert(self.pos.file_id) != self.pos.file_id {
+                return Ok(taken);
+            }
+            match self.read_run(idx, out, max_read - read.min(max_read), &mut decide) {
+                Ok((n, bytes, more)) => {
+                    taken += n;
+                    read += bytes;
+                    if !more || read >= max_read {
+                        return Ok(taken);
+                    }
+                }
+                Err(e) if taken == 0 => return Err(e),
+                Err(e) => {
+                    self.deferred = Some(e);
+                    return Ok(taken);
+                }
+            }
+        }
+    }
+
+    /// One run of [`Cursor::next_records`] from item `idx`: (records taken, bytes read,
+    /// whether to go on). On an error the cursor is past the damaged record and `out` as it
+    /// was before it.
+    fn read_run(
+        &mut self,
+        idx: u32,
+        out: &mut Vec<u8>,
+        budget: usize,
+        decide: &mut impl FnMut(&RecordHeader) -> Take,
+    ) -> Result<(u32, usize, bool), SegmentError> {
+        let Some(seg) = self.seg.as_ref() else {
+            return Ok((0, 0, false));
+        };
+        let at = out.len();
+        let mut run = run_of(seg, self.partition, idx, budget);
+        // A run the file does not hold whole (an active segment cut short) is read again as
+        // its first record alone, which may be whole.
+        for first_alone in [false, true] {
+            if first_alone {
+                run = run_of(seg, self.partition, idx, 0);
+            }
+            let Ok((start, _, end)) = run else { break };
+            out.resize(at + (end - start) as usize, 0);
+            match seg.read_stored(&mut out[at..], start, idx) {
+                Ok(()) => break,
+                Err(e) => {
+                    out.truncate(at);
+                    run = Err(e);
+                }
+            }
+        }
+        let (start, last, end) = match run {
+            Ok(run) => run,
+            Err(e) => {
+                self.pos.item_idx = idx + 1;
+                return Err(e);
+            }
+        };
+        // `p`: where item `k` is in `out`; `off`: where it is in the file.
+        let (mut p, mut off, mut taken) = (at, start, 0);
+        for k in idx..=last {
+            let len = match seg.span(k) {
+                Some((from, Some(to))) if k < last => to - from,
+                _ => end - off,
+            } as usize;
+            let h = match checked_header(seg, k, &out[p..], len, off) {
+                Ok(h) => h,
+                Err(e) => {
+                    out.truncate(p);
+                    self.pos.item_idx = k + 1;
+                    if taken == 0 {
+                        return Err(e);
+                    }
+                    self.deferred = Some(e);
+                    return Ok((taken, (end - start) as usize, false));
+                }
+            };
+            match decide(&h) {
+                Take::Read => {
+                    taken += 1;
+                    p += len;
+                }
+                Take::Skip => {
+                    out.drain(p..p + len);
+                }
+                Take::Stop => {
+                    out.truncate(p);
+                    self.pos.item_idx = k;
+                    return Ok((taken, (end - start) as usize, false));
+                }
+            }
+            self.pos.item_idx = k + 1;
+            off += len as u64;
+        }
+        Ok((taken, (end - start) as usize, true))
+    }
+
     /// The item file of the segment the cursor is in: where the last [`Located`] lies.
     pub fn item_file(&self) -> Option<&File> {
         self.seg.as_ref().map(|s| s.item_file())
@@ -249,4 +379,66 @@ fn unread(e: SegmentError, from: u32) -> Option<SegmentError> {
         }
         e => Some(e),
     }
+}
+
+/// The run of records from item `idx`: consecutive items of the partition whose ends the index
+/// gives, within `budget` bytes (at least `idx` itself): (first offset, last item, end offset).
+/// The last item the index has is measured by its header.
+fn run_of(
+    seg: &SegmentIndex,
+    partition: Option<Partition>,
+    idx: u32,
+    budget: usize,
+) -> Result<(u64, u32, u64), SegmentError> {
+    let Some((start, end)) = seg.span(idx) else {
+        return Err(seg.misplaced(idx, 0, "no such item"));
+    };
+    let mut end = match end {
+        Some(end) => end,
+        None => {
+            let at = seg.header(idx)?;
+            at.offset + u64::from(at.header.len)
+        }
+    };
+    if end < start + RECORD_HEADER_LEN as u64 || end - start > MAX_RECORD_LEN as u64 {
+        return Err(seg.misplaced(idx, start, "record length disagrees with the index"));
+    }
+    let mut last = idx;
+    while ((end - start) as usize) < budget && last < seg.len() {
+        let next = last + 1;
+        let wanted = match (partition, seg.doc_hash(next)) {
+            (Some(p), Some(h)) => p.wants(h),
+            _ => true,
+        };
+        match seg.span(next) {
+            Some((from, Some(to))) if wanted && from == end && to > from => {
+                last = next;
+                end = to;
+            }
+            _ => break,
+        }
+    }
+    Ok((start, last, end))
+}
+
+/// The header of item `k` at the start of `bytes`, `len` bytes long as the index says: its
+/// place checked.
+fn checked_header(
+    seg: &SegmentIndex,
+    k: u32,
+    bytes: &[u8],
+    len: usize,
+    offset: u64,
+) -> Result<RecordHeader, SegmentError> {
+    let head = bytes
+        .get(..RECORD_HEADER_LEN)
+        .ok_or_else(|| seg.misplaced(k, offset, "record shorter than its header"))?;
+    let h = RecordHeader::decode(head).map_err(|r| seg.misplaced(k, offset, r))?;
+    if h.file_id != seg.file_id() || h.item_idx != k {
+        return Err(seg.misplaced(k, offset, "record of another place"));
+    }
+    if h.len as usize != len || len > bytes.len() {
+        return Err(seg.misplaced(k, offset, "record length disagrees with the index"));
+    }
+    Ok(h)
 }

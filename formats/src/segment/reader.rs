@@ -308,6 +308,31 @@ impl SegmentIndex {
         }
     }
 
+    /// Where item `item_idx`'s record starts, and where it ends when the index says so (the
+    /// next entry's offset; None for the last item the index has).
+    pub fn span(&self, item_idx: u32) -> Option<(u64, Option<u64>)> {
+        let k = (item_idx as usize).checked_sub(1)?;
+        let start = self.entries.get(k)?.offset;
+        Some((start, self.entries.get(k + 1).map(|e| e.offset)))
+    }
+
+    /// Reads `buf.len()` bytes of the item file from `offset` (records as they are stored).
+    pub fn read_stored(
+        &self,
+        buf: &mut [u8],
+        offset: u64,
+        item_idx: u32,
+    ) -> Result<(), SegmentError> {
+        self.item
+            .read_exact_at(buf, offset)
+            .map_err(|_| self.corrupt(item_idx, offset, "record beyond the end of the file"))
+    }
+
+    /// A record at `offset` that is not what the index says it is: an error naming it.
+    pub fn misplaced(&self, item_idx: u32, offset: u64, reason: &'static str) -> SegmentError {
+        self.corrupt(item_idx, offset, reason)
+    }
+
     /// Reads the header of item `item_idx` (from 1) and checks its place.
     pub fn header(&self, item_idx: u32) -> Result<Located, SegmentError> {
         let k = (item_idx as usize)

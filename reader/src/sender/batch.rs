@@ -3,13 +3,14 @@
 //!
 //! - ITEMS: each item read and its record's CRC checked here (a damaged record is skipped,
 //!   logged and counted), its body copied into the frame;
-//! - RECORDS: the records as they lie in the item file, shipped by `sendfile(2)` without
-//!   being read; only their headers are. The frame's CRC is combined from the records'
-//!   stored CRCs, and the receiver checks each record's. A sender falls back to ITEMS over
+//! - RECORDS: the records as they lie in the item file, read in runs (one `pread` for each
+//!   run of consecutive records, no header read on its own) straight into the frame and not
+//!   checked here: the frame's CRC is combined from the records' stored CRCs, and the
+//!   receiver checks each record's. (`sendfile(2)` of the runs was slower on the machines
+//!   measured: bench/README.md, bench-segments.) A sender falls back to ITEMS over
 //!   the stretch of a session that failed, so a record damaged on this disk is found and
 //!   skipped here instead of failing every session.
 
-use std::fs::File;
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::Ordering;
@@ -25,11 +26,8 @@ use crate::wire::{Batch, FrameType};
 
 pub(super) struct Batcher {
     pub cursor: Cursor,
-    /// The frame being built: all of an ITEMS frame, the head of a RECORDS frame.
+    /// The frame being built.
     out: Vec<u8>,
-    /// RECORDS: the byte ranges of the item file that follow `out`, in order.
-    ranges: Vec<(u64, u64)>,
-    file: Option<File>,
 }
 
 /// A batch built: where it ends, its items, and its bytes on the wire.
@@ -44,15 +42,11 @@ impl Batcher {
         Batcher {
             cursor,
             out: Vec::new(),
-            ranges: Vec::new(),
-            file: None,
         }
     }
 
     /// Starts a frame of `kind` with `fixed` bytes to fill in later; returns where it starts.
     fn begin(&mut self, kind: FrameType, fixed: usize) -> usize {
-        self.ranges.clear();
-        self.file = None;
         self.out.clear();
         let start = begin_frame(kind, &mut self.out);
         self.out.resize(self.out.len() + fixed, 0);
@@ -127,7 +121,8 @@ impl Batcher {
         })
     }
 
-    /// The next RECORDS frame: the records of one item file, by their headers only.
+    /// The next RECORDS frame: the records of one item file as they are stored, read in
+    /// runs (one `pread` for each run of consecutive records) straight into the frame.
     pub fn records(
         &mut self,
         st: &SenderState,
@@ -136,83 +131,55 @@ impl Batcher {
         let mut fill = Fill::new(st, settings);
         let start = self.begin(FrameType::Records, RECORDS_FIXED);
         let frame = &mut self.out;
+        let records_at = frame.len();
         let mut file_id = None;
-        // The CRC and length of the records part of the payload.
-        let (mut records_crc, mut records_len) = (0u32, 0u64);
+        // The CRC of the records part of the payload, combined from their stored CRCs.
+        let mut records_crc = 0u32;
         while fill.room() {
-            let got = self.cursor.next_located(|h| {
+            let budget = fill.max_bytes.saturating_sub(fill.bytes).max(1);
+            let got = self.cursor.next_records(frame, budget, |h| {
                 // One batch, one file: the cursor lets go of a file it has left.
-                if file_id.is_some_and(|f| f != h.file_id) {
+                if !fill.room() || *file_id.get_or_insert(h.file_id) != h.file_id {
                     return Take::Stop;
                 }
                 let len = h.len as usize;
-                fill.take(h, len)
-            });
-            skipped(st, &mut self.cursor, fill.oversized.take());
-            match got {
-                Ok(Some(at)) => {
-                    let h = at.header;
-                    if file_id.is_none() {
-                        file_id = Some(h.file_id);
-                        let f = self
-                            .cursor
-                            .item_file()
-                            .ok_or_else(|| fail("no item file"))?;
-                        self.file = Some(f.try_clone().map_err(fail)?);
-                    }
-                    let len = u64::from(h.len);
+                let take = fill.take(h, len);
+                if take == Take::Read {
                     // The record as stored: its length and CRC, then what the CRC covers.
                     let mut first = [0u8; 8];
                     first[..4].copy_from_slice(&h.len.to_le_bytes());
                     first[4..].copy_from_slice(&h.crc.to_le_bytes());
-                    let record_crc = crc::combine(crc::crc32c(&first), h.crc, len - 8);
-                    records_crc = crc::combine(records_crc, record_crc, len);
-                    records_len += len;
-                    match self.ranges.last_mut() {
-                        Some((from, n)) if *from + *n == at.offset => *n += len,
-                        _ => self.ranges.push((at.offset, len)),
-                    }
+                    let record_crc = crc::combine(crc::crc32c(&first), h.crc, len as u64 - 8);
+                    records_crc = crc::combine(records_crc, record_crc, len as u64);
                     fill.count += 1;
                 }
-                Ok(None) => break,
+                take
+            });
+            skipped(st, &mut self.cursor, fill.oversized.take());
+            match got {
+                Ok(0) => break,
+                Ok(_) => {}
                 Err(e) => damaged(st, e)?,
             }
         }
+        let records_len = (frame.len() - records_at) as u64;
         let upto = self.cursor.position();
         let fixed_at = start + FRAME_HEADER_LEN;
         frame[fixed_at..fixed_at + RECORDS_FIXED].copy_from_slice(&batch_fixed(upto, fill.count));
-        let head_crc = crc::crc32c(&frame[start + 8..]);
+        let head_crc = crc::crc32c(&frame[start + 8..records_at]);
         let frame_crc = crc::combine(head_crc, records_crc, records_len);
-        finish_frame_followed_by(frame, start, frame_crc, records_len);
+        finish_frame_followed_by(frame, start, frame_crc, 0);
         Ok(Built {
             upto,
             count: fill.count,
-            bytes: frame.len() as u64 + records_len,
+            bytes: frame.len() as u64,
         })
     }
 
     /// Sends the batch built last.
     pub fn send(&mut self, s: &mut TcpStream) -> Result<(), SessionError> {
         s.write_all(&self.out)
-            .map_err(|e| fail(format!("send: {e}")))?;
-        let Some(file) = self.file.as_ref() else {
-            return Ok(());
-        };
-        for &(from, len) in &self.ranges {
-            let (mut off, end) = (from as i64, (from + len) as i64);
-            while off < end {
-                let want = (end - off) as usize;
-                let n = match nix::sys::sendfile::sendfile64(&*s, file, Some(&mut off), want) {
-                    Ok(n) => n,
-                    Err(nix::errno::Errno::EINTR) => continue,
-                    Err(e) => return Err(fail(format!("sendfile: {e}"))),
-                };
-                if n == 0 {
-                    return Err(fail("sendfile: the item file ends before its records"));
-                }
-            }
-        }
-        Ok(())
+            .map_err(|e| fail(format!("send: {e}")))
     }
 }
 
