@@ -34,22 +34,22 @@ pub struct AllowedPeers(Peers);
 
 #[derive(Clone)]
 enum Peers {
-    Running(std::sync::Arc<crate::status::StatusShared>),
+    /// The list in force now, asked for at each check (a reload replaces it).
+    Running(std::sync::Arc<dyn Fn() -> Option<AllowList> + Send + Sync>),
     Fixed(AllowList),
 }
 
 impl AllowedPeers {
-    pub(crate) fn running(shared: std::sync::Arc<crate::status::StatusShared>) -> AllowedPeers {
-        AllowedPeers(Peers::Running(shared))
+    /// Peers checked against the list `current` gives at each check.
+    pub(crate) fn running(
+        current: impl Fn() -> Option<AllowList> + Send + Sync + 'static,
+    ) -> AllowedPeers {
+        AllowedPeers(Peers::Running(std::sync::Arc::new(current)))
     }
 
     pub fn allows(&self, peer: IpAddr) -> bool {
         match &self.0 {
-            Peers::Running(shared) => {
-                // A copy, so that a name lookup does not hold the status endpoint's lock.
-                let list = shared.access.lock().map(|a| a.allow.clone());
-                list.is_ok_and(|l| l.allows(peer))
-            }
+            Peers::Running(current) => current().is_some_and(|l| l.allows(peer)),
             Peers::Fixed(list) => list.allows(peer),
         }
     }

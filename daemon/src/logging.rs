@@ -26,7 +26,6 @@ use log4rs::filter::threshold::ThresholdFilter;
 use serde::Serialize;
 
 use crate::safefile::{self, Access, Owner, SafeFileError};
-use crate::status::{Card, Figure, State, StatusSource};
 
 /// Log target for wire-protocol dumps, enabled only at debuglevel 90 and above.
 pub const PROTOCOL_TARGET: &str = "protocol";
@@ -340,42 +339,6 @@ fn build(
         )
         .map_err(|e| LogError::Setup(e.to_string()))?;
     Ok((config, file))
-}
-
-/// Warnings and errors logged since start, for the status page.
-pub(crate) struct LogFigures(pub(crate) Arc<RecentErrors>);
-
-/// A warning or error younger than this colours the log card.
-const RECENT_PROBLEM: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
-
-impl StatusSource for LogFigures {
-    fn figures(&self) -> Vec<Figure> {
-        vec![Figure::counter(
-            "log_warnings_total",
-            "warnings and errors logged since start",
-            self.0.total() as f64,
-        )]
-    }
-
-    fn cards(&self) -> Vec<Card> {
-        let recent = self.0.snapshot();
-        let since = chrono::Utc::now() - RECENT_PROBLEM;
-        let level = recent
-            .iter()
-            .filter(|e| e.at >= since)
-            .map(|e| {
-                if e.level == "ERROR" {
-                    State::Error
-                } else {
-                    State::Warn
-                }
-            })
-            .max()
-            .unwrap_or(State::Ok);
-        vec![Card::number("warnings and errors", self.0.total() as f64)
-            .help("logged since start; coloured for 10 minutes after one")
-            .state(level)]
-    }
 }
 
 #[cfg(test)]

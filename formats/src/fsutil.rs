@@ -78,3 +78,11 @@ mod tests {
         assert_eq!(temp_path(&p), dir.path().join(".state.tmp"));
     }
 }
+
+/// Removes the file at `path`; one that is not there is no error.
+pub fn remove_if_exists(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}

@@ -669,7 +669,13 @@ fn records_read_in_runs_are_the_stored_records_of_the_items_a_cursor_reads() {
                     })
                     .unwrap();
                 assert_eq!(n == 0, bytes.len() == before);
-                if n == 0 && c.position() == (Position { file_id: 3, item_idx: 11 }) {
+                if n == 0
+                    && c.position()
+                        == (Position {
+                            file_id: 3,
+                            item_idx: 11,
+                        })
+                {
                     break;
                 }
             }

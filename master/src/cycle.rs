@@ -24,7 +24,6 @@ pub use crate::join::Tally;
 use crate::journal::Journal;
 use crate::logsaver;
 use crate::names;
-use crate::publish::remove_if_there;
 use crate::route::{Assignment, DomainMap};
 
 /// Where the domain map lives: the database, behind retries in the daemon.
@@ -303,7 +302,7 @@ impl Master<'_> {
         );
         drop_aside(forwarded);
         for h in 0..2 {
-            remove_if_there(&join::forwarded_path(&cfg.tmp_dir, h))?;
+            focuser_formats::fsutil::remove_if_exists(&join::forwarded_path(&cfg.tmp_dir, h))?;
         }
         sync_outputs(writers, &ingested.rejects, log_synced, &mut stats)?;
         log::debug!(

@@ -2,8 +2,6 @@
 //! renamed into place, its inputs moved out of the way; and the leftovers of an attempt that
 //! did not commit.
 
-use std::path::Path;
-
 use focuser_formats::fsutil;
 
 use crate::cycle::Master;
@@ -64,7 +62,7 @@ impl Master<'_> {
         let name = self.queue_name(seq);
         if let Ok(nodes) = std::fs::read_dir(&self.cfg.queue_dir) {
             for node in nodes.filter_map(|e| e.ok()) {
-                remove_if_there(&fsutil::temp_path(&node.path().join(&name)))?;
+                fsutil::remove_if_exists(&fsutil::temp_path(&node.path().join(&name)))?;
             }
         }
         Ok(())
@@ -75,11 +73,11 @@ impl Master<'_> {
         let cfg = self.cfg;
         self.discard_queue_temporaries(seq)?;
         let next_log = cfg.state_dir.join("current_log.next");
-        remove_if_there(&next_log)?;
-        remove_if_there(&join::upper_path(&next_log))?;
+        fsutil::remove_if_exists(&next_log)?;
+        fsutil::remove_if_exists(&join::upper_path(&next_log))?;
         if let Ok(entries) = std::fs::read_dir(&cfg.tmp_dir) {
             for e in entries.filter_map(|e| e.ok()) {
-                remove_if_there(&e.path())?;
+                fsutil::remove_if_exists(&e.path())?;
             }
         }
         if let Ok(entries) = std::fs::read_dir(&cfg.rejects_dir) {
@@ -87,18 +85,10 @@ impl Master<'_> {
                 let n = e.file_name();
                 let n = n.to_string_lossy();
                 if n.starts_with('.') && n.ends_with(".rej.tmp") {
-                    remove_if_there(&e.path())?;
+                    fsutil::remove_if_exists(&e.path())?;
                 }
             }
         }
         Ok(())
-    }
-}
-
-pub(crate) fn remove_if_there(p: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(p) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
     }
 }

@@ -72,7 +72,11 @@ impl<T: DaemonConfig> Runtime<T> {
     /// The peers `allowdb` lets in, for a daemon's own listener: what the status endpoint
     /// allows, read again by every reload.
     pub fn allowed_peers(&self) -> crate::access::AllowedPeers {
-        crate::access::AllowedPeers::running(Arc::clone(&self.shared))
+        let shared = Arc::clone(&self.shared);
+        // A copy of the list, so that a name lookup does not hold the status endpoint's lock.
+        crate::access::AllowedPeers::running(move || {
+            shared.access.lock().ok().map(|a| a.allow.clone())
+        })
     }
 
     /// The running config for the daemon's threads: each takes the current one at every

@@ -184,7 +184,7 @@ impl<T: DaemonConfig> Runtime<T> {
         #[cfg(not(feature = "database"))]
         let db_health: Option<Arc<dyn StatusSource>> = None;
         let log_figures: Arc<dyn StatusSource> =
-            Arc::new(crate::logging::LogFigures(logging.recent()));
+            Arc::new(crate::status::LogFigures(logging.recent()));
         let builtin: Vec<Arc<dyn StatusSource>> =
             db_health.into_iter().chain([log_figures]).collect();
         let shared = status_shared(

@@ -37,6 +37,7 @@ mod guard;
 mod history;
 pub(crate) mod html;
 mod http;
+mod log_figures;
 mod page;
 mod render;
 pub(crate) mod server;
@@ -48,6 +49,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 pub use history::{ChartData, History, Ring, SeriesData, HISTORY_SECONDS, MAX_CHARTS, MAX_SERIES};
+pub(crate) use log_figures::LogFigures;
 pub use page::{format_number, Card, Chart, Row, State, Table, Value, MAX_ROWS};
 pub use render::Snapshot;
 pub use server::{StatusServer, StatusShared};
