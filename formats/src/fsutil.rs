@@ -63,6 +63,14 @@ fn parent(p: &Path) -> &Path {
     }
 }
 
+/// Removes the file at `path`; one that is not there is no error.
+pub fn remove_if_exists(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,13 +84,5 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert!(!temp_path(&p).exists());
         assert_eq!(temp_path(&p), dir.path().join(".state.tmp"));
-    }
-}
-
-/// Removes the file at `path`; one that is not there is no error.
-pub fn remove_if_exists(path: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        other => other,
     }
 }
