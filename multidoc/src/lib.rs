@@ -6,9 +6,14 @@
 //! - [`template`]: block fingerprints and the weight a domain's evidence gives them;
 //! - [`tokenize`]: blocks → weighted words (Russian and English stems), URL words apart;
 //! - [`classify`]: naive Bayes over a hierarchical catalog, its model file.
+//!
+//! [`analyze()`] runs a page through decode, segment and template.
 
+pub mod analyze;
 pub mod classify;
 pub mod decode;
 pub mod segment;
 pub mod template;
 pub mod tokenize;
+
+pub use analyze::{analyze, Analysis, Evidence};

@@ -1,0 +1,110 @@
+//! The segmenter: HTML → content blocks, each with its text, tag path, link density, heading
+//! level, position and page-only weight (how likely it is main content). A block is the text
+//! between two block-level tags (`p`, `div`, `li`, `td`, `h1`…, see [`tags::Tag::is_block`]),
+//! whitespace collapsed, `<br>` kept as a line break (two in a row end the block); text in
+//! scripts, styles, forms' controls and hidden elements is not read. See docs/multidoc.md.
+
+mod entity;
+mod hints;
+mod lexer;
+pub mod model;
+pub mod score;
+mod tags;
+mod text;
+mod tree;
+
+pub use model::Model;
+pub use score::{Features, FEATURE_NAMES};
+
+/// A block's weight from which it counts as main content.
+pub const MAIN_THRESHOLD: f32 = 0.5;
+
+/// One block of a page's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub text: String,
+    /// Tag names of its innermost block-level elements, outermost first (`div>article>p`).
+    pub path: String,
+    /// 1–6 inside `h1`–`h6`, else 0.
+    pub heading: u8,
+    /// Its place among the page's blocks, from 0.
+    pub position: u32,
+    /// Byte offset of its first text in the page.
+    pub offset: u32,
+    /// Characters, not counting white space.
+    pub chars: u32,
+    /// Of those, characters inside links.
+    pub link_chars: u32,
+    /// How likely it is main content, from the page alone (0–1).
+    pub weight: f32,
+}
+
+impl Block {
+    pub fn link_density(&self) -> f32 {
+        self.link_chars as f32 / self.chars.max(1) as f32
+    }
+}
+
+/// A page cut into blocks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Segmented {
+    /// The `<title>`, white space collapsed.
+    pub title: Option<String>,
+    pub blocks: Vec<Block>,
+}
+
+/// Cuts a page into blocks and weighs them.
+pub fn segment(html: &str) -> Segmented {
+    let (segmented, _) = segment_with_features(html, &Model::DEFAULT);
+    segmented
+}
+
+/// [`segment`], with the features each weight came from (for training and for the
+/// `analyze` tool's explanations).
+pub fn segment_with_features(html: &str, model: &Model) -> (Segmented, Vec<Features>) {
+    let tree = tree::build(html);
+    let features = score::features(&tree);
+    let weights = score::weights(&features, model);
+    let blocks = tree
+        .blocks
+        .into_iter()
+        .zip(weights)
+        .enumerate()
+        .map(|(i, (b, weight))| Block {
+            text: b.text,
+            path: b.path,
+            heading: b.heading,
+            position: i as u32,
+            offset: b.offset,
+            chars: b.chars,
+            link_chars: b.link_chars,
+            weight,
+        })
+        .collect();
+    (
+        Segmented {
+            title: tree.title,
+            blocks,
+        },
+        features,
+    )
+}
+
+/// The parse alone (tokens and the tree of blocks, no weights): the benchmark's limit.
+pub fn parse_only(html: &str) -> usize {
+    tree::build(html).blocks.len()
+}
+
+/// The text of the blocks whose weight is at least `threshold`, one per line.
+pub fn main_text<'a>(blocks: impl IntoIterator<Item = (&'a Block, f32)>, threshold: f32) -> String {
+    let mut out = String::new();
+    for (b, w) in blocks {
+        if w >= threshold {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&b.text);
+        }
+    }
+    out
+}

@@ -1,0 +1,235 @@
+//! The page-only weight of each block: how likely it is main content. Three views of the page
+//! are combined, each from a known extractor:
+//!
+//! - the block itself (jusText, boilerpipe): length, link density, stop words, punctuation,
+//!   its tag, boilerplate phrases;
+//! - its ancestors' names (readability, trafilatura): nav, footer, comment, share, related, …
+//!   and article, content, `itemprop=articleBody`;
+//! - the page's main container (readability): every paragraph-like block gives a score to its
+//!   element and, less, to the ones above; the best-scoring element, less its link density, is
+//!   the article, and its siblings that score well join it.
+//!
+//! A logistic model turns these features into a first weight; a second one adds the first
+//! weights of the neighbouring blocks (text near main content is main content; a lone good
+//! block among menus is not). The coefficients are in [`super::model`].
+
+use super::hints::{self, Hints};
+use super::model::{self, Model};
+use super::tags::Tag;
+use super::text::{self, TextStats};
+use super::tree::{Tree, NONE};
+
+/// How many ancestors a block's readability score reaches, and the share each gets
+/// (readability: the element, half to its parent, a third of a level's worth beyond).
+const SCORE_LEVELS: usize = 4;
+const LEVEL_SHARE: [f32; SCORE_LEVELS] = [1.0, 0.5, 1.0 / 6.0, 1.0 / 9.0];
+
+/// The features of one block (see [`FEATURE_NAMES`]).
+pub type Features = [f32; model::FEATURES];
+
+/// Names of the features, in order (printed by the training dump).
+pub const FEATURE_NAMES: [&str; model::FEATURES] = [
+    "bias", "ln_words", "link_density", "stop_density", "punct_per_word", "ends_sentence",
+    "starts_upper", "upper", "boilerplate_phrase", "heading", "tag_p", "tag_li", "tag_cell",
+    "tag_pre_quote", "tag_other", "nav", "footer", "header", "sidebar", "comment", "social",
+    "related", "ad", "meta", "popup", "content", "body", "caption", "form", "article", "main",
+    "list", "title", "in_best", "in_best_parent", "best_share", "node_link_density",
+    "node_ln_chars", "rel_position", "before_best", "after_best", "short", "ln_chars_share",
+    "is_title_like",
+];
+
+/// Per element: the text and link characters under it and its readability score.
+struct Subtree {
+    chars: Vec<u32>,
+    link_chars: Vec<u32>,
+    score: Vec<f32>,
+}
+
+fn subtrees(tree: &Tree, stats: &[TextStats]) -> Subtree {
+    let n = tree.nodes.len();
+    let mut t = Subtree {
+        chars: vec![0; n],
+        link_chars: vec![0; n],
+        score: vec![0.0; n],
+    };
+    for (b, s) in tree.blocks.iter().zip(stats) {
+        let paragraph = b.chars >= 25 && b.heading == 0 && b.hints & hints::BOILERPLATE == 0;
+        let gain = 1.0 + s.commas as f32 + (b.chars as f32 / 100.0).min(3.0);
+        let mut node = b.node;
+        let mut level = 0;
+        while node != NONE {
+            let i = node as usize;
+            t.chars[i] += b.chars;
+            t.link_chars[i] += b.link_chars;
+            if paragraph && level < SCORE_LEVELS {
+                t.score[i] += gain * LEVEL_SHARE[level];
+            }
+            level += 1;
+            node = tree.nodes[i].parent;
+        }
+    }
+    for (i, node) in tree.nodes.iter().enumerate() {
+        let ld = t.link_chars[i] as f32 / t.chars[i].max(1) as f32;
+        t.score[i] = (t.score[i] + class_weight(node.hints, node.tag)) * (1.0 - ld);
+    }
+    t
+}
+
+/// readability's class weight, from the element's own and inherited hints.
+fn class_weight(h: Hints, tag: Tag) -> f32 {
+    let mut w = 0.0;
+    if h & (hints::CONTENT | hints::ARTICLE | hints::MAIN) != 0 {
+        w += 10.0;
+    }
+    if h & hints::BODY != 0 {
+        w += 25.0;
+    }
+    if h & hints::BOILERPLATE != 0 {
+        w -= 25.0;
+    }
+    if matches!(tag, Tag::Body | Tag::Html) {
+        w -= 25.0;
+    }
+    w
+}
+
+/// The main container (readability's top candidate) and the elements that join it.
+fn best(tree: &Tree, sub: &Subtree) -> (u32, Vec<bool>) {
+    let mut top = 0u32;
+    for i in 1..tree.nodes.len() {
+        if sub.score[i] > sub.score[top as usize] {
+            top = i as u32;
+        }
+    }
+    let mut joined = vec![false; tree.nodes.len()];
+    joined[top as usize] = true;
+    let parent = tree.nodes[top as usize].parent;
+    let threshold = (sub.score[top as usize] * 0.2).max(10.0);
+    if parent != NONE {
+        for (i, node) in tree.nodes.iter().enumerate() {
+            if node.parent == parent && sub.score[i] >= threshold {
+                joined[i] = true;
+            }
+        }
+    }
+    (top, joined)
+}
+
+/// Each block's features.
+pub fn features(tree: &Tree) -> Vec<Features> {
+    let mut lower = String::new();
+    let stats: Vec<TextStats> = tree
+        .blocks
+        .iter()
+        .map(|b| text::stats(&b.text, &mut lower))
+        .collect();
+    let sub = subtrees(tree, &stats);
+    let (top, joined) = best(tree, &sub);
+    let top_parent = tree.nodes[top as usize].parent;
+    let total_chars = sub.chars[0].max(1) as f32;
+    let best_share = sub.chars[top as usize] as f32 / total_chars;
+    let n = tree.blocks.len().max(1) as f32;
+    let first_in = tree.blocks.iter().position(|b| inside(tree, b.node, &joined));
+    let last_in = tree.blocks.iter().rposition(|b| inside(tree, b.node, &joined));
+    tree.blocks
+        .iter()
+        .zip(&stats)
+        .enumerate()
+        .map(|(i, (b, s))| {
+            let words = s.words.max(1) as f32;
+            let node = b.node as usize;
+            let in_best = inside(tree, b.node, &joined);
+            let in_parent = top_parent != NONE && ancestor_of(tree, b.node, top_parent);
+            let h = |bit: Hints| f32::from(u8::from(b.hints & bit != 0));
+            let tag = |t: &[Tag]| f32::from(u8::from(t.contains(&b.tag)));
+            [
+                1.0,
+                (1.0 + s.words as f32).ln(),
+                b.link_chars as f32 / b.chars.max(1) as f32,
+                s.stop_words as f32 / words,
+                (s.punctuation as f32 / words).min(1.0),
+                f32::from(u8::from(s.ends_sentence)),
+                f32::from(u8::from(s.starts_upper)),
+                s.upper,
+                f32::from(u8::from(s.boilerplate)),
+                f32::from(u8::from(b.heading > 0)),
+                tag(&[Tag::P]),
+                tag(&[Tag::Li, Tag::Dd, Tag::Dt]),
+                tag(&[Tag::Td, Tag::Th]),
+                tag(&[Tag::Pre, Tag::Blockquote]),
+                tag(&[Tag::Div, Tag::Section, Tag::Other, Tag::Body, Tag::Html]),
+                h(hints::NAV),
+                h(hints::FOOTER),
+                h(hints::HEADER),
+                h(hints::SIDEBAR),
+                h(hints::COMMENT),
+                h(hints::SOCIAL),
+                h(hints::RELATED),
+                h(hints::AD),
+                h(hints::META),
+                h(hints::POPUP),
+                h(hints::CONTENT),
+                h(hints::BODY),
+                h(hints::CAPTION),
+                h(hints::FORM),
+                h(hints::ARTICLE),
+                h(hints::MAIN),
+                h(hints::LIST),
+                h(hints::TITLE),
+                f32::from(u8::from(in_best)),
+                f32::from(u8::from(in_parent)),
+                best_share,
+                sub.link_chars[node] as f32 / sub.chars[node].max(1) as f32,
+                (1.0 + sub.chars[node] as f32).ln(),
+                i as f32 / n,
+                f32::from(u8::from(first_in.is_some_and(|f| i < f))),
+                f32::from(u8::from(last_in.is_some_and(|l| i > l))),
+                f32::from(u8::from(s.words < 5)),
+                (b.chars as f32 / total_chars * 100.0 + 1.0).ln(),
+                f32::from(u8::from(b.heading > 0 && tree.title.as_deref().is_some_and(|t| t.contains(b.text.as_str())))),
+            ]
+        })
+        .collect()
+}
+
+fn inside(tree: &Tree, mut node: u32, joined: &[bool]) -> bool {
+    while node != NONE {
+        if joined[node as usize] {
+            return true;
+        }
+        node = tree.nodes[node as usize].parent;
+    }
+    false
+}
+
+fn ancestor_of(tree: &Tree, mut node: u32, ancestor: u32) -> bool {
+    while node != NONE {
+        if node == ancestor {
+            return true;
+        }
+        node = tree.nodes[node as usize].parent;
+    }
+    false
+}
+
+/// The page-only weight of each block, from its features and its neighbours'.
+pub fn weights(features: &[Features], model: &Model) -> Vec<f32> {
+    let first: Vec<f32> = features.iter().map(|f| model.first(f)).collect();
+    (0..first.len())
+        .map(|i| model.second(&features[i], &context(&first, i)))
+        .collect()
+}
+
+/// The first weights around block `i`: previous, next, and the mean of two on each side.
+pub fn context(first: &[f32], i: usize) -> [f32; model::CONTEXT] {
+    let at = |j: isize| -> f32 {
+        if j < 0 || j as usize >= first.len() {
+            0.0
+        } else {
+            first[j as usize]
+        }
+    };
+    let i = i as isize;
+    let near = (at(i - 2) + at(i - 1) + at(i + 1) + at(i + 2)) / 4.0;
+    [at(i), at(i - 1), at(i + 1), near]
+}
