@@ -20,8 +20,8 @@ pub(crate) enum Token<'a> {
 }
 
 /// Elements whose content is text up to their end tag, whatever it looks like.
-const RAW_TEXT: [&str; 10] = [
-    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
+const RAW_TEXT: [&str; 9] = [
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes",
     "plaintext",
 ];
 

@@ -18,6 +18,8 @@ pub use score::{Features, FEATURE_NAMES};
 
 /// A block's weight from which it counts as main content.
 pub const MAIN_THRESHOLD: f32 = 0.5;
+/// When no block reaches the threshold: the share of the best weight that does.
+pub const FALLBACK_SHARE: f32 = 0.5;
 
 /// One block of a page's text.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,11 +97,19 @@ pub fn parse_only(html: &str) -> usize {
     tree::build(html).blocks.len()
 }
 
-/// The text of the blocks whose weight is at least `threshold`, one per line.
-pub fn main_text<'a>(blocks: impl IntoIterator<Item = (&'a Block, f32)>, threshold: f32) -> String {
+/// The text of the blocks judged main content, one per line: those whose weight is at least
+/// `threshold`, or, when none is, those within [`FALLBACK_SHARE`] of the best weight (a page
+/// always has some main content; an empty extraction is the worst answer).
+pub fn main_text<'a>(blocks: impl IntoIterator<Item = (&'a Block, f32)> + Clone, threshold: f32) -> String {
+    let best = blocks.clone().into_iter().map(|(_, w)| w).fold(0.0f32, f32::max);
+    let threshold = if best >= threshold {
+        threshold
+    } else {
+        best * FALLBACK_SHARE
+    };
     let mut out = String::new();
     for (b, w) in blocks {
-        if w >= threshold {
+        if w >= threshold && w > 0.0 {
             if !out.is_empty() {
                 out.push('\n');
             }

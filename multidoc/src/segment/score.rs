@@ -17,7 +17,12 @@ use super::hints::{self, Hints};
 use super::model::{self, Model};
 use super::tags::Tag;
 use super::text::{self, TextStats};
-use super::tree::{Tree, NONE};
+use super::tree::{RawBlock, Tree, NONE};
+
+/// An element holding more than this share of the page's text is a wrapper, not a box.
+const WRAPPER_SHARE: f32 = 0.8;
+/// Hints that say an element's text is not main content.
+const NEGATIVE: Hints = hints::BOILERPLATE | hints::META | hints::HIDDEN | hints::CAPTION;
 
 /// How many ancestors a block's readability score reaches, and the share each gets
 /// (readability: the element, half to its parent, a third of a level's worth beyond).
@@ -45,34 +50,45 @@ struct Subtree {
     score: Vec<f32>,
 }
 
-fn subtrees(tree: &Tree, stats: &[TextStats]) -> Subtree {
+fn subtrees(tree: &Tree) -> Subtree {
     let n = tree.nodes.len();
     let mut t = Subtree {
         chars: vec![0; n],
         link_chars: vec![0; n],
         score: vec![0.0; n],
     };
-    for (b, s) in tree.blocks.iter().zip(stats) {
-        let paragraph = b.chars >= 25 && b.heading == 0 && b.hints & hints::BOILERPLATE == 0;
-        let gain = 1.0 + s.commas as f32 + (b.chars as f32 / 100.0).min(3.0);
+    for b in &tree.blocks {
         let mut node = b.node;
-        let mut level = 0;
         while node != NONE {
             let i = node as usize;
             t.chars[i] += b.chars;
             t.link_chars[i] += b.link_chars;
-            if paragraph && level < SCORE_LEVELS {
-                t.score[i] += gain * LEVEL_SHARE[level];
-            }
-            level += 1;
             node = tree.nodes[i].parent;
+        }
+    }
+    t
+}
+
+/// readability's scores: each paragraph-like block gives to its element and the ones above.
+fn readability(tree: &Tree, stats: &[TextStats], hints: &[Hints], t: &mut Subtree) {
+    for ((b, s), &h) in tree.blocks.iter().zip(stats).zip(hints) {
+        if b.chars < 25 || b.heading > 0 || h & hints::BOILERPLATE != 0 {
+            continue;
+        }
+        let gain = 1.0 + s.commas as f32 + (b.chars as f32 / 100.0).min(3.0);
+        let mut node = b.node;
+        for share in LEVEL_SHARE {
+            if node == NONE {
+                break;
+            }
+            t.score[node as usize] += gain * share;
+            node = tree.nodes[node as usize].parent;
         }
     }
     for (i, node) in tree.nodes.iter().enumerate() {
         let ld = t.link_chars[i] as f32 / t.chars[i].max(1) as f32;
         t.score[i] = (t.score[i] + class_weight(node.hints, node.tag)) * (1.0 - ld);
     }
-    t
 }
 
 /// readability's class weight, from the element's own and inherited hints.
@@ -115,6 +131,28 @@ fn best(tree: &Tree, sub: &Subtree) -> (u32, Vec<bool>) {
     (top, joined)
 }
 
+/// The hints that apply to a block: its inline elements', and those of its block-level
+/// ancestors, except what `body` says and the boilerplate words of an element that holds most
+/// of the page (class lists of whole-page wrappers name every feature the site has), or that
+/// holds the main container (`joined`, once known: a site calling its article's wrapper
+/// `_reachbanner_` does not make the article an ad).
+fn block_hints(tree: &Tree, sub: &Subtree, b: &RawBlock, joined: Option<&[bool]>) -> Hints {
+    let total = sub.chars[0] as f32;
+    let mut h = b.hints;
+    let mut node = b.node;
+    let mut above_main = false;
+    while node != NONE {
+        let n = &tree.nodes[node as usize];
+        above_main |= joined.is_some_and(|j| j[node as usize]);
+        if !matches!(n.tag, Tag::Body | Tag::Html) {
+            let big = above_main || sub.chars[node as usize] as f32 > WRAPPER_SHARE * total;
+            h |= if big { n.hints & !NEGATIVE } else { n.hints };
+        }
+        node = n.parent;
+    }
+    h
+}
+
 /// Each block's features.
 pub fn features(tree: &Tree) -> Vec<Features> {
     let mut lower = String::new();
@@ -123,8 +161,19 @@ pub fn features(tree: &Tree) -> Vec<Features> {
         .iter()
         .map(|b| text::stats(&b.text, &mut lower))
         .collect();
-    let sub = subtrees(tree, &stats);
+    let mut sub = subtrees(tree);
+    let hints: Vec<Hints> = tree
+        .blocks
+        .iter()
+        .map(|b| block_hints(tree, &sub, b, None))
+        .collect();
+    readability(tree, &stats, &hints, &mut sub);
     let (top, joined) = best(tree, &sub);
+    let hints: Vec<Hints> = tree
+        .blocks
+        .iter()
+        .map(|b| block_hints(tree, &sub, b, Some(&joined)))
+        .collect();
     let top_parent = tree.nodes[top as usize].parent;
     let total_chars = sub.chars[0].max(1) as f32;
     let best_share = sub.chars[top as usize] as f32 / total_chars;
@@ -134,13 +183,14 @@ pub fn features(tree: &Tree) -> Vec<Features> {
     tree.blocks
         .iter()
         .zip(&stats)
+        .zip(&hints)
         .enumerate()
-        .map(|(i, (b, s))| {
+        .map(|(i, ((b, s), &bh))| {
             let words = s.words.max(1) as f32;
             let node = b.node as usize;
             let in_best = inside(tree, b.node, &joined);
             let in_parent = top_parent != NONE && ancestor_of(tree, b.node, top_parent);
-            let h = |bit: Hints| f32::from(u8::from(b.hints & bit != 0));
+            let h = |bit: Hints| f32::from(u8::from(bh & bit != 0));
             let tag = |t: &[Tag]| f32::from(u8::from(t.contains(&b.tag)));
             [
                 1.0,

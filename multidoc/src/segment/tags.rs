@@ -101,8 +101,8 @@ impl Tag {
             b"tfoot" => Tag::Tfoot,
             b"tr" => Tag::Tr,
             b"ul" => Tag::Ul,
-            b"script" | b"style" | b"noscript" | b"template" | b"svg" | b"math" | b"iframe"
-            | b"object" | b"canvas" | b"select" | b"textarea" | b"button" | b"head" | b"title"
+            b"script" | b"style" | b"template" | b"svg" | b"math" | b"iframe"
+            | b"object" | b"canvas" | b"select" | b"textarea" | b"button" | b"title"
             | b"video" | b"audio" | b"map" | b"datalist" | b"noembed" | b"noframes" | b"xmp"
             | b"plaintext" | b"dialog" => Tag::Skipped,
             b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"link" | b"meta"

@@ -23,7 +23,7 @@ pub const NONE: u32 = u32::MAX;
 pub struct Node {
     pub tag: Tag,
     pub parent: u32,
-    /// Its own hints and those of its ancestors.
+    /// The hints of its own tag and attributes.
     pub hints: Hints,
     pub depth: u16,
     first_block: u32,
@@ -36,7 +36,8 @@ pub struct RawBlock {
     pub path: String,
     pub node: u32,
     pub tag: Tag,
-    /// Hints of every element its text was in, and of their ancestors.
+    /// Hints of the inline elements its text was in (those of its block-level ancestors are
+    /// in the nodes).
     pub hints: Hints,
     pub heading: u8,
     pub offset: u32,
@@ -49,6 +50,7 @@ struct Open<'a> {
     name: &'a str,
     /// The innermost block-level node at or above this element.
     node: u32,
+    /// Hints of the inline elements from the innermost block-level one to this one.
     hints: Hints,
     hidden: bool,
     link: bool,
@@ -144,7 +146,11 @@ impl<'a> Builder<'a> {
         if tag.is_block() {
             self.flush();
         }
-        if tag.is_void() || (self_closing && matches!(tag, Tag::Other | Tag::Skipped)) {
+        // `<html>` is the root, always there; void and self-closing foreign elements hold nothing.
+        if tag == Tag::Html
+            || tag.is_void()
+            || (self_closing && matches!(tag, Tag::Other | Tag::Skipped))
+        {
             return;
         }
         if self.stack.len() >= MAX_DEPTH {
@@ -158,16 +164,18 @@ impl<'a> Builder<'a> {
         } else {
             hints::of_attributes(attrs, &mut self.lower)
         };
-        let hints = p_hints | own | hints::of_tag(tag);
+        let own = own | hints::of_tag(tag);
+        let mut hints = p_hints | own;
         let hidden = p_hidden || hidden || tag == Tag::Skipped;
         let mut node = p_node;
         if tag.is_block() {
+            hints = 0;
             let p = &self.tree.nodes[node as usize];
             let depth = p.depth.saturating_add(1);
             self.tree.nodes.push(Node {
                 tag,
                 parent: node,
-                hints,
+                hints: own,
                 depth,
                 first_block: self.tree.blocks.len() as u32,
             });
@@ -228,6 +236,10 @@ impl<'a> Builder<'a> {
         }
         if self.overflow > 0 {
             self.overflow -= 1;
+            return;
+        }
+        // Text after `</body>` or `</html>` is still the body's, as browsers read it.
+        if matches!(tag, Tag::Html | Tag::Body) {
             return;
         }
         let named = matches!(tag, Tag::Other | Tag::Skipped | Tag::Void);

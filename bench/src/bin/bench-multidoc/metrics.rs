@@ -37,7 +37,7 @@ pub fn word_prf(pred: &str, gold: &str) -> (f64, f64, f64) {
 
 /// AEB's (tp, fp, fn) of one page over 4-token shingles, normalised to sum to 1.
 pub fn shingle_counts(pred: &str, gold: &str) -> (f64, f64, f64) {
-    let shingles = |s: &str| {
+    fn shingles(s: &str) -> HashMap<Vec<&str>, i64> {
         let t: Vec<&str> = tokens(s).collect();
         let mut m: HashMap<Vec<&str>, i64> = HashMap::new();
         for i in 0..t.len().saturating_sub(3).max(1) {
@@ -47,7 +47,7 @@ pub fn shingle_counts(pred: &str, gold: &str) -> (f64, f64, f64) {
             }
         }
         m
-    };
+    }
     let (p, g) = (shingles(pred), shingles(gold));
     let (mut tp, mut fp, mut fneg) = (0.0, 0.0, 0.0);
     for (k, &pc) in &p {

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use focuser_multidoc::decode::{decode, DEFAULT_MAX_BYTES};
-use focuser_multidoc::segment::model::{CONTEXT, FEATURES};
+use focuser_multidoc::segment::model::{Net, FEATURES, HIDDEN, SECOND_INPUTS};
 use focuser_multidoc::segment::score::context;
 use focuser_multidoc::segment::{segment_with_features, Features, Model};
 
@@ -57,90 +57,161 @@ pub fn samples(pages: &[&Page]) -> Vec<Sample> {
         .collect()
 }
 
-/// Logistic regression with soft labels and an L2 penalty (not on the bias), by Adam.
-fn fit(x: &[Vec<f32>], y: &[f32], w: &[f32], l2: f32, steps: usize) -> Vec<f32> {
-    let d = x.first().map_or(0, Vec::len);
-    let mut beta = vec![0.0f32; d];
-    let (mut m, mut v) = (vec![0.0f32; d], vec![0.0f32; d]);
-    let wsum: f32 = w.iter().sum::<f32>().max(1e-9);
-    let (lr, b1, b2) = (0.05f32, 0.9f32, 0.999f32);
-    for step in 1..=steps {
-        let mut grad = vec![0.0f32; d];
-        for ((xi, &yi), &wi) in x.iter().zip(y).zip(w) {
-            let z: f32 = beta.iter().zip(xi).map(|(b, x)| b * x).sum();
-            let p = 1.0 / (1.0 + (-z).exp());
-            let e = (p - yi) * wi / wsum;
-            grad.iter_mut().zip(xi).for_each(|(g, x)| *g += e * x);
-        }
-        for j in 1..d {
-            grad[j] += l2 * beta[j];
-        }
-        for j in 0..d {
-            m[j] = b1 * m[j] + (1.0 - b1) * grad[j];
-            v[j] = b2 * v[j] + (1.0 - b2) * grad[j] * grad[j];
-            let mh = m[j] / (1.0 - b1.powi(step as i32));
-            let vh = v[j] / (1.0 - b2.powi(step as i32));
-            beta[j] -= lr * mh / (vh.sqrt() + 1e-8);
-        }
+/// A deterministic generator for the initial weights and the batches' order.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
     }
-    beta
+    fn uniform(&mut self) -> f32 {
+        (self.next() % 1_000_000) as f32 / 1_000_000.0 - 0.5
+    }
 }
 
-/// Both models, trained on `samples`.
+/// Trains a net on rows `x` (first column the constant 1) with soft labels `y` and weights
+/// `w`: standardised inputs, cross-entropy, L2, mini-batch Adam. The standardisation is folded
+/// into the first layer's weights at the end.
+fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize) -> Net<D> {
+    let n = x.len().max(1);
+    let mut mean = [0.0f32; D];
+    let mut sd = [1.0f32; D];
+    for j in 1..D {
+        let m = x.iter().map(|r| r[j]).sum::<f32>() / n as f32;
+        let v = x.iter().map(|r| (r[j] - m).powi(2)).sum::<f32>() / n as f32;
+        mean[j] = m;
+        sd[j] = v.sqrt().max(1e-3);
+    }
+    let z: Vec<[f32; D]> = x
+        .iter()
+        .map(|r| {
+            let mut o = *r;
+            for j in 1..D {
+                o[j] = (r[j] - mean[j]) / sd[j];
+            }
+            o
+        })
+        .collect();
+    let wmean = w.iter().sum::<f32>() / n as f32;
+    let mut rng = Lcg(42);
+    // Parameters in one vector: hidden (HIDDEN × D), then out (HIDDEN + 1).
+    let np = HIDDEN * D + HIDDEN + 1;
+    let mut p: Vec<f32> = (0..np).map(|_| rng.uniform() * 2.0 / (D as f32).sqrt()).collect();
+    let (mut m, mut v) = (vec![0.0f32; np], vec![0.0f32; np]);
+    let (lr, b1, b2) = (0.01f32, 0.9f32, 0.999f32);
+    let l2: f32 = std::env::var("MD_L2").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-4);
+    let mut order: Vec<usize> = (0..x.len()).collect();
+    let batch = 2048;
+    let mut step = 0;
+    let mut a = [0.0f32; HIDDEN];
+    for _ in 0..epochs {
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.next() as usize % (i + 1));
+        }
+        for chunk in order.chunks(batch) {
+            let mut g = vec![0.0f32; np];
+            for &i in chunk {
+                let r = &z[i];
+                let mut out = p[np - 1];
+                for h in 0..HIDDEN {
+                    let s: f32 = p[h * D..(h + 1) * D].iter().zip(r).map(|(a, b)| a * b).sum();
+                    a[h] = s.tanh();
+                    out += p[HIDDEN * D + h] * a[h];
+                }
+                let prob = 1.0 / (1.0 + (-out).exp());
+                let e = (prob - y[i]) * w[i] / wmean / chunk.len() as f32;
+                g[np - 1] += e;
+                for h in 0..HIDDEN {
+                    g[HIDDEN * D + h] += e * a[h];
+                    let back = e * p[HIDDEN * D + h] * (1.0 - a[h] * a[h]);
+                    g[h * D..(h + 1) * D].iter_mut().zip(r).for_each(|(g, x)| *g += back * x);
+                }
+            }
+            step += 1;
+            for j in 0..np {
+                let gj = g[j] + l2 * p[j];
+                m[j] = b1 * m[j] + (1.0 - b1) * gj;
+                v[j] = b2 * v[j] + (1.0 - b2) * gj * gj;
+                let mh = m[j] / (1.0 - b1.powi(step));
+                let vh = v[j] / (1.0 - b2.powi(step));
+                p[j] -= lr * mh / (vh.sqrt() + 1e-8);
+            }
+        }
+    }
+    let mut net = Net::<D>::ZERO;
+    for h in 0..HIDDEN {
+        let mut bias = p[h * D];
+        for j in 1..D {
+            net.hidden[h][j] = p[h * D + j] / sd[j];
+            bias -= p[h * D + j] * mean[j] / sd[j];
+        }
+        net.hidden[h][0] = bias;
+        net.out[h] = p[HIDDEN * D + h];
+    }
+    net.out[HIDDEN] = p[np - 1];
+    net
+}
+
+/// Both nets, trained on `samples`.
 pub fn train(samples: &[Sample]) -> Model {
     let (mut x, mut y, mut w) = (Vec::new(), Vec::new(), Vec::new());
     for s in samples {
         for i in 0..s.features.len() {
-            x.push(s.features[i].to_vec());
+            x.push(s.features[i]);
             y.push(s.labels[i]);
             w.push(s.weights[i]);
         }
     }
-    let first = fit(&x, &y, &w, 1e-4, 400);
     let mut model = Model {
-        first: to_array(&first),
-        second: [0.0; FEATURES],
-        context: [0.0; CONTEXT],
+        first: fit(&x, &y, &w, epochs()),
+        second: Net::ZERO,
     };
     let mut x2 = Vec::with_capacity(x.len());
     for s in samples {
         let p: Vec<f32> = s.features.iter().map(|f| model.first(f)).collect();
         for i in 0..s.features.len() {
-            let mut row = s.features[i].to_vec();
-            row.extend_from_slice(&context(&p, i));
+            let mut row = [0.0; SECOND_INPUTS];
+            row[..FEATURES].copy_from_slice(&s.features[i]);
+            row[FEATURES..].copy_from_slice(&context(&p, i));
             x2.push(row);
         }
     }
-    let second = fit(&x2, &y, &w, 1e-4, 400);
-    model.second = to_array(&second[..FEATURES]);
-    let mut c = [0.0; CONTEXT];
-    c.copy_from_slice(&second[FEATURES..]);
-    model.context = c;
+    model.second = fit(&x2, &y, &w, epochs());
     model
 }
 
-fn to_array(v: &[f32]) -> [f32; FEATURES] {
-    let mut a = [0.0; FEATURES];
-    a.copy_from_slice(&v[..FEATURES]);
-    a
+/// Passes over the training blocks.
+const EPOCHS: usize = 30;
+
+fn epochs() -> usize {
+    std::env::var("MD_EPOCHS").ok().and_then(|v| v.parse().ok()).unwrap_or(EPOCHS)
 }
 
 /// The model as the Rust source of `multidoc/src/segment/model_default.rs`.
 pub fn source(model: &Model, note: &str) -> String {
-    let list = |v: &[f32]| {
+    let list = |v: &[f32], indent: &str| {
         v.chunks(8)
             .map(|c| {
-                let items: Vec<String> = c.iter().map(|x| format!("{x:.4}")).collect();
-                format!("            {},\n", items.join(", "))
+                let items: Vec<String> = c.iter().map(|x| format!("{x:.5}")).collect();
+                format!("{indent}{},\n", items.join(", "))
             })
             .collect::<String>()
     };
+    let net = |hidden: Vec<&[f32]>, out: &[f32]| {
+        let rows: String = hidden
+            .iter()
+            .map(|r| format!("                [\n{}                ],\n", list(r, "                    ")))
+            .collect();
+        format!(
+            "Net {{\n            hidden: [\n{rows}            ],\n            out: [\n{}            ],\n        }}",
+            list(out, "                ")
+        )
+    };
     format!(
         "// Written by `bench-multidoc --train` ({note}); do not edit.\n\
-         impl Model {{\n    pub const DEFAULT: Model = Model {{\n        first: [\n{}        ],\n        \
-         second: [\n{}        ],\n        context: [\n{}        ],\n    }};\n}}\n",
-        list(&model.first),
-        list(&model.second),
-        list(&model.context)
+         impl Model {{\n    pub const DEFAULT: Model = Model {{\n        first: {},\n        second: {},\n    }};\n}}\n",
+        net(model.first.hidden.iter().map(|r| &r[..]).collect(), &model.first.out),
+        net(model.second.hidden.iter().map(|r| &r[..]).collect(), &model.second.out),
     )
 }
