@@ -2,7 +2,7 @@
 //! units, a logistic output). [`Model::DEFAULT`] is written by `bench-multidoc --train` from
 //! the AEB and WCXB development pages (see docs/multidoc.md); do not edit it by hand.
 
-pub const FEATURES: usize = 44;
+pub const FEATURES: usize = 50;
 pub const CONTEXT: usize = 4;
 pub const HIDDEN: usize = 12;
 /// The second network's inputs: a block's features, then its neighbours' first weights.

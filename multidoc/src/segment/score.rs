@@ -40,7 +40,8 @@ pub const FEATURE_NAMES: [&str; model::FEATURES] = [
     "related", "ad", "meta", "popup", "content", "body", "caption", "form", "article", "main",
     "list", "title", "in_best", "in_best_parent", "best_share", "node_link_density",
     "node_ln_chars", "rel_position", "before_best", "after_best", "short", "ln_chars_share",
-    "is_title_like",
+    "is_title_like", "grandparent_link_density", "page_link_density", "page_ln_blocks",
+    "in_list_item", "share_of_parent", "digits",
 ];
 
 /// Per element: the text and link characters under it and its readability score.
@@ -178,6 +179,7 @@ pub fn features(tree: &Tree) -> Vec<Features> {
     let total_chars = sub.chars[0].max(1) as f32;
     let best_share = sub.chars[top as usize] as f32 / total_chars;
     let n = tree.blocks.len().max(1) as f32;
+    let page_ld = sub.link_chars[0] as f32 / total_chars;
     let first_in = tree.blocks.iter().position(|b| inside(tree, b.node, &joined));
     let last_in = tree.blocks.iter().rposition(|b| inside(tree, b.node, &joined));
     tree.blocks
@@ -237,9 +239,47 @@ pub fn features(tree: &Tree) -> Vec<Features> {
                 f32::from(u8::from(s.words < 5)),
                 (b.chars as f32 / total_chars * 100.0 + 1.0).ln(),
                 f32::from(u8::from(b.heading > 0 && tree.title.as_deref().is_some_and(|t| t.contains(b.text.as_str())))),
+                {
+                    let gp = ancestor(tree, b.node, 2) as usize;
+                    sub.link_chars[gp] as f32 / sub.chars[gp].max(1) as f32
+                },
+                page_ld,
+                n.ln(),
+                f32::from(u8::from(in_list_item(tree, b.node))),
+                {
+                    let p = ancestor(tree, b.node, 1) as usize;
+                    b.chars as f32 / sub.chars[p].max(1) as f32
+                },
+                s.digits as f32 / b.chars.max(1) as f32,
             ]
         })
         .collect()
+}
+
+/// The ancestor `levels` above `node` (the root if there are fewer).
+fn ancestor(tree: &Tree, mut node: u32, levels: usize) -> u32 {
+    for _ in 0..levels {
+        match tree.nodes[node as usize].parent {
+            NONE => break,
+            p => node = p,
+        }
+    }
+    node
+}
+
+/// Whether the block is in a list item, within three levels.
+fn in_list_item(tree: &Tree, mut node: u32) -> bool {
+    for _ in 0..3 {
+        if node == NONE {
+            break;
+        }
+        let n = &tree.nodes[node as usize];
+        if matches!(n.tag, Tag::Li | Tag::Dd | Tag::Dt) {
+            return true;
+        }
+        node = n.parent;
+    }
+    false
 }
 
 fn inside(tree: &Tree, mut node: u32, joined: &[bool]) -> bool {

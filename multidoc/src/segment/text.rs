@@ -53,6 +53,7 @@ pub struct TextStats {
     /// `.`, `,`, `;`, `:`, `!`, `?` and their CJK forms.
     pub punctuation: u32,
     pub commas: u32,
+    pub digits: u32,
     pub ends_sentence: bool,
     pub boilerplate: bool,
     pub starts_upper: bool,
@@ -70,6 +71,7 @@ pub fn stats(text: &str, lower: &mut String) -> TextStats {
                 s.punctuation += 1;
                 s.commas += 1;
             }
+            c if c.is_numeric() => s.digits += 1,
             c if c.is_alphabetic() => {
                 letters += 1;
                 uppers += u32::from(c.is_uppercase());

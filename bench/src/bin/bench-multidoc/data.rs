@@ -16,7 +16,6 @@ pub struct Page {
     pub gold: String,
     /// The site, for the templater (sites/ only).
     pub site: String,
-    pub lang: String,
 }
 
 /// Reads `rel` under `root`, plain or gzipped.
@@ -75,7 +74,6 @@ pub fn aeb(root: &Path, limit: usize) -> anyhow::Result<Vec<Page>> {
             html: read(root, &format!("extraction/aeb/html/{key}.html"))?,
             gold: v["articleBody"].as_str().unwrap_or_default().to_owned(),
             site: String::new(),
-            lang: String::new(),
         });
     }
     Ok(pages)
@@ -92,7 +90,6 @@ pub fn wcxb(root: &Path, limit: usize) -> anyhow::Result<Vec<Page>> {
             html: read(root, &format!("extraction/wcxb_dev/dev/html/{id}.html"))?,
             gold: gt["ground_truth"]["main_content"].as_str().unwrap_or_default().to_owned(),
             site: String::new(),
-            lang: "en".into(),
             id,
         });
     }
@@ -119,7 +116,6 @@ pub fn sites(root: &Path, set: &'static str, lang: Option<&str>, limit: usize) -
             html: read(root, &format!("sites/{}", f[2]))?,
             gold,
             site: f[4].to_owned(),
-            lang: f[5].to_owned(),
         });
     }
     Ok(pages)

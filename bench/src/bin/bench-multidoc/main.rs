@@ -5,6 +5,9 @@
 
 mod data;
 mod metrics;
+mod peers;
+mod sites;
+mod speed;
 mod train;
 
 use std::path::PathBuf;
@@ -24,9 +27,12 @@ struct Args {
     /// Where temporary files go (the venv for trafilatura, the evaluate scripts' inputs)
     #[arg(long, default_value = "/var/tmp")]
     work: PathBuf,
-    /// A few pages of each set, for CI
+    /// A few pages of each set, no trafilatura (no venv), one timing round: for CI
     #[arg(long)]
     smoke: bool,
+    /// Leave trafilatura out (it needs a venv made with pip)
+    #[arg(long)]
+    no_peers: bool,
     /// Train the segmenter's model on AEB and WCXB, print the cross-set check, and write
     /// multidoc/src/segment/model_default.rs
     #[arg(long)]
@@ -50,7 +56,8 @@ fn extract(page: &Page, model: &Model) -> String {
     match decode(&page.html, None, DEFAULT_MAX_BYTES) {
         Ok(d) => {
             let (seg, _) = segment_with_features(&d.text, model);
-            main_text(seg.blocks.iter().map(|b| (b, b.weight)), MAIN_THRESHOLD)
+            let t = std::env::var("MD_THRESHOLD").ok().and_then(|v| v.parse().ok()).unwrap_or(MAIN_THRESHOLD);
+            main_text(seg.blocks.iter().map(|b| (b, b.weight)), t)
         }
         Err(_) => String::new(),
     }
@@ -206,9 +213,139 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let q = quality(&sets, &Model::DEFAULT);
-    for ((name, pages), q) in sets.iter().zip(q) {
-        println!("{name:<22} {q:.4}  ({} pages)", pages.len());
+    if args.quality {
+        for ((name, pages), q) in sets.iter().zip(quality(&sets, &Model::DEFAULT)) {
+            println!("{name:<22} {q:.4}  ({} pages)", pages.len());
+        }
+        return Ok(());
     }
+    benchmark(&args, &sets)?;
     Ok(())
+}
+
+/// Targets of issue 25, per set (page-only).
+const TARGETS: [&str; 5] = [">= 0.96", ">= 0.86", ">= 0.80", "", ""];
+
+fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.work)?;
+    let tmp = tempfile::Builder::new().prefix("bench-multidoc-").tempdir_in(&args.work)?;
+    let peers = !(args.smoke || args.no_peers);
+    let python = if peers {
+        peers::venv(&args.work)?
+    } else {
+        PathBuf::from("python3")
+    };
+    println!("== extraction quality, page-only (our metric code; the sets' own scripts below)");
+    println!("{:<22} {:>6} {:>10} {:>12} {:>9}", "set", "pages", "focuser", "trafilatura", "target");
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    let mut traf_s = 0.0;
+    for (i, (name, pages)) in sets.iter().enumerate() {
+        let texts: Vec<String> = pages.iter().map(|p| extract(p, &Model::DEFAULT)).collect();
+        let q = score(pages, &texts);
+        let (t, tq) = if peers {
+            let (t, s) = peers::trafilatura(&python, pages, tmp.path())?;
+            if i < 2 {
+                traf_s += s;
+            }
+            let tq = score(pages, &t);
+            (t, format!("{tq:.4}"))
+        } else {
+            (Vec::new(), "-".to_owned())
+        };
+        println!("{name:<22} {:>6} {q:>10.4} {tq:>12} {:>9}", pages.len(), TARGETS[i]);
+        ours.push(texts);
+        theirs.push(t);
+    }
+    println!();
+    println!("== AEB, its evaluate.py (published outputs of other tools as *_published)");
+    let mut named: Vec<(&str, &[String])> = vec![("focuser", &ours[0])];
+    if peers {
+        named.push(("trafilatura_2.3.1_measured", &theirs[0]));
+    }
+    print!("{}", peers::aeb_evaluate(&python, &args.data, &sets[0].1, &named, tmp.path())?);
+    println!();
+    println!("== WCXB dev, its evaluate.py --split dev");
+    let (f1, out) = peers::wcxb_evaluate(&python, &args.data, &sets[1].1, "focuser", &ours[1], tmp.path())?;
+    println!("focuser: F1 {f1:.4}");
+    print!("{}", out.lines().skip_while(|l| !l.starts_with("Per page type")).map(|l| format!("{l}\n")).collect::<String>());
+    if peers {
+        let (f1, _) = peers::wcxb_evaluate(&python, &args.data, &sets[1].1, "trafilatura", &theirs[1], tmp.path())?;
+        println!("trafilatura 2.3.1: F1 {f1:.4}");
+    }
+    println!();
+    templater(args, sets);
+    println!();
+    let pages: Vec<&Page> = sets[0].1.iter().chain(&sets[1].1).copied().collect();
+    let sp = speed::measure(&pages, if args.smoke { 1 } else { 3 });
+    let per_s = |s: f64| sp.pages as f64 / s;
+    println!(
+        "== speed, one core, {} AEB and WCXB dev pages ({} KB on average), best of {} rounds",
+        sp.pages,
+        sp.bytes / sp.pages.max(1) / 1000,
+        if args.smoke { 1 } else { 3 }
+    );
+    println!("{:<44} {:>10} {:>8} {:>9}", "stage", "pages/s", "MB/s", "ratio");
+    let mbs = |s: f64| sp.bytes as f64 / s / 1e6;
+    println!("{:<44} {:>10.0} {:>8.1}", "limit: parse only (decode, tokens, block tree)", per_s(sp.parse_s), mbs(sp.parse_s));
+    println!(
+        "{:<44} {:>10.0} {:>8.1} {:>9.3}  (of the parse; target 300 pages/s, goal 0.25)",
+        "whole analysis (decode → weights → main text)",
+        per_s(sp.analysis_s),
+        mbs(sp.analysis_s),
+        sp.parse_s / sp.analysis_s
+    );
+    if peers {
+        println!("{:<44} {:>10.1} {:>8.1}", "trafilatura 2.3.1 extract (same pages)", sp.pages as f64 / traf_s, sp.bytes as f64 / traf_s / 1e6);
+    }
+    println!(
+        "memory in flight / page size: median {:.2}, p95 {:.2}, max {:.2}; all pages {:.2} (target <= 2)",
+        sp.memory[0], sp.memory[1], sp.memory[2], sp.memory_total
+    );
+    Ok(())
+}
+
+/// The templater's figures on the multi-page site sets.
+fn templater(args: &Args, sets: &[(&str, Vec<&Page>)]) {
+    println!("== templater: F1 with site data (all of a site's pages) vs page-only; template share of bytes");
+    let daniel = data::sites(&args.data, "daniel", None, if args.smoke { 12 } else { usize::MAX }).unwrap_or_default();
+    let daniel: Vec<&Page> = daniel.iter().collect();
+    let site_sets: [(&str, &[&Page]); 3] = [("big9", &sets[3].1), ("chaos", &sets[4].1), ("daniel (ru, zh)", &daniel)];
+    println!("{:<18} {:>6} {:>6} {:>10} {:>10} {:>8} {:>9}", "set", "sites", "pages", "page-only", "with site", "gain", "template");
+    for (name, pages) in site_sets {
+        let sites = sites::per_site(pages);
+        let n: usize = sites.iter().map(|s| s.pages).sum();
+        let w = |f: fn(&sites::Site) -> f64| sites.iter().map(|s| f(s) * s.pages as f64).sum::<f64>() / n.max(1) as f64;
+        let (po, ws, share) = (w(|s| s.page_only), w(|s| s.with_site), w(|s| s.template_share));
+        let multi: Vec<&sites::Site> = sites.iter().filter(|s| s.pages >= 2).collect();
+        let m: usize = multi.iter().map(|s| s.pages).sum();
+        let mw = |f: fn(&sites::Site) -> f64| multi.iter().map(|s| f(s) * s.pages as f64).sum::<f64>() / m.max(1) as f64;
+        println!("{name:<18} {:>6} {n:>6} {po:>10.4} {ws:>10.4} {:>+8.4} {share:>9.3}", sites.len(), ws - po);
+        println!(
+            "{:<18} {:>6} {m:>6} {:>10.4} {:>10.4} {:>+8.4} {:>9.3}",
+            "  sites of 2+ pages",
+            multi.len(),
+            mw(|s| s.page_only),
+            mw(|s| s.with_site),
+            mw(|s| s.with_site) - mw(|s| s.page_only),
+            mw(|s| s.template_share)
+        );
+        if name == "big9" {
+            for s in &sites {
+                println!(
+                    "  {:<16} {:>6} {:>6} {:>10.4} {:>10.4} {:>+8.4} {:>9.3}",
+                    s.name, 1, s.pages, s.page_only, s.with_site, s.with_site - s.page_only, s.template_share
+                );
+            }
+        }
+    }
+    let ns = [0, 1, 2, 3, 4, 6, 8, 12, 20];
+    let curve = sites::trust_curve(&sets[3].1, &ns);
+    println!(
+        "trust: Big9 F1 when every page is weighed with full trust in n other pages of its site (rule in use: trust grows to 1 at {} pages)",
+        sites::trust_pages()
+    );
+    for (n, f1, count) in curve {
+        println!("  n = {n:>2}: {f1:.4} ({count} pages)");
+    }
 }
