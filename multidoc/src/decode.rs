@@ -64,14 +64,56 @@ pub fn decode<'a>(
         });
     }
     let (encoding, from) = charset(body, http_charset)?;
-    // A BOM is removed whatever the source, as browsers do.
-    let (text, encoding, had_errors) = encoding.decode(body);
+    // A BOM is removed whatever the source, as browsers do (and its encoding wins).
+    let (encoding, body) = match Encoding::for_bom(body) {
+        Some((e, len)) => (e, &body[len..]),
+        None => (encoding, body),
+    };
+    let borrowed = if encoding == UTF_8 {
+        std::str::from_utf8(body).ok()
+    } else if encoding.is_ascii_compatible() && body.is_ascii() {
+        std::str::from_utf8(body).ok()
+    } else {
+        None
+    };
+    let (text, had_errors) = match borrowed {
+        Some(text) => (Cow::Borrowed(text), false),
+        None => {
+            let (text, had_errors) = decode_owned(encoding, body);
+            (Cow::Owned(text), had_errors)
+        }
+    };
     Ok(Decoded {
         text,
         encoding,
         from,
         had_errors,
     })
+}
+
+/// Decodes in chunks, so that the text is not allocated for the worst case of the whole page
+/// at once (encoding_rs reserves up to three bytes of UTF-8 for each byte of windows-1252).
+fn decode_owned(encoding: &'static Encoding, body: &[u8]) -> (String, bool) {
+    const CHUNK: usize = 16 * 1024;
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut text = String::with_capacity(body.len() + body.len() / 4);
+    let mut had_errors = false;
+    let mut chunks = body.chunks(CHUNK).peekable();
+    while let Some(chunk) = chunks.next() {
+        let last = chunks.peek().is_none();
+        let mut src = chunk;
+        loop {
+            let need = decoder.max_utf8_buffer_length(src.len()).unwrap_or(src.len() * 3 + 16);
+            text.reserve(need.min(CHUNK * 3 + 16));
+            let (result, read, errors) = decoder.decode_to_string(src, &mut text, last);
+            had_errors |= errors;
+            src = &src[read..];
+            if result == encoding_rs::CoderResult::InputEmpty {
+                break;
+            }
+        }
+    }
+    (text, had_errors)
 }
 
 /// The encoding of a page and where it was found.

@@ -39,6 +39,12 @@ pub struct Block {
     pub link_chars: u32,
     /// How likely it is main content, from the page alone (0–1).
     pub weight: f32,
+    /// Its innermost block-level element in the tree.
+    pub(crate) node: u32,
+    pub(crate) tag: tags::Tag,
+    /// Hints of the inline elements its text was in (those of its block-level ancestors are
+    /// in the tree's nodes).
+    pub(crate) hints: hints::Hints,
 }
 
 impl Block {
@@ -57,39 +63,28 @@ pub struct Segmented {
 
 /// Cuts a page into blocks and weighs them.
 pub fn segment(html: &str) -> Segmented {
-    let (segmented, _) = segment_with_features(html, &Model::DEFAULT);
-    segmented
+    segment_with(html, &Model::DEFAULT)
 }
 
-/// [`segment`], with the features each weight came from (for training and for the
-/// `analyze` tool's explanations).
+/// [`segment`] with another model (the benchmark's training).
+pub fn segment_with(html: &str, model: &Model) -> Segmented {
+    let mut tree = tree::build(html);
+    let weights = score::weights(&tree, model);
+    for (b, w) in tree.blocks.iter_mut().zip(weights) {
+        b.weight = w;
+    }
+    Segmented {
+        title: tree.title,
+        blocks: tree.blocks,
+    }
+}
+
+/// [`segment_with`], and the features each weight came from (for training).
 pub fn segment_with_features(html: &str, model: &Model) -> (Segmented, Vec<Features>) {
     let tree = tree::build(html);
-    let features = score::features(&tree);
-    let weights = score::weights(&features, model);
-    let blocks = tree
-        .blocks
-        .into_iter()
-        .zip(weights)
-        .enumerate()
-        .map(|(i, (b, weight))| Block {
-            text: b.text,
-            path: b.path,
-            heading: b.heading,
-            position: i as u32,
-            offset: b.offset,
-            chars: b.chars,
-            link_chars: b.link_chars,
-            weight,
-        })
-        .collect();
-    (
-        Segmented {
-            title: tree.title,
-            blocks,
-        },
-        features,
-    )
+    let features = score::all_features(&tree);
+    let segmented = segment_with(html, model);
+    (segmented, features)
 }
 
 /// The parse alone (tokens and the tree of blocks, no weights): the benchmark's limit.
@@ -107,9 +102,17 @@ pub fn main_text<'a>(blocks: impl IntoIterator<Item = (&'a Block, f32)> + Clone,
     } else {
         best * FALLBACK_SHARE
     };
-    let mut out = String::new();
+    let chosen = |w: f32| w >= threshold && w > 0.0;
+    // Sized first: a page's main text can be most of its text, and doubling would cost twice.
+    let len: usize = blocks
+        .clone()
+        .into_iter()
+        .filter(|&(_, w)| chosen(w))
+        .map(|(b, _)| b.text.len() + 1)
+        .sum();
+    let mut out = String::with_capacity(len);
     for (b, w) in blocks {
-        if w >= threshold && w > 0.0 {
+        if chosen(w) {
             if !out.is_empty() {
                 out.push('\n');
             }

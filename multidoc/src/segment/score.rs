@@ -17,7 +17,8 @@ use super::hints::{self, Hints};
 use super::model::{self, Model};
 use super::tags::Tag;
 use super::text::{self, TextStats};
-use super::tree::{RawBlock, Tree, NONE};
+use super::tree::{Tree, NONE};
+use super::Block;
 
 /// An element holding more than this share of the page's text is a wrapper, not a box.
 const WRAPPER_SHARE: f32 = 0.8;
@@ -137,7 +138,7 @@ fn best(tree: &Tree, sub: &Subtree) -> (u32, Vec<bool>) {
 /// of the page (class lists of whole-page wrappers name every feature the site has), or that
 /// holds the main container (`joined`, once known: a site calling its article's wrapper
 /// `_reachbanner_` does not make the article an ad).
-fn block_hints(tree: &Tree, sub: &Subtree, b: &RawBlock, joined: Option<&[bool]>) -> Hints {
+fn block_hints(tree: &Tree, sub: &Subtree, b: &Block, joined: Option<&[bool]>) -> Hints {
     let total = sub.chars[0] as f32;
     let mut h = b.hints;
     let mut node = b.node;
@@ -154,106 +155,136 @@ fn block_hints(tree: &Tree, sub: &Subtree, b: &RawBlock, joined: Option<&[bool]>
     h
 }
 
-/// Each block's features.
-pub fn features(tree: &Tree) -> Vec<Features> {
-    let mut lower = String::new();
-    let stats: Vec<TextStats> = tree
-        .blocks
-        .iter()
-        .map(|b| text::stats(&b.text, &mut lower))
-        .collect();
-    let mut sub = subtrees(tree);
-    let hints: Vec<Hints> = tree
-        .blocks
-        .iter()
-        .map(|b| block_hints(tree, &sub, b, None))
-        .collect();
-    readability(tree, &stats, &hints, &mut sub);
-    let (top, joined) = best(tree, &sub);
-    let hints: Vec<Hints> = tree
-        .blocks
-        .iter()
-        .map(|b| block_hints(tree, &sub, b, Some(&joined)))
-        .collect();
-    let top_parent = tree.nodes[top as usize].parent;
-    let total_chars = sub.chars[0].max(1) as f32;
-    let best_share = sub.chars[top as usize] as f32 / total_chars;
-    let n = tree.blocks.len().max(1) as f32;
-    let page_ld = sub.link_chars[0] as f32 / total_chars;
-    let first_in = tree.blocks.iter().position(|b| inside(tree, b.node, &joined));
-    let last_in = tree.blocks.iter().rposition(|b| inside(tree, b.node, &joined));
-    tree.blocks
-        .iter()
-        .zip(&stats)
-        .zip(&hints)
-        .enumerate()
-        .map(|(i, ((b, s), &bh))| {
-            let words = s.words.max(1) as f32;
-            let node = b.node as usize;
-            let in_best = inside(tree, b.node, &joined);
-            let in_parent = top_parent != NONE && ancestor_of(tree, b.node, top_parent);
-            let h = |bit: Hints| f32::from(u8::from(bh & bit != 0));
-            let tag = |t: &[Tag]| f32::from(u8::from(t.contains(&b.tag)));
-            [
-                1.0,
-                (1.0 + s.words as f32).ln(),
-                b.link_chars as f32 / b.chars.max(1) as f32,
-                s.stop_words as f32 / words,
-                (s.punctuation as f32 / words).min(1.0),
-                f32::from(u8::from(s.ends_sentence)),
-                f32::from(u8::from(s.starts_upper)),
-                s.upper,
-                f32::from(u8::from(s.boilerplate)),
-                f32::from(u8::from(b.heading > 0)),
-                tag(&[Tag::P]),
-                tag(&[Tag::Li, Tag::Dd, Tag::Dt]),
-                tag(&[Tag::Td, Tag::Th]),
-                tag(&[Tag::Pre, Tag::Blockquote]),
-                tag(&[Tag::Div, Tag::Section, Tag::Other, Tag::Body, Tag::Html]),
-                h(hints::NAV),
-                h(hints::FOOTER),
-                h(hints::HEADER),
-                h(hints::SIDEBAR),
-                h(hints::COMMENT),
-                h(hints::SOCIAL),
-                h(hints::RELATED),
-                h(hints::AD),
-                h(hints::META),
-                h(hints::POPUP),
-                h(hints::CONTENT),
-                h(hints::BODY),
-                h(hints::CAPTION),
-                h(hints::FORM),
-                h(hints::ARTICLE),
-                h(hints::MAIN),
-                h(hints::LIST),
-                h(hints::TITLE),
-                f32::from(u8::from(in_best)),
-                f32::from(u8::from(in_parent)),
-                best_share,
-                sub.link_chars[node] as f32 / sub.chars[node].max(1) as f32,
-                (1.0 + sub.chars[node] as f32).ln(),
-                i as f32 / n,
-                f32::from(u8::from(first_in.is_some_and(|f| i < f))),
-                f32::from(u8::from(last_in.is_some_and(|l| i > l))),
-                f32::from(u8::from(s.words < 5)),
-                (b.chars as f32 / total_chars * 100.0 + 1.0).ln(),
-                f32::from(u8::from(b.heading > 0 && tree.title.as_deref().is_some_and(|t| t.contains(b.text.as_str())))),
-                {
-                    let gp = ancestor(tree, b.node, 2) as usize;
-                    sub.link_chars[gp] as f32 / sub.chars[gp].max(1) as f32
-                },
-                page_ld,
-                n.ln(),
-                f32::from(u8::from(in_list_item(tree, b.node))),
-                {
-                    let p = ancestor(tree, b.node, 1) as usize;
-                    b.chars as f32 / sub.chars[p].max(1) as f32
-                },
-                s.digits as f32 / b.chars.max(1) as f32,
-            ]
-        })
-        .collect()
+/// What the features of a page's blocks are computed from, kept small (a few numbers per
+/// block and element): each block's feature vector is made when it is needed.
+struct View<'t> {
+    tree: &'t Tree,
+    stats: Vec<TextStats>,
+    hints: Vec<Hints>,
+    sub: Subtree,
+    joined: Vec<bool>,
+    top_parent: u32,
+    total_chars: f32,
+    best_share: f32,
+    page_link_density: f32,
+    first_in: Option<usize>,
+    last_in: Option<usize>,
+}
+
+impl<'t> View<'t> {
+    fn new(tree: &'t Tree) -> Self {
+        let mut lower = String::new();
+        let stats: Vec<TextStats> = tree
+            .blocks
+            .iter()
+            .map(|b| text::stats(&b.text, &mut lower))
+            .collect();
+        let mut sub = subtrees(tree);
+        let hints: Vec<Hints> = tree
+            .blocks
+            .iter()
+            .map(|b| block_hints(tree, &sub, b, None))
+            .collect();
+        readability(tree, &stats, &hints, &mut sub);
+        let (top, joined) = best(tree, &sub);
+        let hints: Vec<Hints> = tree
+            .blocks
+            .iter()
+            .map(|b| block_hints(tree, &sub, b, Some(&joined)))
+            .collect();
+        let total_chars = sub.chars[0].max(1) as f32;
+        View {
+            tree,
+            top_parent: tree.nodes[top as usize].parent,
+            best_share: sub.chars[top as usize] as f32 / total_chars,
+            page_link_density: sub.link_chars[0] as f32 / total_chars,
+            first_in: tree.blocks.iter().position(|b| inside(tree, b.node, &joined)),
+            last_in: tree.blocks.iter().rposition(|b| inside(tree, b.node, &joined)),
+            total_chars,
+            stats,
+            hints,
+            sub,
+            joined,
+        }
+    }
+
+    /// The features of block `i`.
+    fn features(&self, i: usize) -> Features {
+        let (tree, sub) = (self.tree, &self.sub);
+        let (b, s, bh) = (&tree.blocks[i], &self.stats[i], self.hints[i]);
+        let n = tree.blocks.len().max(1) as f32;
+        let words = s.words.max(1) as f32;
+        let node = b.node as usize;
+        let in_best = inside(tree, b.node, &self.joined);
+        let in_parent = self.top_parent != NONE && ancestor_of(tree, b.node, self.top_parent);
+        let h = |bit: Hints| f32::from(u8::from(bh & bit != 0));
+        let tag = |t: &[Tag]| f32::from(u8::from(t.contains(&b.tag)));
+        let flag = |v: bool| f32::from(u8::from(v));
+        let density = |node: usize| sub.link_chars[node] as f32 / sub.chars[node].max(1) as f32;
+        let title_like = b.heading > 0
+            && tree
+                .title
+                .as_deref()
+                .is_some_and(|t| t.contains(b.text.as_str()));
+        [
+            1.0,
+            (1.0 + s.words as f32).ln(),
+            b.link_chars as f32 / b.chars.max(1) as f32,
+            s.stop_words as f32 / words,
+            (s.punctuation as f32 / words).min(1.0),
+            flag(s.ends_sentence),
+            flag(s.starts_upper),
+            s.upper,
+            flag(s.boilerplate),
+            flag(b.heading > 0),
+            tag(&[Tag::P]),
+            tag(&[Tag::Li, Tag::Dd, Tag::Dt]),
+            tag(&[Tag::Td, Tag::Th]),
+            tag(&[Tag::Pre, Tag::Blockquote]),
+            tag(&[Tag::Div, Tag::Section, Tag::Other, Tag::Body, Tag::Html]),
+            h(hints::NAV),
+            h(hints::FOOTER),
+            h(hints::HEADER),
+            h(hints::SIDEBAR),
+            h(hints::COMMENT),
+            h(hints::SOCIAL),
+            h(hints::RELATED),
+            h(hints::AD),
+            h(hints::META),
+            h(hints::POPUP),
+            h(hints::CONTENT),
+            h(hints::BODY),
+            h(hints::CAPTION),
+            h(hints::FORM),
+            h(hints::ARTICLE),
+            h(hints::MAIN),
+            h(hints::LIST),
+            h(hints::TITLE),
+            flag(in_best),
+            flag(in_parent),
+            self.best_share,
+            density(node),
+            (1.0 + sub.chars[node] as f32).ln(),
+            i as f32 / n,
+            flag(self.first_in.is_some_and(|f| i < f)),
+            flag(self.last_in.is_some_and(|l| i > l)),
+            flag(s.words < 5),
+            (b.chars as f32 / self.total_chars * 100.0 + 1.0).ln(),
+            flag(title_like),
+            density(ancestor(tree, b.node, 2) as usize),
+            self.page_link_density,
+            n.ln(),
+            flag(in_list_item(tree, b.node)),
+            b.chars as f32 / sub.chars[ancestor(tree, b.node, 1) as usize].max(1) as f32,
+            s.digits as f32 / b.chars.max(1) as f32,
+        ]
+    }
+}
+
+/// Each block's features (for training: the segmenter makes them one at a time).
+pub fn all_features(tree: &Tree) -> Vec<Features> {
+    let view = View::new(tree);
+    (0..tree.blocks.len()).map(|i| view.features(i)).collect()
 }
 
 /// The ancestor `levels` above `node` (the root if there are fewer).
@@ -303,10 +334,12 @@ fn ancestor_of(tree: &Tree, mut node: u32, ancestor: u32) -> bool {
 }
 
 /// The page-only weight of each block, from its features and its neighbours'.
-pub fn weights(features: &[Features], model: &Model) -> Vec<f32> {
-    let first: Vec<f32> = features.iter().map(|f| model.first(f)).collect();
-    (0..first.len())
-        .map(|i| model.second(&features[i], &context(&first, i)))
+pub fn weights(tree: &Tree, model: &Model) -> Vec<f32> {
+    let view = View::new(tree);
+    let n = tree.blocks.len();
+    let first: Vec<f32> = (0..n).map(|i| model.first(&view.features(i))).collect();
+    (0..n)
+        .map(|i| model.second(&view.features(i), &context(&first, i)))
         .collect()
 }
 

@@ -88,14 +88,21 @@ pub fn stats(text: &str, lower: &mut String) -> TextStats {
     s.ends_sentence = text
         .trim_end()
         .ends_with(['.', '!', '?', '"', '”', '»', '。', '！', '？', ')', ':']);
-    lower.clear();
-    lower.extend(text.chars().flat_map(char::to_lowercase));
-    for w in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    // Word by word, lower-cased in a small buffer: a block is not copied whole.
+    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
         s.words += 1;
-        s.stop_words += u32::from(STOP.binary_search(&w).is_ok());
+        if w.len() <= 14 {
+            lower.clear();
+            lower.extend(w.chars().flat_map(char::to_lowercase));
+            s.stop_words += u32::from(STOP.binary_search(&lower.as_str()).is_ok());
+        }
     }
     // Long blocks are judged by their prose, not by a phrase somewhere inside.
-    s.boilerplate = s.words < 30 && BOILERPLATE.iter().any(|p| lower.contains(p));
+    if s.words < 30 {
+        lower.clear();
+        lower.extend(text.chars().flat_map(char::to_lowercase));
+        s.boilerplate = BOILERPLATE.iter().any(|p| lower.contains(p));
+    }
     s
 }
 

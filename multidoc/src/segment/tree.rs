@@ -6,6 +6,7 @@
 //! markup; the stack is at most [`MAX_DEPTH`] deep.
 
 use super::entity::push_decoded;
+use super::Block;
 use super::hints::{self, Hints};
 use super::lexer::{Lexer, Token};
 use super::tags::Tag;
@@ -29,22 +30,6 @@ pub struct Node {
     first_block: u32,
 }
 
-/// A block as the tree builder found it; the segmenter adds its weight.
-#[derive(Debug, Clone)]
-pub struct RawBlock {
-    pub text: String,
-    pub path: String,
-    pub node: u32,
-    pub tag: Tag,
-    /// Hints of the inline elements its text was in (those of its block-level ancestors are
-    /// in the nodes).
-    pub hints: Hints,
-    pub heading: u8,
-    pub offset: u32,
-    pub chars: u32,
-    pub link_chars: u32,
-}
-
 struct Open<'a> {
     tag: Tag,
     name: &'a str,
@@ -58,7 +43,7 @@ struct Open<'a> {
 
 pub struct Tree {
     pub nodes: Vec<Node>,
-    pub blocks: Vec<RawBlock>,
+    pub blocks: Vec<Block>,
     pub title: Option<String>,
 }
 
@@ -261,9 +246,12 @@ impl<'a> Builder<'a> {
     /// Closes the elements from the top of the stack down to index `i`.
     fn pop_to(&mut self, i: usize) {
         while self.stack.len() > i {
+            // The text so far is the element's: flushed while it is still open.
+            if self.top().tag.is_block() {
+                self.flush();
+            }
             let Some(open) = self.stack.pop() else { break };
             if open.tag.is_block() {
-                self.flush();
                 let node = open.node as usize;
                 // Nodes after it are its descendants: none holds text either.
                 if self.tree.nodes[node].first_block as usize == self.tree.blocks.len() {
@@ -350,7 +338,7 @@ impl<'a> Builder<'a> {
                 last.link_chars += self.link_chars;
             }
         } else {
-            let block = self.raw_block(text);
+            let block = self.block(text);
             self.tree.blocks.push(block);
         }
         self.chars = 0;
@@ -358,7 +346,7 @@ impl<'a> Builder<'a> {
         self.hints = 0;
     }
 
-    fn raw_block(&self, text: String) -> RawBlock {
+    fn block(&self, text: String) -> Block {
         let top = self.top();
         let node = top.node;
         let mut heading = 0;
@@ -373,16 +361,18 @@ impl<'a> Builder<'a> {
             n = nd.parent;
         }
         path.reverse();
-        RawBlock {
+        Block {
             text,
             path: path.join(">"),
-            node,
-            tag: self.tree.nodes[node as usize].tag,
-            hints: self.hints | top.hints,
             heading,
+            position: self.tree.blocks.len() as u32,
             offset: self.offset,
             chars: self.chars,
             link_chars: self.link_chars,
+            weight: 0.0,
+            node,
+            tag: self.tree.nodes[node as usize].tag,
+            hints: self.hints | top.hints,
         }
     }
 }

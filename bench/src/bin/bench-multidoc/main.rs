@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Parser;
 use focuser_multidoc::decode::{decode, DEFAULT_MAX_BYTES};
-use focuser_multidoc::segment::{main_text, segment_with_features, Model, MAIN_THRESHOLD};
+use focuser_multidoc::segment::{main_text, segment_with, segment_with_features, Model, MAIN_THRESHOLD};
 
 use data::Page;
 
@@ -55,7 +55,7 @@ struct Args {
 fn extract(page: &Page, model: &Model) -> String {
     match decode(&page.html, None, DEFAULT_MAX_BYTES) {
         Ok(d) => {
-            let (seg, _) = segment_with_features(&d.text, model);
+            let seg = segment_with(&d.text, model);
             let t = std::env::var("MD_THRESHOLD").ok().and_then(|v| v.parse().ok()).unwrap_or(MAIN_THRESHOLD);
             main_text(seg.blocks.iter().map(|b| (b, b.weight)), t)
         }
@@ -168,7 +168,7 @@ fn train_and_check(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<(
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     data::check(&args.data)?;
-    let limit = if args.smoke { 12 } else { usize::MAX };
+    let limit = if args.smoke { std::env::var("MD_SMOKE").ok().and_then(|v| v.parse().ok()).unwrap_or(12) } else { usize::MAX };
     let aeb = data::aeb(&args.data, limit)?;
     let wcxb = data::wcxb(&args.data, limit)?;
     let ru = data::sites(&args.data, "daniel", Some("ru"), limit)?;
