@@ -5,6 +5,9 @@
 pub const FEATURES: usize = 50;
 pub const CONTEXT: usize = 4;
 pub const HIDDEN: usize = 12;
+/// Nets averaged in each stage (trained from different starting weights: their mean varies
+/// less from one training to the next than any one of them).
+pub const ENSEMBLE: usize = 3;
 /// The second network's inputs: a block's features, then its neighbours' first weights.
 pub const SECOND_INPUTS: usize = FEATURES + CONTEXT;
 
@@ -33,24 +36,24 @@ impl<const D: usize> Net<D> {
     }
 }
 
-/// The segmenter's model: the first net weighs a block by its own features, the second by
-/// those and the first weights of its neighbours.
+/// The segmenter's model: the first nets weigh a block by its own features, the second by
+/// those and the first weights of its neighbours; each stage is the mean of its nets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
-    pub first: Net<FEATURES>,
-    pub second: Net<SECOND_INPUTS>,
+    pub first: [Net<FEATURES>; ENSEMBLE],
+    pub second: [Net<SECOND_INPUTS>; ENSEMBLE],
 }
 
 impl Model {
     pub fn first(&self, f: &[f32; FEATURES]) -> f32 {
-        self.first.eval(f)
+        self.first.iter().map(|n| n.eval(f)).sum::<f32>() / ENSEMBLE as f32
     }
 
     pub fn second(&self, f: &[f32; FEATURES], context: &[f32; CONTEXT]) -> f32 {
         let mut x = [0.0; SECOND_INPUTS];
         x[..FEATURES].copy_from_slice(f);
         x[FEATURES..].copy_from_slice(context);
-        self.second.eval(&x)
+        self.second.iter().map(|n| n.eval(&x)).sum::<f32>() / ENSEMBLE as f32
     }
 }
 

@@ -105,6 +105,7 @@ fn balanced(aeb: &[&Page], wcxb: &[&Page]) -> Vec<train::Sample> {
         1.0
     } else {
         w.len() as f32 / a.len() as f32
+            * std::env::var("MD_AEB").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0f32)
     };
     a.into_iter()
         .map(|mut s| {

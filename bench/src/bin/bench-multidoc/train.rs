@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use focuser_multidoc::decode::{decode, DEFAULT_MAX_BYTES};
-use focuser_multidoc::segment::model::{Net, FEATURES, HIDDEN, SECOND_INPUTS};
+use focuser_multidoc::segment::model::{Net, ENSEMBLE, FEATURES, HIDDEN, SECOND_INPUTS};
 use focuser_multidoc::segment::score::context;
 use focuser_multidoc::segment::{segment_with_features, Features, Model};
 
@@ -73,7 +73,7 @@ impl Lcg {
 /// Trains a net on rows `x` (first column the constant 1) with soft labels `y` and weights
 /// `w`: standardised inputs, cross-entropy, L2, mini-batch Adam. The standardisation is folded
 /// into the first layer's weights at the end.
-fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize) -> Net<D> {
+fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize, seed: u64) -> Net<D> {
     let n = x.len().max(1);
     let mut mean = [0.0f32; D];
     let mut sd = [1.0f32; D];
@@ -94,7 +94,7 @@ fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize) -> N
         })
         .collect();
     let wmean = w.iter().sum::<f32>() / n as f32;
-    let mut rng = Lcg(42);
+    let mut rng = Lcg(42 + seed * 7919);
     // Parameters in one vector: hidden (HIDDEN × D), then out (HIDDEN + 1).
     let np = HIDDEN * D + HIDDEN + 1;
     let mut p: Vec<f32> = (0..np).map(|_| rng.uniform() * 2.0 / (D as f32).sqrt()).collect();
@@ -153,7 +153,7 @@ fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize) -> N
     net
 }
 
-/// Both nets, trained on `samples`.
+/// Both stages' nets, trained on `samples`.
 pub fn train(samples: &[Sample]) -> Model {
     let (mut x, mut y, mut w) = (Vec::new(), Vec::new(), Vec::new());
     for s in samples {
@@ -163,9 +163,10 @@ pub fn train(samples: &[Sample]) -> Model {
             w.push(s.weights[i]);
         }
     }
+    let first: [Net<FEATURES>; ENSEMBLE] = std::array::from_fn(|k| fit(&x, &y, &w, epochs(), k as u64));
     let mut model = Model {
-        first: fit(&x, &y, &w, epochs()),
-        second: Net::ZERO,
+        first,
+        second: std::array::from_fn(|_| Net::ZERO),
     };
     let mut x2 = Vec::with_capacity(x.len());
     for s in samples {
@@ -177,7 +178,7 @@ pub fn train(samples: &[Sample]) -> Model {
             x2.push(row);
         }
     }
-    model.second = fit(&x2, &y, &w, epochs());
+    model.second = std::array::from_fn(|k| fit(&x2, &y, &w, epochs(), 100 + k as u64));
     model
 }
 
@@ -198,20 +199,21 @@ pub fn source(model: &Model, note: &str) -> String {
             })
             .collect::<String>()
     };
-    let net = |hidden: Vec<&[f32]>, out: &[f32]| {
-        let rows: String = hidden
+    fn net<const D: usize>(n: &Net<D>, list: &dyn Fn(&[f32], &str) -> String) -> String {
+        let rows: String = n
+            .hidden
             .iter()
-            .map(|r| format!("                [\n{}                ],\n", list(r, "                    ")))
+            .map(|r| format!("                    [\n{}                    ],\n", list(r, "                        ")))
             .collect();
         format!(
-            "Net {{\n            hidden: [\n{rows}            ],\n            out: [\n{}            ],\n        }}",
-            list(out, "                ")
+            "            Net {{\n                hidden: [\n{rows}                ],\n                out: [\n{}                ],\n            }},\n",
+            list(&n.out, "                    ")
         )
-    };
+    }
+    let first: String = model.first.iter().map(|n| net(n, &list)).collect();
+    let second: String = model.second.iter().map(|n| net(n, &list)).collect();
     format!(
         "// Written by `bench-multidoc --train` ({note}); do not edit.\n\
-         impl Model {{\n    pub const DEFAULT: Model = Model {{\n        first: {},\n        second: {},\n    }};\n}}\n",
-        net(model.first.hidden.iter().map(|r| &r[..]).collect(), &model.first.out),
-        net(model.second.hidden.iter().map(|r| &r[..]).collect(), &model.second.out),
+         impl Model {{\n    pub const DEFAULT: Model = Model {{\n        first: [\n{first}        ],\n        second: [\n{second}        ],\n    }};\n}}\n"
     )
 }
