@@ -14,7 +14,7 @@ use super::tags::Tag;
 /// Deeper elements are read as if they were not there (their text stays).
 pub const MAX_DEPTH: usize = 512;
 /// A page's blocks beyond this many are merged into the last one.
-pub const MAX_BLOCKS: usize = 100_000;
+pub const MAX_BLOCKS: usize = 20_000;
 /// Tag names kept in a block's path, innermost last.
 const PATH_LEN: usize = 6;
 pub const NONE: u32 = u32::MAX;
