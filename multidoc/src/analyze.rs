@@ -65,7 +65,10 @@ pub fn analyze(
             e.domain.weight(b.weight, fp, e.includes_page)
         })
         .collect();
-    let main_text = main_text(segmented.blocks.iter().zip(weights.iter().copied()), MAIN_THRESHOLD);
+    let main_text = main_text(
+        segmented.blocks.iter().zip(weights.iter().copied()),
+        MAIN_THRESHOLD,
+    );
     Ok(Analysis {
         encoding,
         charset_from,

@@ -69,9 +69,8 @@ pub fn decode<'a>(
         Some((e, len)) => (e, &body[len..]),
         None => (encoding, body),
     };
-    let borrowed = if encoding == UTF_8 {
-        std::str::from_utf8(body).ok()
-    } else if encoding.is_ascii_compatible() && body.is_ascii() {
+    // Valid UTF-8, or ASCII in an ASCII-compatible encoding, is the page's own bytes.
+    let borrowed = if encoding == UTF_8 || (encoding.is_ascii_compatible() && body.is_ascii()) {
         std::str::from_utf8(body).ok()
     } else {
         None
@@ -103,7 +102,9 @@ fn decode_owned(encoding: &'static Encoding, body: &[u8]) -> (String, bool) {
         let last = chunks.peek().is_none();
         let mut src = chunk;
         loop {
-            let need = decoder.max_utf8_buffer_length(src.len()).unwrap_or(src.len() * 3 + 16);
+            let need = decoder
+                .max_utf8_buffer_length(src.len())
+                .unwrap_or(src.len() * 3 + 16);
             text.reserve(need.min(CHUNK * 3 + 16));
             let (result, read, errors) = decoder.decode_to_string(src, &mut text, last);
             had_errors |= errors;
@@ -267,8 +268,14 @@ mod tests {
             (UTF_8, CharsetFrom::Header)
         );
         let bom = b"\xEF\xBB\xBF<meta charset=koi8-r>";
-        assert_eq!(charset(bom, Some("koi8-r")).unwrap(), (UTF_8, CharsetFrom::Bom));
-        assert_eq!(decode(bom, None, 100).unwrap().text, "<meta charset=koi8-r>");
+        assert_eq!(
+            charset(bom, Some("koi8-r")).unwrap(),
+            (UTF_8, CharsetFrom::Bom)
+        );
+        assert_eq!(
+            decode(bom, None, 100).unwrap().text,
+            "<meta charset=koi8-r>"
+        );
     }
 
     #[test]

@@ -96,7 +96,9 @@ impl DomainEvidence {
     }
 
     pub fn rows(&self) -> impl Iterator<Item = Row> + '_ {
-        self.seen.iter().map(|(&fingerprint, &seen)| Row { fingerprint, seen })
+        self.seen
+            .iter()
+            .map(|(&fingerprint, &seen)| Row { fingerprint, seen })
     }
 
     pub fn pages(&self) -> u32 {

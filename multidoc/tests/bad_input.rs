@@ -50,12 +50,21 @@ fn measured(body: &[u8], max: usize) -> (Result<Analysis, DecodeError>, usize) {
 
 #[test]
 fn empty_and_binary_bodies_are_errors() {
-    assert_eq!(measured(b"", DEFAULT_MAX_BYTES).0.unwrap_err(), DecodeError::Empty);
+    assert_eq!(
+        measured(b"", DEFAULT_MAX_BYTES).0.unwrap_err(),
+        DecodeError::Empty
+    );
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
     png.extend((0..10_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
-    assert!(matches!(measured(&png, DEFAULT_MAX_BYTES).0, Err(DecodeError::Binary { .. })));
+    assert!(matches!(
+        measured(&png, DEFAULT_MAX_BYTES).0,
+        Err(DecodeError::Binary { .. })
+    ));
     let nuls = b"<html>\0\0\0\x01\x02binary".to_vec();
-    assert!(matches!(measured(&nuls, DEFAULT_MAX_BYTES).0, Err(DecodeError::Binary { .. })));
+    assert!(matches!(
+        measured(&nuls, DEFAULT_MAX_BYTES).0,
+        Err(DecodeError::Binary { .. })
+    ));
 }
 
 #[test]
@@ -80,7 +89,12 @@ fn a_page_of_tiny_blocks_stays_within_twice_its_size() {
 
 #[test]
 fn ten_thousand_nested_tags() {
-    for (open, close) in [("<div>", "</div>"), ("<b>", "</b>"), ("<td><table><tr>", ""), ("<p><li>", "")] {
+    for (open, close) in [
+        ("<div>", "</div>"),
+        ("<b>", "</b>"),
+        ("<td><table><tr>", ""),
+        ("<p><li>", ""),
+    ] {
         let page = format!("{}deep text{}", open.repeat(10_000), close.repeat(10_000));
         let (a, peak) = measured(page.as_bytes(), DEFAULT_MAX_BYTES);
         let a = a.unwrap();
@@ -89,7 +103,11 @@ fn ten_thousand_nested_tags() {
     }
     // Closing tags only, and nested ones that never close.
     let page = "</div></p></table>".repeat(10_000) + "<div><span>" + &"<i>".repeat(10_000);
-    assert!(measured(page.as_bytes(), DEFAULT_MAX_BYTES).0.unwrap().blocks.is_empty());
+    assert!(measured(page.as_bytes(), DEFAULT_MAX_BYTES)
+        .0
+        .unwrap()
+        .blocks
+        .is_empty());
 }
 
 #[test]
@@ -111,7 +129,10 @@ fn invalid_bytes_and_broken_markup_give_an_analysis() {
     ] {
         let (a, _) = measured(broken.as_bytes(), DEFAULT_MAX_BYTES);
         let a = a.unwrap();
-        assert!(a.weights.iter().all(|w| (0.0..=1.0).contains(w)), "{broken}");
+        assert!(
+            a.weights.iter().all(|w| (0.0..=1.0).contains(w)),
+            "{broken}"
+        );
     }
 }
 

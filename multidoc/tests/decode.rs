@@ -11,7 +11,11 @@ fn check(name: &str, encodings: &[&str], from: CharsetFrom) {
     let body = std::fs::read(dir.join(format!("{name}.html"))).unwrap();
     let expected = std::fs::read_to_string(dir.join(format!("{name}.expected.txt"))).unwrap();
     let d = decode(&body, None, DEFAULT_MAX_BYTES).unwrap();
-    assert!(encodings.contains(&d.encoding.name()), "{name}: {}", d.encoding.name());
+    assert!(
+        encodings.contains(&d.encoding.name()),
+        "{name}: {}",
+        d.encoding.name()
+    );
     assert_eq!(d.from, from, "{name}");
     assert!(!d.had_errors, "{name}");
     assert_eq!(d.text, expected, "{name}");
@@ -19,14 +23,22 @@ fn check(name: &str, encodings: &[&str], from: CharsetFrom) {
 
 #[test]
 fn windows_1251_without_a_declaration_is_detected() {
-    check("windows-1251-detected", &["windows-1251"], CharsetFrom::Detector);
+    check(
+        "windows-1251-detected",
+        &["windows-1251"],
+        CharsetFrom::Detector,
+    );
 }
 
 #[test]
 fn koi8_r_from_meta_and_from_the_detector() {
     check("koi8-r-meta", &["KOI8-R"], CharsetFrom::Meta);
     // KOI8-U differs from KOI8-R only in letters Russian does not use: the text is the same.
-    check("koi8-r-detected", &["KOI8-R", "KOI8-U"], CharsetFrom::Detector);
+    check(
+        "koi8-r-detected",
+        &["KOI8-R", "KOI8-U"],
+        CharsetFrom::Detector,
+    );
 }
 
 #[test]

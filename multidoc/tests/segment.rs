@@ -32,7 +32,15 @@ fn blocks_of_a_written_page() {
     let got: Vec<(&str, &str, u8, u32, u32)> = s
         .blocks
         .iter()
-        .map(|b| (b.text.as_str(), b.path.as_str(), b.heading, b.chars, b.link_chars))
+        .map(|b| {
+            (
+                b.text.as_str(),
+                b.path.as_str(),
+                b.heading,
+                b.chars,
+                b.link_chars,
+            )
+        })
         .collect();
     assert_eq!(
         got,
@@ -47,7 +55,13 @@ fn blocks_of_a_written_page() {
                 37,
                 5
             ),
-            ("Second paragraph\non two lines.", "html>body>article>p", 0, 26, 0),
+            (
+                "Second paragraph\non two lines.",
+                "html>body>article>p",
+                0,
+                26,
+                0
+            ),
             ("Loose text", "html>body>article>div", 0, 9, 0),
             ("inner", "html>body>article>div>p", 0, 5, 0),
             ("tail", "html>body>article>div", 0, 4, 0),
@@ -73,13 +87,19 @@ fn blocks_of_a_written_page() {
 fn word_f1(pred: &str, gold: &str) -> f64 {
     let count = |s: &str| {
         let mut m: HashMap<String, i64> = HashMap::new();
-        for t in s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|t| !t.is_empty()) {
+        for t in s
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|t| !t.is_empty())
+        {
             *m.entry(t.to_lowercase()).or_default() += 1;
         }
         m
     };
     let (p, g) = (count(pred), count(gold));
-    let overlap: i64 = p.iter().map(|(t, c)| (*c).min(g.get(t).copied().unwrap_or(0))).sum();
+    let overlap: i64 = p
+        .iter()
+        .map(|(t, c)| (*c).min(g.get(t).copied().unwrap_or(0)))
+        .sum();
     let (np, ng) = (p.values().sum::<i64>(), g.values().sum::<i64>());
     if overlap == 0 {
         return 0.0;

@@ -53,7 +53,11 @@ fn page(i: usize) -> String {
 }
 
 fn weight_of(a: &Analysis, starts: &str) -> (f32, f32) {
-    let i = a.blocks.iter().position(|b| b.text.starts_with(starts)).unwrap();
+    let i = a
+        .blocks
+        .iter()
+        .position(|b| b.text.starts_with(starts))
+        .unwrap();
     (a.blocks[i].weight, a.weights[i])
 }
 
@@ -72,11 +76,17 @@ fn the_template_fades_as_pages_arrive_and_unique_text_keeps_its_weight() {
         tagline.push(combined);
         if i == 0 {
             assert_eq!(combined, page_only, "no evidence yet");
-            assert!(page_only >= MAIN_THRESHOLD, "the tagline looks like content: {page_only}");
+            assert!(
+                page_only >= MAIN_THRESHOLD,
+                "the tagline looks like content: {page_only}"
+            );
         }
         for part in 0..3 {
             let (page_only, combined) = weight_of(&a, &format!("Story {i}, part {part}"));
-            assert_eq!(combined, page_only, "page {i}: unique text keeps its weight");
+            assert_eq!(
+                combined, page_only,
+                "page {i}: unique text keeps its weight"
+            );
             assert!(combined >= MAIN_THRESHOLD);
         }
         if i as u32 >= TRUST_PAGES {

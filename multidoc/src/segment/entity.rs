@@ -98,7 +98,13 @@ fn reference(s: &str) -> Option<(char, usize)> {
         let len = digits
             .iter()
             .take(8)
-            .take_while(|b| if hex { b.is_ascii_hexdigit() } else { b.is_ascii_digit() })
+            .take_while(|b| {
+                if hex {
+                    b.is_ascii_hexdigit()
+                } else {
+                    b.is_ascii_digit()
+                }
+            })
             .count();
         if len == 0 {
             return None;
@@ -120,7 +126,11 @@ fn reference(s: &str) -> Option<(char, usize)> {
         let semi = usize::from(s.as_bytes().get(used) == Some(&b';'));
         return Some((c, used + semi));
     }
-    let len = body.iter().take(10).take_while(|b| b.is_ascii_alphanumeric()).count();
+    let len = body
+        .iter()
+        .take(10)
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
     let name = std::str::from_utf8(&body[..len]).ok()?;
     let i = NAMED.binary_search_by(|(n, _)| n.cmp(&name)).ok()?;
     let semi = usize::from(body.get(len) == Some(&b';'));
@@ -139,7 +149,10 @@ mod tests {
     #[test]
     fn references_decode_and_others_stay() {
         let mut out = String::new();
-        push_decoded(&mut out, "a &amp; b&nbsp;c &#8212; &#x41;&#X42 &bogus; & &#; &#1114112; &copy");
+        push_decoded(
+            &mut out,
+            "a &amp; b&nbsp;c &#8212; &#x41;&#X42 &bogus; & &#; &#1114112; &copy",
+        );
         assert_eq!(out, "a & b\u{A0}c — AB &bogus; & &#; \u{FFFD} ©");
     }
 }

@@ -231,7 +231,10 @@ mod tests {
         let mut lower = String::new();
         let h = |raw: &str, lower: &mut String| of_attributes(raw, lower);
         assert_eq!(h(r#"class="site-Footer""#, &mut lower), (FOOTER, false));
-        assert_eq!(h(r#"id=main-navigation class='x'"#, &mut lower), (CONTENT | NAV, false));
+        assert_eq!(
+            h(r#"id=main-navigation class='x'"#, &mut lower),
+            (CONTENT | NAV, false)
+        );
         assert_eq!(h(r#"class="entry-content""#, &mut lower), (BODY, false));
         assert_eq!(h(r#"role=navigation"#, &mut lower), (NAV, false));
         assert_eq!(h(r#"itemprop="articleBody""#, &mut lower), (BODY, false));

@@ -21,7 +21,14 @@ pub(crate) enum Token<'a> {
 
 /// Elements whose content is text up to their end tag, whatever it looks like.
 const RAW_TEXT: [&str; 9] = [
-    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes",
+    "script",
+    "style",
+    "textarea",
+    "title",
+    "xmp",
+    "iframe",
+    "noembed",
+    "noframes",
     "plaintext",
 ];
 
@@ -77,7 +84,8 @@ impl<'a> Lexer<'a> {
         match bytes.get(p + 1) {
             Some(b'!') => {
                 let end = if bytes[p..].starts_with(b"<!--") {
-                    memchr::memmem::find(&bytes[p + 4..], b"-->").map_or(bytes.len(), |i| p + 4 + i + 3)
+                    memchr::memmem::find(&bytes[p + 4..], b"-->")
+                        .map_or(bytes.len(), |i| p + 4 + i + 3)
                 } else {
                     memchr::memchr(b'>', &bytes[p..]).map_or(bytes.len(), |i| p + i + 1)
                 };
@@ -131,7 +139,9 @@ impl<'a> Lexer<'a> {
         let mut i = name_end;
         let mut after_eq = false;
         let end = loop {
-            let Some(&b) = bytes.get(i) else { break bytes.len() };
+            let Some(&b) = bytes.get(i) else {
+                break bytes.len();
+            };
             match b {
                 b'>' => break i,
                 b'"' | b'\'' if after_eq => {
@@ -146,7 +156,12 @@ impl<'a> Lexer<'a> {
         };
         let attrs = &self.src[name_end..end];
         let self_closing = attrs.ends_with('/');
-        (&self.src[from..name_end], attrs, self_closing, (end + 1).min(bytes.len()))
+        (
+            &self.src[from..name_end],
+            attrs,
+            self_closing,
+            (end + 1).min(bytes.len()),
+        )
     }
 }
 
@@ -205,7 +220,8 @@ pub(crate) fn attributes(raw: &str) -> impl Iterator<Item = (&str, &str)> {
             return None;
         }
         let name_start = i;
-        while i < bytes.len() && !matches!(bytes[i], b'=' | b'/') && !bytes[i].is_ascii_whitespace() {
+        while i < bytes.len() && !matches!(bytes[i], b'=' | b'/') && !bytes[i].is_ascii_whitespace()
+        {
             i += 1;
         }
         let name = &raw[name_start..i];
@@ -256,32 +272,69 @@ mod tests {
         assert_eq!(
             tokens("<P class='a>b'>x < y<!-- <b> --></p><script>if (a</b) '<p>'</SCRIPT >z"),
             vec![
-                Start { name: "P", attrs: " class='a>b'", self_closing: false },
+                Start {
+                    name: "P",
+                    attrs: " class='a>b'",
+                    self_closing: false
+                },
                 Text("x < y"),
                 End { name: "p" },
-                Start { name: "script", attrs: "", self_closing: false },
+                Start {
+                    name: "script",
+                    attrs: "",
+                    self_closing: false
+                },
                 Text("if (a</b) '<p>'"),
                 End { name: "SCRIPT" },
                 Text("z"),
             ]
         );
-        assert_eq!(tokens("<br/><a"), vec![
-            Start { name: "br", attrs: "/", self_closing: true },
-            Start { name: "a", attrs: "", self_closing: false },
-        ]);
-        assert_eq!(tokens("a</>b<!x>c<?php ?>d</ 3>e"), vec![Text("a"), Text("b"), Text("c"), Text("d"), Text("e")]);
-        assert_eq!(tokens("<style>unclosed"), vec![
-            Start { name: "style", attrs: "", self_closing: false },
-            Text("unclosed"),
-        ]);
+        assert_eq!(
+            tokens("<br/><a"),
+            vec![
+                Start {
+                    name: "br",
+                    attrs: "/",
+                    self_closing: true
+                },
+                Start {
+                    name: "a",
+                    attrs: "",
+                    self_closing: false
+                },
+            ]
+        );
+        assert_eq!(
+            tokens("a</>b<!x>c<?php ?>d</ 3>e"),
+            vec![Text("a"), Text("b"), Text("c"), Text("d"), Text("e")]
+        );
+        assert_eq!(
+            tokens("<style>unclosed"),
+            vec![
+                Start {
+                    name: "style",
+                    attrs: "",
+                    self_closing: false
+                },
+                Text("unclosed"),
+            ]
+        );
     }
 
     #[test]
     fn attributes_quoted_unquoted_and_bare() {
-        let a: Vec<_> = attributes(r#" id=main class="a b" hidden data-x='1' =odd href=/x/ "#).collect();
+        let a: Vec<_> =
+            attributes(r#" id=main class="a b" hidden data-x='1' =odd href=/x/ "#).collect();
         assert_eq!(
             a,
-            vec![("id", "main"), ("class", "a b"), ("hidden", ""), ("data-x", "1"), ("odd", ""), ("href", "/x/")]
+            vec![
+                ("id", "main"),
+                ("class", "a b"),
+                ("hidden", ""),
+                ("data-x", "1"),
+                ("odd", ""),
+                ("href", "/x/")
+            ]
         );
     }
 }

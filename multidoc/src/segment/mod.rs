@@ -95,8 +95,15 @@ pub fn parse_only(html: &str) -> usize {
 /// The text of the blocks judged main content, one per line: those whose weight is at least
 /// `threshold`, or, when none is, those within [`FALLBACK_SHARE`] of the best weight (a page
 /// always has some main content; an empty extraction is the worst answer).
-pub fn main_text<'a>(blocks: impl IntoIterator<Item = (&'a Block, f32)> + Clone, threshold: f32) -> String {
-    let best = blocks.clone().into_iter().map(|(_, w)| w).fold(0.0f32, f32::max);
+pub fn main_text<'a>(
+    blocks: impl IntoIterator<Item = (&'a Block, f32)> + Clone,
+    threshold: f32,
+) -> String {
+    let best = blocks
+        .clone()
+        .into_iter()
+        .map(|(_, w)| w)
+        .fold(0.0f32, f32::max);
     let threshold = if best >= threshold {
         threshold
     } else {

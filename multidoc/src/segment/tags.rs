@@ -101,10 +101,10 @@ impl Tag {
             b"tfoot" => Tag::Tfoot,
             b"tr" => Tag::Tr,
             b"ul" => Tag::Ul,
-            b"script" | b"style" | b"template" | b"svg" | b"math" | b"iframe"
-            | b"object" | b"canvas" | b"select" | b"textarea" | b"button" | b"title"
-            | b"video" | b"audio" | b"map" | b"datalist" | b"noembed" | b"noframes" | b"xmp"
-            | b"plaintext" | b"dialog" => Tag::Skipped,
+            b"script" | b"style" | b"template" | b"svg" | b"math" | b"iframe" | b"object"
+            | b"canvas" | b"select" | b"textarea" | b"button" | b"title" | b"video" | b"audio"
+            | b"map" | b"datalist" | b"noembed" | b"noframes" | b"xmp" | b"plaintext"
+            | b"dialog" => Tag::Skipped,
             b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"link" | b"meta"
             | b"param" | b"source" | b"track" | b"wbr" | b"keygen" | b"frame" => Tag::Void,
             _ => Tag::Other,
@@ -113,7 +113,10 @@ impl Tag {
 
     /// Whether the element starts and ends a block of text.
     pub fn is_block(self) -> bool {
-        !matches!(self, Tag::A | Tag::Br | Tag::Void | Tag::Other | Tag::Skipped)
+        !matches!(
+            self,
+            Tag::A | Tag::Br | Tag::Void | Tag::Other | Tag::Skipped
+        )
     }
 
     /// Whether the element has no content and no end tag.

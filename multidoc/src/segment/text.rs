@@ -2,6 +2,7 @@
 //! full of them, menus and link lists are not), punctuation, boilerplate phrases.
 
 /// Frequent English and Russian function words, sorted for a binary search.
+#[rustfmt::skip]
 const STOP: &[&str] = &[
     "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
     "before", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has",
@@ -100,12 +101,18 @@ pub fn stats(text: &str, lower: &mut String) -> TextStats {
     } else {
         0.0
     };
-    s.starts_upper = text.chars().find(|c| c.is_alphanumeric()).is_some_and(char::is_uppercase);
+    s.starts_upper = text
+        .chars()
+        .find(|c| c.is_alphanumeric())
+        .is_some_and(char::is_uppercase);
     s.ends_sentence = text
         .trim_end()
         .ends_with(['.', '!', '?', '"', '”', '»', '。', '！', '？', ')', ':']);
     // Word by word, lower-cased in a small buffer: a block is not copied whole.
-    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         s.words += 1;
         if w.len() <= 14 {
             lower.clear();
@@ -128,14 +135,21 @@ mod tests {
 
     #[test]
     fn the_stop_list_is_sorted() {
-        assert!(STOP.windows(2).all(|w| w[0] < w[1]), "{:?}", STOP.windows(2).find(|w| w[0] >= w[1]));
+        assert!(
+            STOP.windows(2).all(|w| w[0] < w[1]),
+            "{:?}",
+            STOP.windows(2).find(|w| w[0] >= w[1])
+        );
     }
 
     #[test]
     fn prose_and_furniture() {
         let mut lower = String::new();
         let p = stats("The cat sat on the mat, and it was happy.", &mut lower);
-        assert_eq!((p.words, p.stop_words, p.commas, p.ends_sentence), (10, 6, 1, true));
+        assert_eq!(
+            (p.words, p.stop_words, p.commas, p.ends_sentence),
+            (10, 6, 1, true)
+        );
         let f = stats("© 2024 Example Inc. All rights reserved", &mut lower);
         assert!(f.boilerplate && !f.ends_sentence);
         let r = stats("Кот сидел на ковре, и он был рад.", &mut lower);

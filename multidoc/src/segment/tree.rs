@@ -6,10 +6,10 @@
 //! markup; the stack is at most [`MAX_DEPTH`] deep.
 
 use super::entity::push_decoded;
-use super::Block;
 use super::hints::{self, Hints};
 use super::lexer::{Lexer, Token};
 use super::tags::Tag;
+use super::Block;
 
 /// Deeper elements are read as if they were not there (their text stays).
 pub const MAX_DEPTH: usize = 512;
@@ -183,10 +183,16 @@ impl<'a> Builder<'a> {
     /// The closes HTML implies when `tag` starts.
     fn implied_closes(&mut self, tag: Tag) {
         let (targets, stops): (&[Tag], &[Tag]) = match tag {
-            Tag::Li => (&[Tag::Li], &[Tag::Ul, Tag::Ol, Tag::Menu, Tag::Table, Tag::Body]),
+            Tag::Li => (
+                &[Tag::Li],
+                &[Tag::Ul, Tag::Ol, Tag::Menu, Tag::Table, Tag::Body],
+            ),
             Tag::Dd | Tag::Dt => (&[Tag::Dd, Tag::Dt], &[Tag::Dl, Tag::Table, Tag::Body]),
             Tag::Td | Tag::Th => (&[Tag::Td, Tag::Th], &[Tag::Tr, Tag::Table]),
-            Tag::Tr => (&[Tag::Tr], &[Tag::Table, Tag::Tbody, Tag::Thead, Tag::Tfoot]),
+            Tag::Tr => (
+                &[Tag::Tr],
+                &[Tag::Table, Tag::Tbody, Tag::Thead, Tag::Tfoot],
+            ),
             Tag::A => (&[Tag::A], &[Tag::Td, Tag::Th, Tag::Table, Tag::Body]),
             t if t.closes_p() => (&[Tag::P], &[Tag::Td, Tag::Th, Tag::Table, Tag::Body]),
             _ => return,

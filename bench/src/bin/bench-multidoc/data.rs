@@ -42,7 +42,12 @@ fn names(dir: &Path) -> anyhow::Result<Vec<String>> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .with_context(|| dir.display().to_string())?
         .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().trim_end_matches(".gz").to_owned())
+        .map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .trim_end_matches(".gz")
+                .to_owned()
+        })
         .collect();
     names.sort();
     names.dedup();
@@ -84,11 +89,17 @@ pub fn wcxb(root: &Path, limit: usize) -> anyhow::Result<Vec<Page>> {
     let mut pages = Vec::new();
     for name in names(&dir)?.iter().take(limit) {
         let id = name.trim_end_matches(".json").to_owned();
-        let gt = read_json(root, &format!("extraction/wcxb_dev/dev/ground-truth/{id}.json"))?;
+        let gt = read_json(
+            root,
+            &format!("extraction/wcxb_dev/dev/ground-truth/{id}.json"),
+        )?;
         pages.push(Page {
             set: "wcxb",
             html: read(root, &format!("extraction/wcxb_dev/dev/html/{id}.html"))?,
-            gold: gt["ground_truth"]["main_content"].as_str().unwrap_or_default().to_owned(),
+            gold: gt["ground_truth"]["main_content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
             site: String::new(),
             id,
         });
@@ -97,7 +108,12 @@ pub fn wcxb(root: &Path, limit: usize) -> anyhow::Result<Vec<Page>> {
 }
 
 /// The pages of sites/ (`set` = big9, chaos or daniel; `lang` keeps only that language).
-pub fn sites(root: &Path, set: &'static str, lang: Option<&str>, limit: usize) -> anyhow::Result<Vec<Page>> {
+pub fn sites(
+    root: &Path,
+    set: &'static str,
+    lang: Option<&str>,
+    limit: usize,
+) -> anyhow::Result<Vec<Page>> {
     let tsv = String::from_utf8(read(root, "sites/sites.tsv")?).context("sites.tsv")?;
     let mut pages = Vec::new();
     for line in tsv.lines().skip(1) {
@@ -109,7 +125,11 @@ pub fn sites(root: &Path, set: &'static str, lang: Option<&str>, limit: usize) -
             break;
         }
         let gold = String::from_utf8_lossy(&read(root, &format!("sites/{}", f[3]))?).into_owned();
-        let gold = if set == "daniel" { strip_tags(&gold) } else { gold };
+        let gold = if set == "daniel" {
+            strip_tags(&gold)
+        } else {
+            gold
+        };
         pages.push(Page {
             set,
             id: f[2].to_owned(),

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Parser;
 use focuser_multidoc::decode::{decode, DEFAULT_MAX_BYTES};
-use focuser_multidoc::segment::{main_text, segment_with, segment_with_features, Model, MAIN_THRESHOLD};
+use focuser_multidoc::segment::{
+    main_text, segment_with, segment_with_features, Model, MAIN_THRESHOLD,
+};
 
 use data::Page;
 
@@ -56,7 +58,10 @@ fn extract(page: &Page, model: &Model) -> String {
     match decode(&page.html, None, DEFAULT_MAX_BYTES) {
         Ok(d) => {
             let seg = segment_with(&d.text, model);
-            let t = std::env::var("MD_THRESHOLD").ok().and_then(|v| v.parse().ok()).unwrap_or(MAIN_THRESHOLD);
+            let t = std::env::var("MD_THRESHOLD")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(MAIN_THRESHOLD);
             main_text(seg.blocks.iter().map(|b| (b, b.weight)), t)
         }
         Err(_) => String::new(),
@@ -93,7 +98,9 @@ fn quality(sets: &[(&str, Vec<&Page>)], model: &Model) -> Vec<f64> {
 
 /// Fold 0 or 1 of a page (by a hash of its id), for the two-fold check of the training.
 fn fold(p: &Page) -> usize {
-    let h = p.id.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3));
+    let h = p.id.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    });
     (h >> 7) as usize % 2
 }
 
@@ -105,7 +112,10 @@ fn balanced(aeb: &[&Page], wcxb: &[&Page]) -> Vec<train::Sample> {
         1.0
     } else {
         w.len() as f32 / a.len() as f32
-            * std::env::var("MD_AEB").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0f32)
+            * std::env::var("MD_AEB")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1.0f32)
     };
     a.into_iter()
         .map(|mut s| {
@@ -148,9 +158,19 @@ fn train_and_check(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<(
         let cv = if i < 2 {
             score(pages, &texts)
         } else {
-            (score(pages, &pages.iter().map(|p| extract(p, &folds[0])).collect::<Vec<_>>())
-                + score(pages, &pages.iter().map(|p| extract(p, &folds[1])).collect::<Vec<_>>()))
-                / 2.0
+            (score(
+                pages,
+                &pages
+                    .iter()
+                    .map(|p| extract(p, &folds[0]))
+                    .collect::<Vec<_>>(),
+            ) + score(
+                pages,
+                &pages
+                    .iter()
+                    .map(|p| extract(p, &folds[1]))
+                    .collect::<Vec<_>>(),
+            )) / 2.0
         };
         println!(
             "{name:<22} {:>9.4} {:>9.4} {:>9.4} {cv:>9.4} {:>9.4}",
@@ -169,7 +189,14 @@ fn train_and_check(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<(
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     data::check(&args.data)?;
-    let limit = if args.smoke { std::env::var("MD_SMOKE").ok().and_then(|v| v.parse().ok()).unwrap_or(12) } else { usize::MAX };
+    let limit = if args.smoke {
+        std::env::var("MD_SMOKE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(12)
+    } else {
+        usize::MAX
+    };
     let aeb = data::aeb(&args.data, limit)?;
     let wcxb = data::wcxb(&args.data, limit)?;
     let ru = data::sites(&args.data, "daniel", Some("ru"), limit)?;
@@ -189,13 +216,23 @@ fn main() -> anyhow::Result<()> {
         return train_and_check(&args, &sets);
     }
     if let Some(id) = &args.page {
-        let page = sets.iter().flat_map(|(_, p)| p).find(|p| &p.id == id).context("no such page")?;
+        let page = sets
+            .iter()
+            .flat_map(|(_, p)| p)
+            .find(|p| &p.id == id)
+            .context("no such page")?;
         let s = train::samples(&[page]);
         let d = decode(&page.html, None, DEFAULT_MAX_BYTES)?;
         let (seg, _) = segment_with_features(&d.text, &Model::DEFAULT);
         for (b, l) in seg.blocks.iter().zip(&s[0].labels) {
             let t: String = b.text.chars().take(100).collect();
-            println!("{:.2} {l:.2} {:>5} {:<30} {}", b.weight, b.chars, b.path, t.replace('\n', " "));
+            println!(
+                "{:.2} {l:.2} {:>5} {:<30} {}",
+                b.weight,
+                b.chars,
+                b.path,
+                t.replace('\n', " ")
+            );
         }
         return Ok(());
     }
@@ -203,7 +240,12 @@ fn main() -> anyhow::Result<()> {
         for (name, pages) in &sets {
             let mut f: Vec<(f64, &str)> = pages
                 .iter()
-                .map(|p| (metrics::word_prf(&extract(p, &Model::DEFAULT), &p.gold), p.id.as_str()))
+                .map(|p| {
+                    (
+                        metrics::word_prf(&extract(p, &Model::DEFAULT), &p.gold),
+                        p.id.as_str(),
+                    )
+                })
                 .map(|((pr, rc, f1), id)| {
                     println!("{name}\t{id}\t{pr:.3}\t{rc:.3}\t{f1:.3}");
                     (f1, id)
@@ -229,7 +271,9 @@ const TARGETS: [&str; 5] = [">= 0.96", ">= 0.86", ">= 0.80", "", ""];
 
 fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.work)?;
-    let tmp = tempfile::Builder::new().prefix("bench-multidoc-").tempdir_in(&args.work)?;
+    let tmp = tempfile::Builder::new()
+        .prefix("bench-multidoc-")
+        .tempdir_in(&args.work)?;
     let peers = !(args.smoke || args.no_peers);
     let python = if peers {
         peers::venv(&args.work)?
@@ -237,7 +281,10 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
         PathBuf::from("python3")
     };
     println!("== extraction quality, page-only (our metric code; the sets' own scripts below)");
-    println!("{:<22} {:>6} {:>10} {:>12} {:>9}", "set", "pages", "focuser", "trafilatura", "target");
+    println!(
+        "{:<22} {:>6} {:>10} {:>12} {:>9}",
+        "set", "pages", "focuser", "trafilatura", "target"
+    );
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
     let mut traf_s = 0.0;
@@ -254,7 +301,11 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
         } else {
             (Vec::new(), "-".to_owned())
         };
-        println!("{name:<22} {:>6} {q:>10.4} {tq:>12} {:>9}", pages.len(), TARGETS[i]);
+        println!(
+            "{name:<22} {:>6} {q:>10.4} {tq:>12} {:>9}",
+            pages.len(),
+            TARGETS[i]
+        );
         ours.push(texts);
         theirs.push(t);
     }
@@ -264,14 +315,37 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
     if peers {
         named.push(("trafilatura_2.3.1_measured", &theirs[0]));
     }
-    print!("{}", peers::aeb_evaluate(&python, &args.data, &sets[0].1, &named, tmp.path())?);
+    print!(
+        "{}",
+        peers::aeb_evaluate(&python, &args.data, &sets[0].1, &named, tmp.path())?
+    );
     println!();
     println!("== WCXB dev, its evaluate.py --split dev");
-    let (f1, out) = peers::wcxb_evaluate(&python, &args.data, &sets[1].1, "focuser", &ours[1], tmp.path())?;
+    let (f1, out) = peers::wcxb_evaluate(
+        &python,
+        &args.data,
+        &sets[1].1,
+        "focuser",
+        &ours[1],
+        tmp.path(),
+    )?;
     println!("focuser: F1 {f1:.4}");
-    print!("{}", out.lines().skip_while(|l| !l.starts_with("Per page type")).map(|l| format!("{l}\n")).collect::<String>());
+    print!(
+        "{}",
+        out.lines()
+            .skip_while(|l| !l.starts_with("Per page type"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
     if peers {
-        let (f1, _) = peers::wcxb_evaluate(&python, &args.data, &sets[1].1, "trafilatura", &theirs[1], tmp.path())?;
+        let (f1, _) = peers::wcxb_evaluate(
+            &python,
+            &args.data,
+            &sets[1].1,
+            "trafilatura",
+            &theirs[1],
+            tmp.path(),
+        )?;
         println!("trafilatura 2.3.1: F1 {f1:.4}");
     }
     println!();
@@ -286,9 +360,17 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
         sp.bytes / sp.pages.max(1) / 1000,
         if args.smoke { 1 } else { 3 }
     );
-    println!("{:<44} {:>10} {:>8} {:>9}", "stage", "pages/s", "MB/s", "ratio");
+    println!(
+        "{:<44} {:>10} {:>8} {:>9}",
+        "stage", "pages/s", "MB/s", "ratio"
+    );
     let mbs = |s: f64| sp.bytes as f64 / s / 1e6;
-    println!("{:<44} {:>10.0} {:>8.1}", "limit: parse only (decode, tokens, block tree)", per_s(sp.parse_s), mbs(sp.parse_s));
+    println!(
+        "{:<44} {:>10.0} {:>8.1}",
+        "limit: parse only (decode, tokens, block tree)",
+        per_s(sp.parse_s),
+        mbs(sp.parse_s)
+    );
     println!(
         "{:<44} {:>10.0} {:>8.1} {:>9.3}  (of the parse; target 300 pages/s, goal 0.25)",
         "whole analysis (decode → weights → main text)",
@@ -297,7 +379,12 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
         sp.parse_s / sp.analysis_s
     );
     if peers {
-        println!("{:<44} {:>10.1} {:>8.1}", "trafilatura 2.3.1 extract (same pages)", sp.pages as f64 / traf_s, sp.bytes as f64 / traf_s / 1e6);
+        println!(
+            "{:<44} {:>10.1} {:>8.1}",
+            "trafilatura 2.3.1 extract (same pages)",
+            sp.pages as f64 / traf_s,
+            sp.bytes as f64 / traf_s / 1e6
+        );
     }
     println!(
         "memory in flight / page size: median {:.2}, p95 {:.2}, max {:.2}; all pages {:.2} (target <= 2)",
@@ -309,19 +396,44 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
 /// The templater's figures on the multi-page site sets.
 fn templater(args: &Args, sets: &[(&str, Vec<&Page>)]) {
     println!("== templater: F1 with site data (all of a site's pages) vs page-only; template share of bytes");
-    let daniel = data::sites(&args.data, "daniel", None, if args.smoke { 12 } else { usize::MAX }).unwrap_or_default();
+    let daniel = data::sites(
+        &args.data,
+        "daniel",
+        None,
+        if args.smoke { 12 } else { usize::MAX },
+    )
+    .unwrap_or_default();
     let daniel: Vec<&Page> = daniel.iter().collect();
-    let site_sets: [(&str, &[&Page]); 3] = [("big9", &sets[3].1), ("chaos", &sets[4].1), ("daniel (ru, zh)", &daniel)];
-    println!("{:<18} {:>6} {:>6} {:>10} {:>10} {:>8} {:>9}", "set", "sites", "pages", "page-only", "with site", "gain", "template");
+    let site_sets: [(&str, &[&Page]); 3] = [
+        ("big9", &sets[3].1),
+        ("chaos", &sets[4].1),
+        ("daniel (ru, zh)", &daniel),
+    ];
+    println!(
+        "{:<18} {:>6} {:>6} {:>10} {:>10} {:>8} {:>9}",
+        "set", "sites", "pages", "page-only", "with site", "gain", "template"
+    );
     for (name, pages) in site_sets {
         let sites = sites::per_site(pages);
         let n: usize = sites.iter().map(|s| s.pages).sum();
-        let w = |f: fn(&sites::Site) -> f64| sites.iter().map(|s| f(s) * s.pages as f64).sum::<f64>() / n.max(1) as f64;
-        let (po, ws, share) = (w(|s| s.page_only), w(|s| s.with_site), w(|s| s.template_share));
+        let w = |f: fn(&sites::Site) -> f64| {
+            sites.iter().map(|s| f(s) * s.pages as f64).sum::<f64>() / n.max(1) as f64
+        };
+        let (po, ws, share) = (
+            w(|s| s.page_only),
+            w(|s| s.with_site),
+            w(|s| s.template_share),
+        );
         let multi: Vec<&sites::Site> = sites.iter().filter(|s| s.pages >= 2).collect();
         let m: usize = multi.iter().map(|s| s.pages).sum();
-        let mw = |f: fn(&sites::Site) -> f64| multi.iter().map(|s| f(s) * s.pages as f64).sum::<f64>() / m.max(1) as f64;
-        println!("{name:<18} {:>6} {n:>6} {po:>10.4} {ws:>10.4} {:>+8.4} {share:>9.3}", sites.len(), ws - po);
+        let mw = |f: fn(&sites::Site) -> f64| {
+            multi.iter().map(|s| f(s) * s.pages as f64).sum::<f64>() / m.max(1) as f64
+        };
+        println!(
+            "{name:<18} {:>6} {n:>6} {po:>10.4} {ws:>10.4} {:>+8.4} {share:>9.3}",
+            sites.len(),
+            ws - po
+        );
         println!(
             "{:<18} {:>6} {m:>6} {:>10.4} {:>10.4} {:>+8.4} {:>9.3}",
             "  sites of 2+ pages",
@@ -335,7 +447,13 @@ fn templater(args: &Args, sets: &[(&str, Vec<&Page>)]) {
             for s in &sites {
                 println!(
                     "  {:<16} {:>6} {:>6} {:>10.4} {:>10.4} {:>+8.4} {:>9.3}",
-                    s.name, 1, s.pages, s.page_only, s.with_site, s.with_site - s.page_only, s.template_share
+                    s.name,
+                    1,
+                    s.pages,
+                    s.page_only,
+                    s.with_site,
+                    s.with_site - s.page_only,
+                    s.template_share
                 );
             }
         }

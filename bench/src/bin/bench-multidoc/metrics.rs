@@ -24,14 +24,25 @@ pub fn word_prf(pred: &str, gold: &str) -> (f64, f64, f64) {
     let (p, np) = count(pred);
     let (g, ng) = count(gold);
     if ng == 0 {
-        return if np == 0 { (1.0, 1.0, 1.0) } else { (0.0, 0.0, 0.0) };
+        return if np == 0 {
+            (1.0, 1.0, 1.0)
+        } else {
+            (0.0, 0.0, 0.0)
+        };
     }
     if np == 0 {
         return (0.0, 0.0, 0.0);
     }
-    let overlap: u32 = p.iter().map(|(t, c)| (*c).min(g.get(t).copied().unwrap_or(0))).sum();
+    let overlap: u32 = p
+        .iter()
+        .map(|(t, c)| (*c).min(g.get(t).copied().unwrap_or(0)))
+        .sum();
     let (pr, rc) = (overlap as f64 / np as f64, overlap as f64 / ng as f64);
-    let f1 = if pr + rc > 0.0 { 2.0 * pr * rc / (pr + rc) } else { 0.0 };
+    let f1 = if pr + rc > 0.0 {
+        2.0 * pr * rc / (pr + rc)
+    } else {
+        0.0
+    };
     (pr, rc, f1)
 }
 

@@ -52,19 +52,31 @@ pub fn venv(work: &Path) -> anyhow::Result<PathBuf> {
     let python = dir.join("bin/python");
     let ok = python.exists()
         && Command::new(&python)
-            .args(["-c", "import trafilatura, lxml_html_clean; assert trafilatura.__version__ == '2.3.1'"])
+            .args([
+                "-c",
+                "import trafilatura, lxml_html_clean; assert trafilatura.__version__ == '2.3.1'",
+            ])
             .output()
             .is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("making a venv with {TRAFILATURA} in {}", dir.display());
         run(Command::new("python3").arg("-m").arg("venv").arg(&dir))?;
-        run(Command::new(dir.join("bin/pip")).args(["install", "-q", TRAFILATURA, "lxml_html_clean"]))?;
+        run(Command::new(dir.join("bin/pip")).args([
+            "install",
+            "-q",
+            TRAFILATURA,
+            "lxml_html_clean",
+        ]))?;
     }
     Ok(python)
 }
 
 /// trafilatura's texts of `pages`, and the seconds its `extract` took.
-pub fn trafilatura(python: &Path, pages: &[&Page], tmp: &Path) -> anyhow::Result<(Vec<String>, f64)> {
+pub fn trafilatura(
+    python: &Path,
+    pages: &[&Page],
+    tmp: &Path,
+) -> anyhow::Result<(Vec<String>, f64)> {
     let dir = tmp.join("pages");
     std::fs::create_dir_all(&dir)?;
     let mut list = String::new();
@@ -73,7 +85,11 @@ pub fn trafilatura(python: &Path, pages: &[&Page], tmp: &Path) -> anyhow::Result
         std::fs::write(&path, &p.html)?;
         list.push_str(&format!("{}\n", path.display()));
     }
-    let (script, manifest, out) = (tmp.join("extract.py"), tmp.join("pages.txt"), tmp.join("texts.json"));
+    let (script, manifest, out) = (
+        tmp.join("extract.py"),
+        tmp.join("pages.txt"),
+        tmp.join("texts.json"),
+    );
     std::fs::write(&script, SCRIPT)?;
     std::fs::write(&manifest, list)?;
     let spent = run(Command::new(python).arg(&script).arg(&manifest).arg(&out))?;
@@ -93,7 +109,10 @@ pub fn aeb_evaluate(
 ) -> anyhow::Result<String> {
     let dir = tmp.join("aeb");
     std::fs::create_dir_all(dir.join("output"))?;
-    std::fs::copy(root.join("extraction/aeb/evaluate.py"), dir.join("evaluate.py"))?;
+    std::fs::copy(
+        root.join("extraction/aeb/evaluate.py"),
+        dir.join("evaluate.py"),
+    )?;
     // Only the pages measured (all but in --smoke): the script wants the same keys everywhere.
     let subset = |rel: &str| -> anyhow::Result<Vec<u8>> {
         let mut v: serde_json::Value = serde_json::from_slice(&data::read(root, rel)?)?;
@@ -104,7 +123,12 @@ pub fn aeb_evaluate(
         };
         let keep: serde_json::Map<String, serde_json::Value> = pages
             .iter()
-            .map(|p| (p.id.clone(), map.get(&p.id).cloned().unwrap_or(serde_json::json!({}))))
+            .map(|p| {
+                (
+                    p.id.clone(),
+                    map.get(&p.id).cloned().unwrap_or(serde_json::json!({})),
+                )
+            })
             .collect();
         let out = match version {
             Some(version) => serde_json::json!({ "version": version, "output": keep }),
@@ -112,10 +136,24 @@ pub fn aeb_evaluate(
         };
         Ok(serde_json::to_vec(&out)?)
     };
-    std::fs::write(dir.join("ground-truth.json"), subset("extraction/aeb/ground-truth.json")?)?;
-    for tool in ["boilerpipe", "dom_smoothie", "html-text", "justext", "readability_js", "rs_trafilatura", "trafilatura"] {
+    std::fs::write(
+        dir.join("ground-truth.json"),
+        subset("extraction/aeb/ground-truth.json")?,
+    )?;
+    for tool in [
+        "boilerpipe",
+        "dom_smoothie",
+        "html-text",
+        "justext",
+        "readability_js",
+        "rs_trafilatura",
+        "trafilatura",
+    ] {
         let rel = format!("extraction/aeb/output/{tool}.json");
-        std::fs::write(dir.join(format!("output/{tool}_published.json")), subset(&rel)?)?;
+        std::fs::write(
+            dir.join(format!("output/{tool}_published.json")),
+            subset(&rel)?,
+        )?;
     }
     for (name, texts) in ours {
         let map: serde_json::Map<String, serde_json::Value> = pages
@@ -123,7 +161,10 @@ pub fn aeb_evaluate(
             .zip(texts.iter())
             .map(|(p, t)| (p.id.clone(), serde_json::json!({ "articleBody": t })))
             .collect();
-        std::fs::write(dir.join(format!("output/{name}.json")), serde_json::to_vec(&map)?)?;
+        std::fs::write(
+            dir.join(format!("output/{name}.json")),
+            serde_json::to_vec(&map)?,
+        )?;
     }
     run(Command::new(python)
         .args(["evaluate.py", "--n-bootstrap", "200"])
@@ -143,7 +184,10 @@ pub fn wcxb_evaluate(
     let gt = dir.join("dev/ground-truth");
     if !gt.exists() {
         std::fs::create_dir_all(&gt)?;
-        std::fs::copy(root.join("extraction/wcxb_dev/evaluate.py"), dir.join("evaluate.py"))?;
+        std::fs::copy(
+            root.join("extraction/wcxb_dev/evaluate.py"),
+            dir.join("evaluate.py"),
+        )?;
         for p in pages {
             let rel = format!("extraction/wcxb_dev/dev/ground-truth/{}.json", p.id);
             std::fs::write(gt.join(format!("{}.json", p.id)), data::read(root, &rel)?)?;

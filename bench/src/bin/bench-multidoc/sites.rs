@@ -66,7 +66,8 @@ pub fn per_site(pages: &[&Page]) -> Vec<Site> {
                     }
                     w
                 });
-                with_site += word_prf(&main_text(b.blocks.iter().zip(w), MAIN_THRESHOLD), &p.gold).2;
+                with_site +=
+                    word_prf(&main_text(b.blocks.iter().zip(w), MAIN_THRESHOLD), &p.gold).2;
             } else {
                 with_site += word_prf(&b.main_text, &p.gold).2;
             }
@@ -102,11 +103,9 @@ pub fn trust_curve(pages: &[&Page], ns: &[usize]) -> Vec<(usize, f64, usize)> {
                     for (_, other) in site.iter().cycle().skip(i + 1).take(n) {
                         e.add_page(other.fingerprints.iter().copied());
                     }
-                    let weights = a
-                        .blocks
-                        .iter()
-                        .zip(&a.fingerprints)
-                        .map(|(b, &fp)| b.weight * (1.0 - e.template(fp, false) * f32::from(u8::from(n > 0))));
+                    let weights = a.blocks.iter().zip(&a.fingerprints).map(|(b, &fp)| {
+                        b.weight * (1.0 - e.template(fp, false) * f32::from(u8::from(n > 0)))
+                    });
                     let text = main_text(a.blocks.iter().zip(weights), MAIN_THRESHOLD);
                     f1 += word_prf(&text, &p.gold).2;
                     count += 1;

@@ -99,13 +99,24 @@ pub fn measure(pages: &[&Page], rounds: usize) -> Speed {
         drop(a);
         ratios.push(peak as f64 / p.html.len().max(1) as f64);
         if std::env::var_os("MD_MEMORY").is_some() {
-            println!("memory {:.2} {} {} {}", peak as f64 / p.html.len().max(1) as f64, p.html.len(), peak, p.id);
+            println!(
+                "memory {:.2} {} {} {}",
+                peak as f64 / p.html.len().max(1) as f64,
+                p.html.len(),
+                peak,
+                p.id
+            );
         }
         peaks += peak;
         bytes += p.html.len();
     }
     ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| ratios.get(((ratios.len() as f64 - 1.0) * q) as usize).copied().unwrap_or(0.0);
+    let at = |q: f64| {
+        ratios
+            .get(((ratios.len() as f64 - 1.0) * q) as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     Speed {
         pages: pages.len(),
         bytes,

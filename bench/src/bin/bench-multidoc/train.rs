@@ -34,7 +34,9 @@ pub fn samples(pages: &[&Page]) -> Vec<Sample> {
             let d = decode(&p.html, None, DEFAULT_MAX_BYTES).ok()?;
             let (seg, features) = segment_with_features(&d.text, &Model::DEFAULT);
             let gold: Vec<String> = tokens(&p.gold).map(str::to_lowercase).collect();
-            let sets: Vec<HashSet<String>> = (1..=3).map(|n| grams(&gold, n).into_iter().collect()).collect();
+            let sets: Vec<HashSet<String>> = (1..=3)
+                .map(|n| grams(&gold, n).into_iter().collect())
+                .collect();
             let mut labels = Vec::new();
             let mut weights = Vec::new();
             let mut total = 0.0f32;
@@ -62,7 +64,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn uniform(&mut self) -> f32 {
@@ -97,10 +102,15 @@ fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize, seed
     let mut rng = Lcg(42 + seed * 7919);
     // Parameters in one vector: hidden (HIDDEN × D), then out (HIDDEN + 1).
     let np = HIDDEN * D + HIDDEN + 1;
-    let mut p: Vec<f32> = (0..np).map(|_| rng.uniform() * 2.0 / (D as f32).sqrt()).collect();
+    let mut p: Vec<f32> = (0..np)
+        .map(|_| rng.uniform() * 2.0 / (D as f32).sqrt())
+        .collect();
     let (mut m, mut v) = (vec![0.0f32; np], vec![0.0f32; np]);
     let (lr, b1, b2) = (0.01f32, 0.9f32, 0.999f32);
-    let l2: f32 = std::env::var("MD_L2").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-4);
+    let l2: f32 = std::env::var("MD_L2")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1e-4);
     let mut order: Vec<usize> = (0..x.len()).collect();
     let batch = 2048;
     let mut step = 0;
@@ -115,7 +125,11 @@ fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize, seed
                 let r = &z[i];
                 let mut out = p[np - 1];
                 for h in 0..HIDDEN {
-                    let s: f32 = p[h * D..(h + 1) * D].iter().zip(r).map(|(a, b)| a * b).sum();
+                    let s: f32 = p[h * D..(h + 1) * D]
+                        .iter()
+                        .zip(r)
+                        .map(|(a, b)| a * b)
+                        .sum();
                     a[h] = s.tanh();
                     out += p[HIDDEN * D + h] * a[h];
                 }
@@ -125,7 +139,10 @@ fn fit<const D: usize>(x: &[[f32; D]], y: &[f32], w: &[f32], epochs: usize, seed
                 for h in 0..HIDDEN {
                     g[HIDDEN * D + h] += e * a[h];
                     let back = e * p[HIDDEN * D + h] * (1.0 - a[h] * a[h]);
-                    g[h * D..(h + 1) * D].iter_mut().zip(r).for_each(|(g, x)| *g += back * x);
+                    g[h * D..(h + 1) * D]
+                        .iter_mut()
+                        .zip(r)
+                        .for_each(|(g, x)| *g += back * x);
                 }
             }
             step += 1;
@@ -163,7 +180,8 @@ pub fn train(samples: &[Sample]) -> Model {
             w.push(s.weights[i]);
         }
     }
-    let first: [Net<FEATURES>; ENSEMBLE] = std::array::from_fn(|k| fit(&x, &y, &w, epochs(), k as u64));
+    let first: [Net<FEATURES>; ENSEMBLE] =
+        std::array::from_fn(|k| fit(&x, &y, &w, epochs(), k as u64));
     let mut model = Model {
         first,
         second: std::array::from_fn(|_| Net::ZERO),
@@ -186,7 +204,10 @@ pub fn train(samples: &[Sample]) -> Model {
 const EPOCHS: usize = 30;
 
 fn epochs() -> usize {
-    std::env::var("MD_EPOCHS").ok().and_then(|v| v.parse().ok()).unwrap_or(EPOCHS)
+    std::env::var("MD_EPOCHS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(EPOCHS)
 }
 
 /// The model as the Rust source of `multidoc/src/segment/model_default.rs`.
@@ -203,7 +224,12 @@ pub fn source(model: &Model, note: &str) -> String {
         let rows: String = n
             .hidden
             .iter()
-            .map(|r| format!("                    [\n{}                    ],\n", list(r, "                        ")))
+            .map(|r| {
+                format!(
+                    "                    [\n{}                    ],\n",
+                    list(r, "                        ")
+                )
+            })
             .collect();
         format!(
             "            Net {{\n                hidden: [\n{rows}                ],\n                out: [\n{}                ],\n            }},\n",
@@ -214,6 +240,8 @@ pub fn source(model: &Model, note: &str) -> String {
     let second: String = model.second.iter().map(|n| net(n, &list)).collect();
     format!(
         "// Written by `bench-multidoc --train` ({note}); do not edit.\n\
+         // The coefficients are numbers, whatever constant one of them is close to.\n\
+         #[allow(clippy::approx_constant)]\n\
          impl Model {{\n    pub const DEFAULT: Model = Model {{\n        first: [\n{first}        ],\n        second: [\n{second}        ],\n    }};\n}}\n"
     )
 }
