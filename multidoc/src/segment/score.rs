@@ -85,6 +85,7 @@ pub const FEATURE_NAMES: [&str; model::FEATURES] = [
     "in_list_item",
     "share_of_parent",
     "digits",
+    "stop_density_vs_page",
 ];
 
 /// Per element: the text and link characters under it and its readability score.
@@ -211,6 +212,9 @@ struct View<'t> {
     page_link_density: f32,
     first_in: Option<usize>,
     last_in: Option<usize>,
+    /// Stop words per word in the page's blocks of 10 words or more (prose has more of them
+    /// than furniture in every language, but how many more depends on the language).
+    page_stop_density: f32,
 }
 
 impl<'t> View<'t> {
@@ -249,6 +253,11 @@ impl<'t> View<'t> {
                 .iter()
                 .rposition(|b| inside(tree, b.node, &joined)),
             total_chars,
+            page_stop_density: {
+                let long = stats.iter().filter(|s| s.words >= 10);
+                let (stop, words) = long.fold((0, 0), |(a, b), s| (a + s.stop_words, b + s.words));
+                stop as f32 / words.max(1) as f32
+            },
             stats,
             hints,
             sub,
@@ -325,6 +334,7 @@ impl<'t> View<'t> {
             flag(in_list_item(tree, b.node)),
             b.chars as f32 / sub.chars[ancestor(tree, b.node, 1) as usize].max(1) as f32,
             s.digits as f32 / b.chars.max(1) as f32,
+            (s.stop_words as f32 / words / self.page_stop_density.max(0.05)).min(2.0),
         ]
     }
 }

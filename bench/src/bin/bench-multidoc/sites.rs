@@ -56,21 +56,7 @@ pub fn per_site(pages: &[&Page]) -> Vec<Site> {
             let Ok(b) = analyze(&p.html, None, DEFAULT_MAX_BYTES, Some(e)) else {
                 continue;
             };
-            if let Ok(boost) = std::env::var("MD_BOOST").unwrap_or_default().parse::<f32>() {
-                let t = evidence.trust(true);
-                let w = b.blocks.iter().zip(&b.fingerprints).map(|(bl, &fp)| {
-                    let tm = evidence.template(fp, true);
-                    let mut w = bl.weight * (1.0 - t * tm);
-                    if tm == 0.0 && bl.weight >= 0.1 {
-                        w += t * boost * (1.0 - w);
-                    }
-                    w
-                });
-                with_site +=
-                    word_prf(&main_text(b.blocks.iter().zip(w), MAIN_THRESHOLD), &p.gold).2;
-            } else {
-                with_site += word_prf(&b.main_text, &p.gold).2;
-            }
+            with_site += word_prf(&b.main_text, &p.gold).2;
             share += f64::from(b.template_share);
         }
         let n = done.len().max(1) as f64;

@@ -98,15 +98,6 @@ pub fn measure(pages: &[&Page], rounds: usize) -> Speed {
         let peak = PEAK.load(Relaxed).saturating_sub(base);
         drop(a);
         ratios.push(peak as f64 / p.html.len().max(1) as f64);
-        if std::env::var_os("MD_MEMORY").is_some() {
-            println!(
-                "memory {:.2} {} {} {}",
-                peak as f64 / p.html.len().max(1) as f64,
-                p.html.len(),
-                peak,
-                p.id
-            );
-        }
         peaks += peak;
         bytes += p.html.len();
     }
