@@ -11,6 +11,7 @@
 
 pub mod analyze;
 pub mod classify;
+pub mod corpus;
 pub mod decode;
 pub mod segment;
 pub mod template;
