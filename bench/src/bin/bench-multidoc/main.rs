@@ -45,9 +45,9 @@ struct Args {
     /// Print one page's blocks with their weights and labels (its id or path), then exit
     #[arg(long)]
     page: Option<String>,
-    /// Print each set's worst pages
+    /// Print each page's word precision, recall and F1 (tab-separated), then exit
     #[arg(long)]
-    worst: Option<usize>,
+    per_page: bool,
     /// Only our quality figures (no peers, no speed)
     #[arg(long)]
     quality: bool,
@@ -210,43 +210,14 @@ fn main() -> anyhow::Result<()> {
         return train_and_check(&args, &sets);
     }
     if let Some(id) = &args.page {
-        let page = sets
-            .iter()
-            .flat_map(|(_, p)| p)
-            .find(|p| &p.id == id)
-            .context("no such page")?;
-        let s = train::samples(&[page]);
-        let d = decode(&page.html, None, DEFAULT_MAX_BYTES)?;
-        let (seg, _) = segment_with_features(&d.text, &Model::DEFAULT);
-        for (b, l) in seg.blocks.iter().zip(&s[0].labels) {
-            let t: String = b.text.chars().take(100).collect();
-            println!(
-                "{:.2} {l:.2} {:>5} {:<30} {}",
-                b.weight,
-                b.chars,
-                b.path,
-                t.replace('\n', " ")
-            );
-        }
-        return Ok(());
+        return show_page(&sets, id);
     }
-    if let Some(n) = args.worst {
+    if args.per_page {
         for (name, pages) in &sets {
-            let mut f: Vec<(f64, &str)> = pages
-                .iter()
-                .map(|p| {
-                    (
-                        metrics::word_prf(&extract(p, &Model::DEFAULT), &p.gold),
-                        p.id.as_str(),
-                    )
-                })
-                .map(|((pr, rc, f1), id)| {
-                    println!("{name}\t{id}\t{pr:.3}\t{rc:.3}\t{f1:.3}");
-                    (f1, id)
-                })
-                .collect();
-            f.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let _ = n;
+            for p in pages {
+                let (pr, rc, f1) = metrics::word_prf(&extract(p, &Model::DEFAULT), &p.gold);
+                println!("{name}\t{}\t{pr:.3}\t{rc:.3}\t{f1:.3}", p.id);
+            }
         }
         return Ok(());
     }
@@ -257,6 +228,30 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     benchmark(&args, &sets)?;
+    Ok(())
+}
+
+/// Prints a page's blocks: weight, label (share of its trigrams in the reference), characters,
+/// tag path, text.
+fn show_page(sets: &[(&str, Vec<&Page>)], id: &str) -> anyhow::Result<()> {
+    let page = sets
+        .iter()
+        .flat_map(|(_, p)| p)
+        .find(|p| p.id == id)
+        .context("no such page")?;
+    let s = train::samples(&[page]);
+    let d = decode(&page.html, None, DEFAULT_MAX_BYTES)?;
+    let (seg, _) = segment_with_features(&d.text, &Model::DEFAULT);
+    for (b, l) in seg.blocks.iter().zip(&s[0].labels) {
+        let t: String = b.text.chars().take(100).collect();
+        println!(
+            "{:.2} {l:.2} {:>5} {:<30} {}",
+            b.weight,
+            b.chars,
+            b.path,
+            t.replace('\n', " ")
+        );
+    }
     Ok(())
 }
 
@@ -346,13 +341,23 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
     templater(args, sets);
     println!();
     let pages: Vec<&Page> = sets[0].1.iter().chain(&sets[1].1).copied().collect();
-    let sp = speed::measure(&pages, if args.smoke { 1 } else { 3 });
+    speed_and_memory(
+        &pages,
+        if args.smoke { 1 } else { 3 },
+        peers.then_some(traf_s),
+    );
+    Ok(())
+}
+
+/// Speed on one core over `pages` (trafilatura's time on them if it ran) and memory.
+fn speed_and_memory(pages: &[&Page], rounds: usize, traf_s: Option<f64>) {
+    let sp = speed::measure(pages, rounds);
     let per_s = |s: f64| sp.pages as f64 / s;
     println!(
         "== speed, one core, {} AEB and WCXB dev pages ({} KB on average), best of {} rounds",
         sp.pages,
         sp.bytes / sp.pages.max(1) / 1000,
-        if args.smoke { 1 } else { 3 }
+        rounds
     );
     println!(
         "{:<44} {:>10} {:>8} {:>9}",
@@ -372,7 +377,7 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
         mbs(sp.analysis_s),
         sp.parse_s / sp.analysis_s
     );
-    if peers {
+    if let Some(traf_s) = traf_s {
         println!(
             "{:<44} {:>10.1} {:>8.1}",
             "trafilatura 2.3.1 extract (same pages)",
@@ -384,7 +389,6 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
         "memory in flight / page size: median {:.2}, p95 {:.2}, max {:.2}; all pages {:.2} (target <= 2)",
         sp.memory[0], sp.memory[1], sp.memory[2], sp.memory_total
     );
-    Ok(())
 }
 
 /// The templater's figures on the multi-page site sets.
