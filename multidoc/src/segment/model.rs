@@ -2,7 +2,7 @@
 //! units, a logistic output). [`Model::DEFAULT`] is written by `bench-multidoc --train` from
 //! the AEB and WCXB development pages (see docs/multidoc.md); do not edit it by hand.
 
-pub const FEATURES: usize = 51;
+pub const FEATURES: usize = 52;
 pub const CONTEXT: usize = 4;
 pub const HIDDEN: usize = 12;
 /// Nets averaged in each stage (trained from different starting weights: their mean varies

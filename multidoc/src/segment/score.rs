@@ -13,6 +13,8 @@
 //! weights of the neighbouring blocks (text near main content is main content; a lone good
 //! block among menus is not). The coefficients are in [`super::model`].
 
+use std::collections::HashMap;
+
 use super::hints::{self, Hints};
 use super::model::{self, Model};
 use super::tags::Tag;
@@ -86,6 +88,7 @@ pub const FEATURE_NAMES: [&str; model::FEATURES] = [
     "share_of_parent",
     "digits",
     "stop_density_vs_page",
+    "same_path_blocks",
 ];
 
 /// Per element: the text and link characters under it and its readability score.
@@ -215,6 +218,8 @@ struct View<'t> {
     /// Stop words per word in the page's blocks of 10 words or more (prose has more of them
     /// than furniture in every language, but how many more depends on the language).
     page_stop_density: f32,
+    /// How many of the page's blocks have each tag path (lists, grids, menus repeat theirs).
+    paths: HashMap<&'t str, u32>,
 }
 
 impl<'t> View<'t> {
@@ -258,6 +263,10 @@ impl<'t> View<'t> {
                 let (stop, words) = long.fold((0, 0), |(a, b), s| (a + s.stop_words, b + s.words));
                 stop as f32 / words.max(1) as f32
             },
+            paths: tree.blocks.iter().fold(HashMap::new(), |mut m, b| {
+                *m.entry(b.path.as_str()).or_default() += 1;
+                m
+            }),
             stats,
             hints,
             sub,
@@ -335,6 +344,7 @@ impl<'t> View<'t> {
             b.chars as f32 / sub.chars[ancestor(tree, b.node, 1) as usize].max(1) as f32,
             s.digits as f32 / b.chars.max(1) as f32,
             (s.stop_words as f32 / words / self.page_stop_density.max(0.05)).min(2.0),
+            (self.paths.get(b.path.as_str()).copied().unwrap_or(1) as f32).ln(),
         ]
     }
 }
