@@ -48,6 +48,9 @@ struct Args {
     /// Print each page's word precision, recall and F1 (tab-separated), then exit
     #[arg(long)]
     per_page: bool,
+    /// Only the speed and memory figures
+    #[arg(long)]
+    speed: bool,
     /// Only our quality figures (no peers, no speed)
     #[arg(long)]
     quality: bool,
@@ -219,6 +222,11 @@ fn main() -> anyhow::Result<()> {
                 println!("{name}\t{}\t{pr:.3}\t{rc:.3}\t{f1:.3}", p.id);
             }
         }
+        return Ok(());
+    }
+    if args.speed {
+        let pages: Vec<&Page> = sets[0].1.iter().chain(&sets[1].1).copied().collect();
+        speed_and_memory(&pages, if args.smoke { 1 } else { 3 }, None);
         return Ok(());
     }
     if args.quality {
