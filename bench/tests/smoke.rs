@@ -208,6 +208,7 @@ fn bench_multidoc_at_a_smoke_size() {
             "DAnIEL-RU word-F1",
             "focuser ",
             "rs_trafilatura_published",
+            "dom_smoothie_0.18_measured",
             "focuser: F1",
             "== templater",
             "trust: Big9",

@@ -226,7 +226,7 @@ fn main() -> anyhow::Result<()> {
     }
     if args.speed {
         let pages: Vec<&Page> = sets[0].1.iter().chain(&sets[1].1).copied().collect();
-        speed_and_memory(&pages, if args.smoke { 1 } else { 3 }, None);
+        speed_and_memory(&pages, if args.smoke { 1 } else { 3 }, &[]);
         return Ok(());
     }
     if args.quality {
@@ -279,12 +279,13 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
     };
     println!("== extraction quality, page-only (our metric code; the sets' own scripts below)");
     println!(
-        "{:<22} {:>6} {:>10} {:>12} {:>9}",
-        "set", "pages", "focuser", "trafilatura", "target"
+        "{:<22} {:>6} {:>10} {:>12} {:>13} {:>9}",
+        "set", "pages", "focuser", "trafilatura", "dom_smoothie", "target"
     );
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
-    let mut traf_s = 0.0;
+    let mut smoothie = Vec::new();
+    let (mut traf_s, mut smoothie_s) = (0.0, 0.0);
     for (i, (name, pages)) in sets.iter().enumerate() {
         let texts: Vec<String> = pages.iter().map(|p| extract(p, &Model::DEFAULT)).collect();
         let q = score(pages, &texts);
@@ -298,17 +299,26 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
         } else {
             (Vec::new(), "-".to_owned())
         };
+        let (d, s) = peers::dom_smoothie(pages);
+        if i < 2 {
+            smoothie_s += s;
+        }
         println!(
-            "{name:<22} {:>6} {q:>10.4} {tq:>12} {:>9}",
+            "{name:<22} {:>6} {q:>10.4} {tq:>12} {:>13.4} {:>9}",
             pages.len(),
+            score(pages, &d),
             TARGETS[i]
         );
         ours.push(texts);
         theirs.push(t);
+        smoothie.push(d);
     }
     println!();
     println!("== AEB, its evaluate.py (published outputs of other tools as *_published)");
-    let mut named: Vec<(&str, &[String])> = vec![("focuser", &ours[0])];
+    let mut named: Vec<(&str, &[String])> = vec![
+        ("focuser", &ours[0]),
+        ("dom_smoothie_0.18_measured", &smoothie[0]),
+    ];
     if peers {
         named.push(("trafilatura_2.3.1_measured", &theirs[0]));
     }
@@ -334,6 +344,15 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
             .map(|l| format!("{l}\n"))
             .collect::<String>()
     );
+    let (f1, _) = peers::wcxb_evaluate(
+        &python,
+        &args.data,
+        &sets[1].1,
+        "dom_smoothie",
+        &smoothie[1],
+        tmp.path(),
+    )?;
+    println!("dom_smoothie 0.18: F1 {f1:.4}");
     if peers {
         let (f1, _) = peers::wcxb_evaluate(
             &python,
@@ -349,16 +368,22 @@ fn benchmark(args: &Args, sets: &[(&str, Vec<&Page>)]) -> anyhow::Result<()> {
     templater(args, sets);
     println!();
     let pages: Vec<&Page> = sets[0].1.iter().chain(&sets[1].1).copied().collect();
-    speed_and_memory(
-        &pages,
-        if args.smoke { 1 } else { 3 },
-        peers.then_some(traf_s),
-    );
+    let others = [
+        (
+            "trafilatura 2.3.1 extract (same pages)",
+            peers.then_some(traf_s),
+        ),
+        (
+            "dom_smoothie 0.18 (same pages, one round)",
+            Some(smoothie_s),
+        ),
+    ];
+    speed_and_memory(&pages, if args.smoke { 1 } else { 3 }, &others);
     Ok(())
 }
 
 /// Speed on one core over `pages` (trafilatura's time on them if it ran) and memory.
-fn speed_and_memory(pages: &[&Page], rounds: usize, traf_s: Option<f64>) {
+fn speed_and_memory(pages: &[&Page], rounds: usize, others: &[(&str, Option<f64>)]) {
     let sp = speed::measure(pages, rounds);
     let per_s = |s: f64| sp.pages as f64 / s;
     println!(
@@ -385,13 +410,14 @@ fn speed_and_memory(pages: &[&Page], rounds: usize, traf_s: Option<f64>) {
         mbs(sp.analysis_s),
         sp.parse_s / sp.analysis_s
     );
-    if let Some(traf_s) = traf_s {
-        println!(
-            "{:<44} {:>10.1} {:>8.1}",
-            "trafilatura 2.3.1 extract (same pages)",
-            sp.pages as f64 / traf_s,
-            sp.bytes as f64 / traf_s / 1e6
-        );
+    for (name, secs) in others {
+        if let Some(secs) = secs {
+            println!(
+                "{name:<44} {:>10.1} {:>8.1}",
+                sp.pages as f64 / secs,
+                sp.bytes as f64 / secs / 1e6
+            );
+        }
     }
     println!(
         "memory in flight / page size: median {:.2}, p95 {:.2}, max {:.2}; all pages {:.2} (target <= 2)",

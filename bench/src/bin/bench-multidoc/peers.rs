@@ -1,11 +1,15 @@
 //! The peers run in the same benchmark: trafilatura (pip `trafilatura==2.3.1` with
-//! `lxml_html_clean`, in a venv made under the work directory and kept for the next run), and
-//! the sets' own evaluate scripts, run on copies of their inputs.
+//! `lxml_html_clean`, in a venv made under the work directory and kept for the next run),
+//! dom_smoothie (a Rust port of readability.js, in process), and the sets' own evaluate
+//! scripts, run on copies of their inputs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Instant;
 
 use anyhow::{bail, Context};
+
+use focuser_multidoc::decode::{decode, DEFAULT_MAX_BYTES};
 
 use crate::data::{self, Page};
 
@@ -210,4 +214,23 @@ pub fn wcxb_evaluate(
         .and_then(|v| v.trim().parse().ok())
         .context("no F1 in WCXB's evaluate.py output")?;
     Ok((f1, out))
+}
+
+/// dom_smoothie's texts of `pages` (default settings, the page decoded by our decode), and the
+/// seconds it took; a page it refuses gives no text.
+pub fn dom_smoothie(pages: &[&Page]) -> (Vec<String>, f64) {
+    let t = Instant::now();
+    let texts = pages
+        .iter()
+        .map(|p| {
+            let Ok(d) = decode(&p.html, None, DEFAULT_MAX_BYTES) else {
+                return String::new();
+            };
+            dom_smoothie::Readability::new(d.text.as_ref(), None, None)
+                .and_then(|mut r| r.parse())
+                .map(|a| a.text_content.to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    (texts, t.elapsed().as_secs_f64())
 }
