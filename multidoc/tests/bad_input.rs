@@ -5,7 +5,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use focuser_multidoc::decode::{DecodeError, DEFAULT_MAX_BYTES};
 use focuser_multidoc::{analyze, Analysis};
@@ -14,8 +14,13 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
-/// Tests measuring memory run one at a time (the counters are global).
-static MEASURE: Mutex<()> = Mutex::new(());
+/// The tests run one at a time: the counters are global, and another test's allocations
+/// would count in this one's peak.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 // Counting needs the allocator interface, which is unsafe by definition; it only forwards
 // to the system allocator.
@@ -41,7 +46,6 @@ static GLOBAL: Counting = Counting;
 
 /// The analysis of `body` and the peak of heap bytes it added.
 fn measured(body: &[u8], max: usize) -> (Result<Analysis, DecodeError>, usize) {
-    let _one = MEASURE.lock().unwrap_or_else(|e| e.into_inner());
     let base = LIVE.load(Relaxed);
     PEAK.store(base, Relaxed);
     let a = analyze(body, None, max, None);
@@ -50,6 +54,7 @@ fn measured(body: &[u8], max: usize) -> (Result<Analysis, DecodeError>, usize) {
 
 #[test]
 fn empty_and_binary_bodies_are_errors() {
+    let _one = one_at_a_time();
     assert_eq!(
         measured(b"", DEFAULT_MAX_BYTES).0.unwrap_err(),
         DecodeError::Empty
@@ -69,6 +74,7 @@ fn empty_and_binary_bodies_are_errors() {
 
 #[test]
 fn a_50_mb_page_is_refused_without_being_copied() {
+    let _one = one_at_a_time();
     let page = "<p>All work and no play makes Jack a dull boy.</p>\n".repeat((50 << 20) / 51 + 1);
     assert!(page.len() > 50 << 20);
     let (a, peak) = measured(page.as_bytes(), DEFAULT_MAX_BYTES);
@@ -78,6 +84,7 @@ fn a_50_mb_page_is_refused_without_being_copied() {
 
 #[test]
 fn a_page_of_tiny_blocks_stays_within_twice_its_size() {
+    let _one = one_at_a_time();
     // The worst case of overhead per byte: a block every 12 bytes, 8 MiB of them.
     let limit = 8 << 20;
     let page = "<p>ab cd</p>".repeat(limit / 12);
@@ -89,6 +96,7 @@ fn a_page_of_tiny_blocks_stays_within_twice_its_size() {
 
 #[test]
 fn ten_thousand_nested_tags() {
+    let _one = one_at_a_time();
     for (open, close) in [
         ("<div>", "</div>"),
         ("<b>", "</b>"),
@@ -112,6 +120,7 @@ fn ten_thousand_nested_tags() {
 
 #[test]
 fn invalid_bytes_and_broken_markup_give_an_analysis() {
+    let _one = one_at_a_time();
     let (a, _) = measured(b"<p>caf\xE9 \xFF\xFE ok</p>", DEFAULT_MAX_BYTES);
     assert!(a.unwrap().blocks[0].text.ends_with(" ok"));
     let (a, _) = measured("<p>ok \u{FFFD}</p>".as_bytes(), DEFAULT_MAX_BYTES);
@@ -138,6 +147,7 @@ fn invalid_bytes_and_broken_markup_give_an_analysis() {
 
 #[test]
 fn random_markup_never_panics() {
+    let _one = one_at_a_time();
     const ALPHABET: &[u8] = b"<>/=\"' abcdivpscrtyle!-&#;x0123\n\xC3\xA9\xFF";
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     for _ in 0..2_000 {
