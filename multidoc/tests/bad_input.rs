@@ -85,8 +85,8 @@ fn a_50_mb_page_is_refused_without_being_copied() {
 #[test]
 fn a_page_of_tiny_blocks_stays_within_twice_its_size() {
     let _one = one_at_a_time();
-    // The worst case of overhead per byte: a block every 12 bytes, 8 MiB of them.
-    let limit = 8 << 20;
+    // The worst case of overhead per byte: a block every 12 bytes, 4 MiB of them.
+    let limit = 4 << 20;
     let page = "<p>ab cd</p>".repeat(limit / 12);
     let (a, peak) = measured(page.as_bytes(), limit);
     let a = a.unwrap();
