@@ -30,6 +30,8 @@ pub enum Kind {
     Multinomial,
     /// Complement (Rennie et al. 2003): every other class's distribution, against.
     Complement,
+    /// Both: the log-likelihood ratio of the class against all the others.
+    OneVsAll,
 }
 
 /// How a model is trained and how it scores; recorded in the model file.
@@ -46,6 +48,9 @@ pub struct Params {
     pub normalize: bool,
     /// URL features count this much more than words (0: URL words unused).
     pub url_weight: f32,
+    /// Each node's weights divided by the sum of their magnitudes (Rennie's weight
+    /// normalisation), so that nodes with more training text do not weigh more.
+    pub weight_normalize: bool,
     /// A node's score is `(1 − λ)·own + λ·parent's` (smoothing toward the ancestors).
     pub hierarchy: f32,
     /// Weight of the class prior's log in a class's score (0: uniform prior).
@@ -66,6 +71,7 @@ impl Default for Params {
             log_tf: true,
             idf: true,
             normalize: true,
+            weight_normalize: false,
             url_weight: 1.0,
             hierarchy: 0.0,
             prior: 0.0,

@@ -51,8 +51,12 @@ impl Model {
         b.u8(match p.kind {
             Kind::Multinomial => 0,
             Kind::Complement => 1,
+            Kind::OneVsAll => 2,
         });
-        b.u8(u8::from(p.log_tf) | u8::from(p.idf) << 1 | u8::from(p.normalize) << 2);
+        b.u8(u8::from(p.log_tf)
+            | u8::from(p.idf) << 1
+            | u8::from(p.normalize) << 2
+            | u8::from(p.weight_normalize) << 3);
         b.u8(0);
         for v in [
             p.alpha,
@@ -77,6 +81,7 @@ impl Model {
             b.u32(s.node);
             b.u32(s.parent.unwrap_or(NONE));
             b.f32(s.base);
+            b.f32(s.scale);
             b.u8(u8::from(s.prior.is_some()));
             b.f32(s.prior.unwrap_or(0.0));
         }
@@ -85,6 +90,7 @@ impl Model {
             b.u64(f.hash);
             b.u8(u8::from(f.url));
             b.f32(f.idf);
+            b.f32(f.background);
             b.str(&f.text);
             let (lo, hi) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
             b.u32((hi - lo) as u32);
@@ -213,6 +219,7 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
     let kind = match r.u8()? {
         0 => Kind::Multinomial,
         1 => Kind::Complement,
+        2 => Kind::OneVsAll,
         k => return Err(format!("unknown kind of naive Bayes {k}")),
     };
     let flags = r.u8()?;
@@ -222,6 +229,7 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
         log_tf: flags & 1 != 0,
         idf: flags & 2 != 0,
         normalize: flags & 4 != 0,
+        weight_normalize: flags & 8 != 0,
         ..Params::default()
     };
     for v in [
@@ -246,12 +254,13 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
         nodes.push(Node { id, parent, name });
     }
     let catalog = Catalog::from_nodes(nodes)?;
-    let s = r.count(17)?;
+    let s = r.count(21)?;
     let mut scored = Vec::with_capacity(s);
     for i in 0..s {
         let node = r.u32()?;
         let parent = r.u32()?;
         let base = r.f32()?;
+        let scale = r.f32()?;
         let class = r.u8()? != 0;
         let prior = r.f32()?;
         if node as usize >= catalog.len() || (parent != NONE && parent as usize >= i) {
@@ -261,10 +270,11 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
             node,
             parent: (parent != NONE).then_some(parent),
             base,
+            scale,
             prior: class.then_some(prior),
         });
     }
-    let f = r.count(21)?;
+    let f = r.count(25)?;
     let mut features = Vec::with_capacity(f);
     let mut offsets = Vec::with_capacity(f + 1);
     let mut postings = Vec::new();
@@ -273,6 +283,7 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
         let hash = r.u64()?;
         let url = r.u8()? != 0;
         let idf = r.f32()?;
+        let background = r.f32()?;
         let text = r.str()?;
         if rows.insert(hash, i as u32).is_some() {
             return Err(format!("feature {i} appears twice"));
@@ -293,6 +304,7 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
             text,
             url,
             idf,
+            background,
         });
     }
     offsets.push(postings.len() as u32);

@@ -1,7 +1,8 @@
 //! A trained model and how it scores a page. Every scored node's score is linear in the page's
-//! feature vector: `s(c) = T·base(c) + Σ x(f)·δ(c, f)`, where `x` is the page's transformed
-//! vector, `T = Σ x(f)`, and `δ(c, f)` is stored only where node `c`'s subtree saw `f` (the
-//! postings); docs/classifier.md derives it for both kinds of naive Bayes.
+//! feature vector: `s(c) = scale(c)·(B + T·base(c) + Σ x(f)·δ(c, f))`, where `x` is the page's
+//! transformed vector, `T = Σ x(f)`, `B = Σ x(f)·background(f)`, and `δ(c, f)` is stored only
+//! where node `c`'s subtree saw `f` (the postings); docs/classifier.md derives it for both kinds
+//! of naive Bayes.
 
 use rustc_hash::FxHashMap;
 
@@ -18,6 +19,8 @@ pub(crate) struct Scored {
     pub parent: Option<u32>,
     /// The score per unit of the page's feature mass (`T`).
     pub base: f32,
+    /// The node's weight normalisation (1 without it).
+    pub scale: f32,
     /// The log prior when documents were labelled with this node itself (a class), else `None`.
     pub prior: Option<f32>,
 }
@@ -29,6 +32,8 @@ pub(crate) struct Feature {
     pub text: String,
     pub url: bool,
     pub idf: f32,
+    /// The feature's part of every node's weight (complement NB: `−ln(N(f) + α)`).
+    pub background: f32,
 }
 
 /// A trained naive Bayes model over a catalog.
@@ -137,8 +142,10 @@ impl Model {
         s.clear();
         s.resize(self.scored.len(), 0.0);
         let mut mass = 0.0;
+        let mut background = 0.0;
         for &(row, v) in x {
             mass += v;
+            background += v * self.features[row as usize].background;
             let (a, b) = (self.offsets[row as usize], self.offsets[row as usize + 1]);
             for &(c, d) in &self.postings[a as usize..b as usize] {
                 s[c as usize] += v * d;
@@ -146,7 +153,7 @@ impl Model {
         }
         let lambda = self.params.hierarchy;
         for (i, n) in self.scored.iter().enumerate() {
-            let own = s[i] + mass * n.base;
+            let own = n.scale * (s[i] + mass * n.base + background);
             s[i] = match n.parent {
                 Some(p) if lambda > 0.0 => (1.0 - lambda) * own + lambda * s[p as usize],
                 _ => own,

@@ -71,28 +71,58 @@ pub fn train(
     let alpha = f64::from(params.alpha.max(1e-6));
     let vocab = features.len() as f64;
     let total: f64 = all.iter().sum();
+    let background: Vec<f64> = all
+        .iter()
+        .map(|&n| match params.kind {
+            Kind::Multinomial => 0.0,
+            Kind::Complement | Kind::OneVsAll => -(n + alpha).ln(),
+        })
+        .collect();
+    let background_sum: f64 = background.iter().sum();
     let mut entries: Vec<(u32, u32, f32)> = Vec::new();
     let mut scored_out = Vec::with_capacity(scored.len());
     for (s, (node, parent)) in scored.iter().enumerate() {
         let c = &counts[s];
         let own: f64 = c.values().sum();
+        let base_m = alpha.ln() - (own + alpha * vocab).ln();
+        let base_c = (total - own + alpha * vocab).ln();
         let base = match params.kind {
-            Kind::Multinomial => alpha.ln() - (own + alpha * vocab).ln(),
-            Kind::Complement => (total - own + alpha * vocab).ln(),
+            Kind::Multinomial => base_m,
+            Kind::Complement => base_c,
+            Kind::OneVsAll => base_m + base_c,
         };
+        let mut deltas = 0.0;
         for (&row, &n) in c {
+            let delta_m = (n / alpha).ln_1p();
+            let delta_c = -(1.0 - n / (all[row as usize] + alpha)).ln();
             let delta = match params.kind {
-                Kind::Multinomial => (n / alpha).ln_1p(),
-                Kind::Complement => -(1.0 - n / (all[row as usize] + alpha)).ln(),
+                Kind::Multinomial => delta_m,
+                Kind::Complement => delta_c,
+                Kind::OneVsAll => delta_m + delta_c,
             };
+            deltas += delta;
             entries.push((row, s as u32, delta as f32));
         }
+        // Σ over the vocabulary of the node's weights' magnitudes: −Σ ln θ for multinomial,
+        // −Σ ln θ̃ (every weight positive) for complement.
+        let magnitude = match params.kind {
+            Kind::Multinomial => -(vocab * base + deltas),
+            Kind::Complement => background_sum + vocab * base + deltas,
+            // Weights of both signs: no normalisation.
+            Kind::OneVsAll => 0.0,
+        };
+        let scale = if params.weight_normalize && magnitude > 0.0 {
+            1.0 / magnitude
+        } else {
+            1.0
+        };
         let docs_total = docs.len() as f64;
         let prior = (class_docs[s] > 0.0).then(|| (class_docs[s] / docs_total).ln() as f32);
         scored_out.push(Scored {
             node: *node,
             parent: *parent,
             base: base as f32,
+            scale: scale as f32,
             prior,
         });
     }
@@ -111,6 +141,10 @@ pub fn train(
         }
     }
     offsets.push(postings.len() as u32);
+    let mut features = features;
+    for (f, b) in features.iter_mut().zip(&background) {
+        f.background = *b as f32;
+    }
     Ok(Model {
         catalog: catalog.clone(),
         options,
@@ -154,6 +188,7 @@ fn vocabulary(
                 .map_or_else(String::new, |t| t.to_string()),
             url,
             idf: (((1.0 + n) / (1.0 + f64::from(c))).ln() + 1.0) as f32,
+            background: 0.0,
         })
         .collect();
     let rows = features

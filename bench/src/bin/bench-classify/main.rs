@@ -64,16 +64,22 @@ pub struct Args {
     no_idf: bool,
     #[arg(long)]
     no_normalize: bool,
+    #[arg(long)]
+    weight_normalize: bool,
+    /// Multi-label sets: train a class per label (each document counted in each of its
+    /// labels) rather than a class per set of labels
+    #[arg(long)]
+    label_each: bool,
 }
 
 impl Args {
     fn params(&self) -> Params {
         let d = Params::default();
         Params {
-            kind: if self.kind.starts_with('m') {
-                Kind::Multinomial
-            } else {
-                Kind::Complement
+            kind: match self.kind.chars().next() {
+                Some('m') => Kind::Multinomial,
+                Some('o') => Kind::OneVsAll,
+                _ => Kind::Complement,
             },
             alpha: self.alpha.unwrap_or(d.alpha),
             hierarchy: self.hierarchy.unwrap_or(d.hierarchy),
@@ -82,6 +88,7 @@ impl Args {
             log_tf: !self.no_log_tf,
             idf: !self.no_idf,
             normalize: !self.no_normalize,
+            weight_normalize: self.weight_normalize,
             ..d
         }
     }
@@ -97,7 +104,7 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let data = sets::data_dir(args.data.clone())?;
     std::fs::create_dir_all(&args.work)?;
-    let venv = if args.smoke || args.no_sklearn || args.tune {
+    let venv = if args.smoke || args.no_sklearn {
         None
     } else {
         Some(sklearn::venv(&args.work)?)
@@ -144,7 +151,7 @@ fn run_set(set: &Set, args: &Args, venv: Option<&std::path::Path>) -> anyhow::Re
         set.test.len(),
         if args.tune { "validation" } else { "test" }
     );
-    let r = ours::run(set, &args.params(), args.options())?;
+    let r = ours::run(set, &args.params(), args.options(), !args.label_each)?;
     println!(
         "{:<14} {:<26} {:>8.4}  (train {:.2} s, test {:.2} s, {} features)",
         set.name, "focuser NB", r.score, r.train_s, r.test_s, r.features

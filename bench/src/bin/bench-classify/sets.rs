@@ -12,6 +12,8 @@ use serde_json::Value;
 pub struct Item {
     pub labels: Vec<Vec<String>>,
     pub text: String,
+    /// Its place in time (20 Newsgroups: the article number, which grows with time in a group).
+    pub order: u64,
 }
 
 pub struct Set {
@@ -53,23 +55,30 @@ fn spread(items: Vec<Item>, n: usize) -> Vec<Item> {
     items.into_iter().step_by(k).collect()
 }
 
-/// How each set is cut: 20 Newsgroups by a hash of the id (one in five to test), the others by
-/// time (the last fifth to test), as their held-out parts are later in time.
+/// How each set is cut: by time, the last fifth to test, as the held-out parts are later in
+/// time: 20 Newsgroups in each group by article number (as its "bydate" split), the others as
+/// they come (oldest first).
 fn cut(items: Vec<Item>, name: &str) -> (Vec<Item>, Vec<Item>) {
-    if name == "20newsgroups" {
-        let (test, train): (Vec<(usize, Item)>, Vec<(usize, Item)>) = items
-            .into_iter()
-            .enumerate()
-            .partition(|(i, _)| xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes()) % 5 == 0);
-        (
-            train.into_iter().map(|x| x.1).collect(),
-            test.into_iter().map(|x| x.1).collect(),
-        )
-    } else {
+    if name != "20newsgroups" {
         let mut items = items;
         let test = items.split_off(items.len() * 4 / 5);
-        (items, test)
+        return (items, test);
     }
+    let mut groups: std::collections::BTreeMap<Vec<String>, Vec<Item>> = Default::default();
+    for i in items {
+        groups
+            .entry(i.labels.first().cloned().unwrap_or_default())
+            .or_default()
+            .push(i);
+    }
+    let (mut train, mut test) = (Vec::new(), Vec::new());
+    for (_, mut g) in groups {
+        g.sort_by_key(|i| i.order);
+        let t = g.split_off(g.len() * 4 / 5);
+        train.extend(g);
+        test.extend(t);
+    }
+    (train, test)
 }
 
 /// Reads `dir/name.gz`, or `dir/name` when there is no `.gz` (a plain copy made by unpack.sh).
@@ -110,6 +119,11 @@ pub fn newsgroups(data: &Path) -> anyhow::Result<Set> {
         .map(|v| Item {
             labels: vec![text(v, "label").split('.').map(str::to_owned).collect()],
             text: text(v, "text"),
+            order: text(v, "id")
+                .rsplit('/')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
         })
         .collect();
     let (train, test) = cut(items, "20newsgroups");
@@ -137,6 +151,7 @@ pub fn lenta(data: &Path) -> anyhow::Result<Set> {
             let item = Item {
                 labels: vec![vec![text(v, "label")]],
                 text: text(v, "text"),
+                order: i as u64,
             };
             (text(v, "date"), usize::MAX - i, item)
         })
@@ -175,7 +190,14 @@ pub fn reuters(data: &Path) -> anyhow::Result<Set> {
         }
         let id: u64 = text(&v, "id").parse().unwrap_or(0);
         let body = unescape(&format!("{}\n{}", text(&v, "title"), text(&v, "text")));
-        rows.push((id, Item { labels, text: body }));
+        rows.push((
+            id,
+            Item {
+                labels,
+                text: body,
+                order: id,
+            },
+        ));
     }
     rows.sort_by_key(|r| r.0);
     let (mut train, mut test) = cut(rows.into_iter().map(|r| r.1).collect(), "reuters");
