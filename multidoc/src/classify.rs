@@ -21,7 +21,7 @@ pub use catalog::{Catalog, Node, PATH_SEPARATOR};
 pub use corpus::{parse_line, Corpus, LabelledLine};
 pub use file::{FORMAT_VERSION, MAGIC};
 pub use model::{Categories, Model};
-pub use train::{train, train_and_evaluate, Report};
+pub use train::{train, train_and_evaluate, Report, ALPHAS};
 
 /// Which naive Bayes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -314,7 +314,7 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
             r.b.len() - r.at
         ));
     }
-    Ok(Model {
+    let mut model = Model {
         catalog,
         options,
         params,
@@ -322,8 +322,11 @@ fn parse(r: &mut In<'_>) -> Result<Model, String> {
         features,
         offsets,
         postings,
-        rows,
+        lookup: FxHashMap::default(),
+        dense: Vec::new(),
         documents,
         checksum: 0,
-    })
+    };
+    model.index();
+    Ok(model)
 }

@@ -76,7 +76,7 @@ fn the_classifier_recovers_the_labels_of_its_corpus() {
 fn held_back_documents_and_new_text_get_their_category() {
     let (catalog, corpus, _) = corpus();
     let (m, report) =
-        train_and_evaluate(&catalog, &corpus, &params(), Options::default(), 5).unwrap();
+        train_and_evaluate(&catalog, &corpus, &params(), Options::default(), 5, &ALPHAS).unwrap();
     assert_eq!((report.trained_on, report.held_back), (24, 6));
     assert!(report.accuracy_top >= 0.8, "{report:?}");
     assert!(report.temperature > 0.0);

@@ -145,7 +145,7 @@ pub fn train(
     for (f, b) in features.iter_mut().zip(&background) {
         f.background = *b as f32;
     }
-    Ok(Model {
+    let mut model = Model {
         catalog: catalog.clone(),
         options,
         params: *params,
@@ -153,10 +153,13 @@ pub fn train(
         features,
         offsets,
         postings,
-        rows,
+        lookup: FxHashMap::default(),
+        dense: Vec::new(),
         documents: docs.len() as u64,
         checksum: 0,
-    })
+    };
+    model.index();
+    Ok(model)
 }
 
 /// The features seen in at least `min_df` documents, in order of their hash, with their idf.
@@ -251,37 +254,50 @@ fn vector(
     }
 }
 
+/// The smoothings [`train_and_evaluate`] chooses from by default.
+pub const ALPHAS: [f32; 4] = [0.03, 0.1, 0.3, 1.0];
+
 /// What [`train_and_evaluate`] measured on the held-back documents.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     pub trained_on: usize,
     pub held_back: usize,
-    /// Share of held-back documents whose most probable class is one of their labels.
+    /// Share of held-back documents whose most probable class is one of their labels, with the
+    /// chosen smoothing.
     pub accuracy: f64,
     /// The same with the classes cut to depth 1 (the top level).
     pub accuracy_top: f64,
+    /// Each smoothing tried and its accuracy.
+    pub tried: Vec<(f32, f64)>,
+    /// The smoothing chosen.
+    pub alpha: f32,
     /// The fitted temperature.
     pub temperature: f32,
 }
 
-/// Holds back every `every`-th document (the last of each run of `every`), trains on the rest,
-/// measures on the held-back ones and fits the temperature there (the posterior of their labels
-/// made as likely as can be); then trains on everything with that temperature.
-pub fn train_and_evaluate(
+/// One model's results on the held-back documents.
+struct Held {
+    right: usize,
+    right_top: usize,
+    n: usize,
+    /// Each document's class scores and which classes are its labels.
+    raw: Vec<(Vec<f32>, Vec<bool>)>,
+}
+
+fn held_back(
+    model: &Model,
     catalog: &Catalog,
     corpus: &Corpus,
-    params: &Params,
-    options: tokenize::Options,
-    every: usize,
-) -> Result<(Model, Report), ClassifyError> {
-    let every = every.max(2);
-    let held = |i: usize| i % every == every - 1;
-    let model = train(catalog, corpus, |i| !held(i), params, options)?;
+    held: impl Fn(usize) -> bool,
+) -> Held {
     let mut f = Features::default();
-    let mut right = 0usize;
-    let mut right_top = 0usize;
-    let mut n = 0usize;
-    let mut raw: Vec<(Vec<f32>, Vec<bool>)> = Vec::new();
+    let mut h = Held {
+        right: 0,
+        right_top: 0,
+        n: 0,
+        raw: Vec::new(),
+    };
+    let top = |c: u32| catalog.path(c).first().copied();
     for i in (0..corpus.len()).filter(|&i| held(i)) {
         let labels = corpus.labels(i);
         if labels.is_empty() {
@@ -293,27 +309,68 @@ pub fn train_and_evaluate(
             .iter()
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map(|&(c, _)| c);
-        n += 1;
+        h.n += 1;
         if best.is_some_and(|b| labels.contains(&b)) {
-            right += 1;
+            h.right += 1;
         }
-        let top = |c: u32| catalog.path(c).first().copied();
         if best.is_some_and(|b| labels.iter().any(|&l| top(l) == top(b))) {
-            right_top += 1;
+            h.right_top += 1;
         }
         let is_label = scores.iter().map(|(c, _)| labels.contains(c)).collect();
-        raw.push((scores.into_iter().map(|(_, s)| s).collect(), is_label));
+        h.raw
+            .push((scores.into_iter().map(|(_, s)| s).collect(), is_label));
     }
-    let temperature = fit_temperature(&raw);
-    let mut p = *params;
-    p.temperature = temperature;
+    h
+}
+
+/// Holds back every `every`-th document (the last of each run of `every`), trains on the rest
+/// with each smoothing of `alphas` (none: `params.alpha` alone), keeps the one most accurate on
+/// the held-back documents and fits the temperature there (the posterior of their labels made
+/// as likely as can be); then trains on everything with both.
+pub fn train_and_evaluate(
+    catalog: &Catalog,
+    corpus: &Corpus,
+    params: &Params,
+    options: tokenize::Options,
+    every: usize,
+    alphas: &[f32],
+) -> Result<(Model, Report), ClassifyError> {
+    let every = every.max(2);
+    let held = |i: usize| i % every == every - 1;
+    let own = [params.alpha];
+    let alphas = if alphas.is_empty() { &own[..] } else { alphas };
+    let mut best: Option<(f32, Held)> = None;
+    let mut tried = Vec::new();
+    for &alpha in alphas {
+        let p = Params { alpha, ..*params };
+        let model = train(catalog, corpus, |i| !held(i), &p, options)?;
+        let h = held_back(&model, catalog, corpus, held);
+        tried.push((alpha, h.right as f64 / h.n.max(1) as f64));
+        if best
+            .as_ref()
+            .is_none_or(|(_, b)| (h.right, h.right_top) > (b.right, b.right_top))
+        {
+            best = Some((alpha, h));
+        }
+    }
+    let Some((alpha, h)) = best else {
+        return Err(ClassifyError::Train("no smoothing to try".into()));
+    };
+    let temperature = fit_temperature(&h.raw);
+    let p = Params {
+        alpha,
+        temperature,
+        ..*params
+    };
     let model = train(catalog, corpus, |_| true, &p, options)?;
-    let ratio = |k: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    let ratio = |k: usize| if h.n == 0 { 0.0 } else { k as f64 / h.n as f64 };
     let report = Report {
-        trained_on: corpus.len() - n,
-        held_back: n,
-        accuracy: ratio(right),
-        accuracy_top: ratio(right_top),
+        trained_on: corpus.len() - h.n,
+        held_back: h.n,
+        accuracy: ratio(h.right),
+        accuracy_top: ratio(h.right_top),
+        tried,
+        alpha,
         temperature,
     };
     Ok((model, report))

@@ -151,7 +151,18 @@ fn run_set(set: &Set, args: &Args, venv: Option<&std::path::Path>) -> anyhow::Re
         set.test.len(),
         if args.tune { "validation" } else { "test" }
     );
-    let r = ours::run(set, &args.params(), args.options(), !args.label_each)?;
+    let alphas: &[f32] = if args.alpha.is_some() {
+        &[]
+    } else {
+        &focuser_multidoc::classify::ALPHAS
+    };
+    let r = ours::run(
+        set,
+        &args.params(),
+        args.options(),
+        !args.label_each,
+        alphas,
+    )?;
     println!(
         "{:<14} {:<26} {:>8.4}  (train {:.2} s, test {:.2} s, {} features)",
         set.name, "focuser NB", r.score, r.train_s, r.test_s, r.features

@@ -75,16 +75,29 @@ pub fn run(
     params: &Params,
     options: tokenize::Options,
     sets: bool,
+    alphas: &[f32],
 ) -> anyhow::Result<Outcome> {
     let sets = sets && set.metric == Metric::MicroF1;
     let t0 = Instant::now();
     let mut t = Tokenizer::new(options);
     let mut catalog = Catalog::new();
     let train = corpus(&set.train, &mut catalog, &mut t, sets);
-    let (model, _report) = train_and_evaluate(&catalog, &train, params, options, 10)?;
+    let (model, report) = train_and_evaluate(&catalog, &train, params, options, 10, alphas)?;
     let train_s = t0.elapsed().as_secs_f64();
+    println!(
+        "{}: smoothing {} chosen on a held-back tenth of train ({}), temperature {:.1}",
+        set.name,
+        report.alpha,
+        report
+            .tried
+            .iter()
+            .map(|(a, acc)| format!("{a}: {acc:.4}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        report.temperature
+    );
     let rule = if set.metric == Metric::MicroF1 {
-        multi_label_rule(set, params, options, sets)?
+        multi_label_rule(set, params, options, sets, alphas)?
     } else {
         Rule::One
     };
@@ -186,12 +199,13 @@ fn multi_label_rule(
     params: &Params,
     options: tokenize::Options,
     sets: bool,
+    alphas: &[f32],
 ) -> anyhow::Result<Rule> {
     let inner = set.inner();
     let mut t = Tokenizer::new(options);
     let mut catalog = Catalog::new();
     let train = corpus(&inner.train, &mut catalog, &mut t, sets);
-    let (model, _) = train_and_evaluate(&catalog, &train, params, options, 10)?;
+    let (model, _) = train_and_evaluate(&catalog, &train, params, options, 10, alphas)?;
     let mut f = Features::default();
     let mut gold = Vec::new();
     let mut posts = Vec::new();

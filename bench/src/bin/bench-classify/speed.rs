@@ -63,10 +63,10 @@ pub fn run(data: &Path, args: &Args) -> anyhow::Result<()> {
     let pages = pages(data, if args.smoke { 50 } else { usize::MAX })?;
     let bytes: usize = pages.iter().map(|p| p.1.len()).sum();
 
-    // Tokenize and classify separately, each over every page, the best of three rounds.
+    // Tokenize and classify separately, each over every page, the best of five rounds.
     let mut all = Vec::with_capacity(pages.len());
     let mut tok_s = f64::MAX;
-    for _ in 0..3 {
+    for _ in 0..5 {
         all.clear();
         let t1 = Instant::now();
         for (url, text) in &pages {
@@ -77,7 +77,7 @@ pub fn run(data: &Path, args: &Args) -> anyhow::Result<()> {
     }
     let mut cls_s = f64::MAX;
     let mut depth = 0usize;
-    for _ in 0..3 {
+    for _ in 0..5 {
         depth = 0;
         let t2 = Instant::now();
         for f in &all {
@@ -88,10 +88,11 @@ pub fn run(data: &Path, args: &Args) -> anyhow::Result<()> {
     let n = pages.len().max(1) as f64;
     let words: usize = all.iter().map(|f| f.words.len() + f.url.len()).sum();
     println!(
-        "speed: {} catalog nodes, {} classes, model of {} features trained on {docs} documents in {train_s:.2} s",
+        "speed: {} catalog nodes, {} classes, model of {} features and {} postings trained on {docs} documents in {train_s:.2} s",
         catalog.len(),
         model.classes().count(),
-        model.feature_count()
+        model.feature_count(),
+        model.posting_count()
     );
     println!(
         "speed: {} pages, {:.1} KB of text and {:.0} distinct features a page, mean path depth {:.2}",
