@@ -298,6 +298,46 @@ impl Model {
         }
     }
 
+    /// The page's features that speak most for catalog node `node` (the "why this category"
+    /// tool): each feature's part of the node's score that the node's own documents gave it,
+    /// `scale · x(f) · δ(node, f)`, the `n` largest, largest first.
+    pub fn evidence(&self, f: &Features, node: u32, n: usize) -> Vec<(String, f32)> {
+        let Some(at) = self.scored.iter().position(|s| s.node == node) else {
+            return Vec::new();
+        };
+        let scale = self.scored[at].scale;
+        let mut x = Vec::new();
+        self.vector(f, &mut x);
+        // vector() keeps the bags' features the model knows, in order: the same walk names them.
+        let names = [(&f.words, 1.0), (&f.url, self.params.url_weight)]
+            .into_iter()
+            .filter(|&(_, scale)| scale > 0.0)
+            .flat_map(|(bag, _)| bag.terms().iter().map(move |t| (bag, t)))
+            .filter(|(_, t)| self.lookup.contains_key(&t.feature))
+            .map(|(bag, t)| bag.text(t));
+        let mut out: Vec<(String, f32)> = names
+            .zip(&x)
+            .map(|(name, &(hot, v))| (name.to_owned(), scale * v * self.delta(hot, at)))
+            .filter(|&(_, e)| e != 0.0)
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out.truncate(n);
+        out
+    }
+
+    /// δ(scored node `at`, feature).
+    fn delta(&self, hot: Hot, at: usize) -> f32 {
+        if let Some(&d) = self.dense.get(hot.dense as usize + at) {
+            if hot.dense != u32::MAX {
+                return d;
+            }
+        }
+        let postings = &self.postings[hot.start as usize..hot.end as usize];
+        postings
+            .binary_search_by_key(&(at as u32), |&(c, _)| c)
+            .map_or(0.0, |i| postings[i].1)
+    }
+
     /// How many (node, feature) weights the model stores.
     pub fn posting_count(&self) -> usize {
         self.postings.len()

@@ -109,6 +109,17 @@ fn the_path_goes_from_the_top_and_is_cut_to_a_depth() {
         "a subtree's posterior is at least its child's"
     );
     assert_eq!(path_ids(&m, c.truncated(1)), ["tech"]);
+    // Why: the words that speak for the category.
+    let mut f = Features::default();
+    m.tokenizer().page(
+        None,
+        [("The new smartphone camera and battery", 1.0)],
+        &mut f,
+    );
+    let why = m.evidence(&f, c.path[1].0, 3);
+    assert!(why.iter().any(|(w, _)| w == "camera"), "{why:?}");
+    assert!(why.iter().all(|(w, _)| w != "new"), "{why:?}");
+    assert!(why.windows(2).all(|p| p[0].1 >= p[1].1));
     assert_eq!(path_ids(&m, c.truncated(5)), ["tech", "phones"]);
     assert!(c.truncated(0).is_empty());
     // A threshold no posterior reaches stops at the top.

@@ -202,12 +202,12 @@ fn vocabulary(
     (features, rows)
 }
 
+/// A catalog node's index among the scored nodes.
+type NodeIndex = FxHashMap<u32, u32>;
+
 /// The nodes with documents in their subtree, parents first, each with its parent's index;
 /// and the index of each.
-fn scored_nodes(
-    catalog: &Catalog,
-    docs: &[&Doc],
-) -> (Vec<(u32, Option<u32>)>, FxHashMap<u32, u32>) {
+fn scored_nodes(catalog: &Catalog, docs: &[&Doc]) -> (Vec<(u32, Option<u32>)>, NodeIndex) {
     let mut marked = vec![false; catalog.len()];
     for d in docs {
         for &l in &d.labels {

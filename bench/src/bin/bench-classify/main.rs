@@ -102,7 +102,14 @@ impl Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let data = sets::data_dir(args.data.clone())?;
+    let data = match sets::data_dir(args.data.clone()) {
+        Ok(d) => d,
+        Err(e) => {
+            // No data is no failure of the code: say where to get it, exit 2.
+            eprintln!("bench-classify: {e:#}");
+            std::process::exit(2);
+        }
+    };
     std::fs::create_dir_all(&args.work)?;
     let venv = if args.smoke || args.no_sklearn {
         None
