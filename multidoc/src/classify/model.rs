@@ -88,6 +88,20 @@ impl Categories {
     pub fn leaf(&self) -> Option<(u32, f32)> {
         self.path.last().copied()
     }
+
+    /// The path as `yacobot classify` prints it: names joined by ` > `, each with its posterior
+    /// (`Sports (0.97) > Soccer (0.81)`), cut to `depth` nodes.
+    pub fn describe(&self, catalog: &Catalog, depth: usize) -> String {
+        let parts: Vec<String> = self
+            .truncated(depth)
+            .iter()
+            .map(|&(n, p)| {
+                let name = catalog.node(n).map_or("?", |x| x.name.as_str());
+                format!("{name} ({p:.2})")
+            })
+            .collect();
+        parts.join(super::PATH_SEPARATOR)
+    }
 }
 
 impl Model {
