@@ -123,7 +123,10 @@ fn the_path_goes_from_the_top_and_is_cut_to_a_depth() {
     assert_eq!(path_ids(&m, c.truncated(5)), ["tech", "phones"]);
     assert!(c.truncated(0).is_empty());
     let text = c.describe(m.catalog(), 1);
-    assert!(text.starts_with("Technology (") && !text.contains('>'), "{text}");
+    assert!(
+        text.starts_with("Technology (") && !text.contains('>'),
+        "{text}"
+    );
     assert!(c.describe(m.catalog(), 9).contains(") > Smartphones ("));
     // A threshold no posterior reaches stops at the top.
     let mut f = Features::default();
