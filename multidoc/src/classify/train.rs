@@ -37,39 +37,97 @@ pub fn train(
             "label {bad} is not a catalog node"
         )));
     }
-    let (features, rows) = vocabulary(corpus, &docs, params);
+    let (mut features, rows) = vocabulary(corpus, &docs, params);
     let (scored, index) = scored_nodes(catalog, &docs);
+    let counts = count(
+        catalog,
+        &docs,
+        params,
+        &features,
+        &rows,
+        &index,
+        scored.len(),
+    );
+    let (scored, entries, background) = weigh(params, &counts, &scored, docs.len());
+    let (offsets, postings) = postings(entries, features.len());
+    for (f, b) in features.iter_mut().zip(&background) {
+        f.background = *b as f32;
+    }
+    let mut model = Model {
+        catalog: catalog.clone(),
+        options,
+        params: *params,
+        scored,
+        features,
+        offsets,
+        postings,
+        lookup: FxHashMap::default(),
+        dense: Vec::new(),
+        documents: docs.len() as u64,
+        checksum: 0,
+    };
+    model.index();
+    Ok(model)
+}
 
-    // Counts per scored node (its subtree's documents) and over all documents.
-    let mut counts: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); scored.len()];
-    let mut all: Vec<f64> = vec![0.0; features.len()];
-    let mut class_docs: Vec<f64> = vec![0.0; scored.len()];
+/// The training documents' vectors summed.
+struct Counts {
+    /// Per scored node, over its subtree's documents: feature row → count.
+    node: Vec<FxHashMap<u32, f64>>,
+    /// Per feature row, over every document.
+    all: Vec<f64>,
+    /// Per scored node, the documents labelled with it (a document with k labels counts 1/k).
+    class_docs: Vec<f64>,
+}
+
+fn count(
+    catalog: &Catalog,
+    docs: &[&Doc],
+    params: &Params,
+    features: &[Feature],
+    rows: &FxHashMap<u64, u32>,
+    index: &NodeIndex,
+    scored: usize,
+) -> Counts {
+    let mut c = Counts {
+        node: vec![FxHashMap::default(); scored],
+        all: vec![0.0; features.len()],
+        class_docs: vec![0.0; scored],
+    };
     let mut x = Vec::new();
     let mut nodes = FxHashSet::default();
-    for d in &docs {
-        vector(params, &features, &rows, d, &mut x);
+    for d in docs {
+        vector(params, features, rows, d, &mut x);
         nodes.clear();
         for &l in &d.labels {
             if let Some(&s) = index.get(&l) {
-                class_docs[s as usize] += 1.0 / d.labels.len() as f64;
+                c.class_docs[s as usize] += 1.0 / d.labels.len() as f64;
             }
-            nodes.extend(
-                catalog
-                    .path(l)
-                    .into_iter()
-                    .filter_map(|n| index.get(&n).copied()),
-            );
+            let path = catalog.path(l);
+            nodes.extend(path.into_iter().filter_map(|n| index.get(&n).copied()));
         }
         for &(row, v) in &x {
-            all[row as usize] += f64::from(v);
+            c.all[row as usize] += f64::from(v);
             for &s in &nodes {
-                *counts[s as usize].entry(row).or_insert(0.0) += f64::from(v);
+                *c.node[s as usize].entry(row).or_insert(0.0) += f64::from(v);
             }
         }
     }
+    c
+}
 
+/// Each scored node's weights (docs/classifier.md): the nodes, the (row, node, δ) entries and
+/// each feature's background.
+#[allow(clippy::type_complexity)]
+fn weigh(
+    params: &Params,
+    counts: &Counts,
+    scored: &[(u32, Option<u32>)],
+    docs: usize,
+) -> (Vec<Scored>, Vec<(u32, u32, f32)>, Vec<f64>) {
     let alpha = f64::from(params.alpha.max(1e-6));
-    let vocab = features.len() as f64;
+    let all = &counts.all;
+    let vocab = all.len() as f64;
     let total: f64 = all.iter().sum();
     let background: Vec<f64> = all
         .iter()
@@ -80,9 +138,9 @@ pub fn train(
         .collect();
     let background_sum: f64 = background.iter().sum();
     let mut entries: Vec<(u32, u32, f32)> = Vec::new();
-    let mut scored_out = Vec::with_capacity(scored.len());
-    for (s, (node, parent)) in scored.iter().enumerate() {
-        let c = &counts[s];
+    let mut out = Vec::with_capacity(scored.len());
+    for (s, &(node, parent)) in scored.iter().enumerate() {
+        let c = &counts.node[s];
         let own: f64 = c.values().sum();
         let base_m = alpha.ln() - (own + alpha * vocab).ln();
         let base_c = (total - own + alpha * vocab).ln();
@@ -116,21 +174,26 @@ pub fn train(
         } else {
             1.0
         };
-        let docs_total = docs.len() as f64;
-        let prior = (class_docs[s] > 0.0).then(|| (class_docs[s] / docs_total).ln() as f32);
-        scored_out.push(Scored {
-            node: *node,
-            parent: *parent,
+        let class = counts.class_docs[s];
+        let prior = (class > 0.0).then(|| (class / docs as f64).ln() as f32);
+        out.push(Scored {
+            node,
+            parent,
             base: base as f32,
             scale: scale as f32,
             prior,
         });
     }
+    (out, entries, background)
+}
+
+/// (row, node, δ) entries as each row's postings: offsets and (node, δ) pairs.
+fn postings(mut entries: Vec<(u32, u32, f32)>, rows: usize) -> (Vec<u32>, Vec<(u32, f32)>) {
     entries.sort_unstable_by_key(|&(row, s, _)| (row, s));
-    let mut offsets = Vec::with_capacity(features.len() + 1);
+    let mut offsets = Vec::with_capacity(rows + 1);
     let mut postings = Vec::with_capacity(entries.len());
     let mut e = entries.iter().peekable();
-    for row in 0..features.len() as u32 {
+    for row in 0..rows as u32 {
         offsets.push(postings.len() as u32);
         while let Some(&&(r, s, d)) = e.peek() {
             if r != row {
@@ -141,25 +204,7 @@ pub fn train(
         }
     }
     offsets.push(postings.len() as u32);
-    let mut features = features;
-    for (f, b) in features.iter_mut().zip(&background) {
-        f.background = *b as f32;
-    }
-    let mut model = Model {
-        catalog: catalog.clone(),
-        options,
-        params: *params,
-        scored: scored_out,
-        features,
-        offsets,
-        postings,
-        lookup: FxHashMap::default(),
-        dense: Vec::new(),
-        documents: docs.len() as u64,
-        checksum: 0,
-    };
-    model.index();
-    Ok(model)
+    (offsets, postings)
 }
 
 /// The features seen in at least `min_df` documents, in order of their hash, with their idf.
