@@ -226,3 +226,32 @@ fn bench_multidoc_at_a_smoke_size() {
         expected,
     );
 }
+
+#[test]
+fn bench_classify_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    if !data.join("classify").is_dir() {
+        // Without the development data it says where to get it and exits 2.
+        let out = Command::new(env!("CARGO_BIN_EXE_bench-classify"))
+            .arg("--work")
+            .arg(work.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("../shared/data"));
+        return;
+    }
+    run(
+        env!("CARGO_BIN_EXE_bench-classify"),
+        &["--smoke"],
+        work.path(),
+        &[
+            "20newsgroups   focuser NB",
+            "lenta          focuser NB",
+            "reuters        focuser NB",
+            "speed: 704 catalog nodes",
+            "speed: classify",
+        ],
+    );
+}
