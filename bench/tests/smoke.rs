@@ -194,3 +194,64 @@ fn bench_resources_at_a_smoke_size() {
     // Its own data is gone.
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn bench_multidoc_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    // The development data sits beside the repository (../shared/data); a clone without it
+    // gets the benchmark's note on where to find it.
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let expected: &[&str] = if data.join("extraction/aeb").is_dir() {
+        &[
+            "AEB shingle-F1",
+            "WCXB dev word-F1",
+            "DAnIEL-RU word-F1",
+            "focuser ",
+            "rs_trafilatura_published",
+            "dom_smoothie_0.18_measured",
+            "focuser: F1",
+            "== templater",
+            "trust: Big9",
+            "whole analysis",
+            "memory in flight",
+        ]
+    } else {
+        &["no development data"]
+    };
+    let data = data.to_string_lossy().into_owned();
+    run(
+        env!("CARGO_BIN_EXE_bench-multidoc"),
+        &["--smoke", "--data", &data],
+        work.path(),
+        expected,
+    );
+}
+
+#[test]
+fn bench_classify_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    if !data.join("classify").is_dir() {
+        // Without the development data it says where to get it and exits 2.
+        let out = Command::new(env!("CARGO_BIN_EXE_bench-classify"))
+            .arg("--work")
+            .arg(work.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("../shared/data"));
+        return;
+    }
+    run(
+        env!("CARGO_BIN_EXE_bench-classify"),
+        &["--smoke"],
+        work.path(),
+        &[
+            "20newsgroups   focuser NB",
+            "lenta          focuser NB",
+            "reuters        focuser NB",
+            "speed: 704 catalog nodes",
+            "speed: classify",
+        ],
+    );
+}
