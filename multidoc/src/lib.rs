@@ -7,14 +7,17 @@
 //! - [`tokenize`]: blocks → weighted words (Russian and English stems), URL words apart;
 //! - [`classify`]: naive Bayes over a hierarchical catalog, its model file.
 //!
-//! [`analyze()`] runs a page through decode, segment and template.
+//! [`analyze()`] runs a page through decode, segment and template; [`page::understand`]
+//! through every stage, with its language and (given a model) its categories.
 
 pub mod analyze;
 pub mod classify;
 pub mod corpus;
 pub mod decode;
+pub mod page;
 pub mod segment;
 pub mod template;
 pub mod tokenize;
 
 pub use analyze::{analyze, Analysis, Evidence};
+pub use page::{understand, Lang, Page};

@@ -9,8 +9,10 @@ use focuser_formats::segment::{SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
 
 mod fetch;
+mod multidoc;
 mod resources;
 pub use fetch::{FetchConfig, CURL, MIRROR};
+pub use multidoc::MultiDocConfig;
 pub use resources::ResourcesConfig;
 
 /// The workers take the running config at each step, so a reload applies every key but the
@@ -41,6 +43,8 @@ pub struct YacobotConfig {
     pub url: UrlConfig,
     #[serde(rename = "Resources", default)]
     pub resources: ResourcesConfig,
+    #[serde(rename = "MultiDoc", default)]
+    pub multidoc: MultiDocConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -394,6 +398,7 @@ impl DaemonConfig for YacobotConfig {
         }
         self.fetch.validate()?;
         self.resources.validate()?;
+        self.multidoc.validate()?;
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }
