@@ -49,34 +49,86 @@ pub fn analyze(
         .iter()
         .map(|b| fingerprint(&b.text, &b.path))
         .collect();
-    let mut template_bytes = 0usize;
-    let mut bytes = 0usize;
-    let weights: Vec<f32> = segmented
-        .blocks
-        .iter()
-        .zip(&fingerprints)
-        .map(|(b, &fp)| {
-            bytes += b.text.len();
-            let Some(e) = evidence else { return b.weight };
-            let t = e.domain.trust(e.includes_page) * e.domain.template(fp, e.includes_page);
-            if t >= 0.5 {
-                template_bytes += b.text.len();
-            }
-            e.domain.weight(b.weight, fp, e.includes_page)
-        })
-        .collect();
-    let main_text = main_text(
-        segmented.blocks.iter().zip(weights.iter().copied()),
-        MAIN_THRESHOLD,
-    );
-    Ok(Analysis {
+    let mut a = Analysis {
         encoding,
         charset_from,
         title: segmented.title,
         blocks: segmented.blocks,
         fingerprints,
-        weights,
-        main_text,
-        template_share: template_bytes as f32 / bytes.max(1) as f32,
-    })
+        weights: Vec::new(),
+        main_text: String::new(),
+        template_share: 0.0,
+    };
+    a.weigh(evidence);
+    Ok(a)
+}
+
+impl Analysis {
+    /// Weighs the blocks again with `evidence` (none: the page-only weights), and makes the
+    /// main text and the template share from the new weights. The worker analyses a batch's
+    /// pages first, then loads the evidence of the fingerprints they hold, then weighs each.
+    pub fn weigh(&mut self, evidence: Option<Evidence<'_>>) {
+        let mut template_bytes = 0usize;
+        let mut bytes = 0usize;
+        self.weights = self
+            .blocks
+            .iter()
+            .zip(&self.fingerprints)
+            .map(|(b, &fp)| {
+                bytes += b.text.len();
+                let Some(e) = evidence else { return b.weight };
+                let t = e.domain.trust(e.includes_page) * e.domain.template(fp, e.includes_page);
+                if t >= 0.5 {
+                    template_bytes += b.text.len();
+                }
+                e.domain.weight(b.weight, fp, e.includes_page)
+            })
+            .collect();
+        self.main_text = main_text(
+            self.blocks.iter().zip(self.weights.iter().copied()),
+            MAIN_THRESHOLD,
+        );
+        self.template_share = template_bytes as f32 / bytes.max(1) as f32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(unique: &str) -> String {
+        format!(
+            "<html><body><nav><ul><li><a href=/>Home</a></li><li><a href=/news>News</a></li></ul></nav>\
+             <article><p>{unique} is what this page alone says, at some length, so that it is read \
+             as the page's own text and not as furniture.</p></article>\
+             <footer><p>Copyright Example Ltd, all rights reserved.</p></footer></body></html>"
+        )
+    }
+
+    #[test]
+    fn weighing_later_gives_what_analysing_with_the_evidence_gives() {
+        let mut domain = DomainEvidence::default();
+        for i in 0..8 {
+            let a = analyze(page(&format!("Story {i}")).as_bytes(), None, 1 << 20, None)
+                .unwrap_or_else(|e| panic!("{e}"));
+            domain.add_page(a.fingerprints.iter().copied());
+        }
+        let e = Evidence {
+            domain: &domain,
+            includes_page: false,
+        };
+        let body = page("Another story");
+        let at_once =
+            analyze(body.as_bytes(), None, 1 << 20, Some(e)).unwrap_or_else(|e| panic!("{e}"));
+        let mut later =
+            analyze(body.as_bytes(), None, 1 << 20, None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(later.template_share, 0.0);
+        later.weigh(Some(e));
+        assert_eq!(later.weights, at_once.weights);
+        assert_eq!(later.main_text, at_once.main_text);
+        assert_eq!(later.template_share, at_once.template_share);
+        assert!(later.template_share > 0.2, "{}", later.template_share);
+        assert!(later.main_text.contains("Another story"));
+        assert!(!later.main_text.contains("Copyright"), "{}", later.main_text);
+    }
 }

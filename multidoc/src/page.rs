@@ -112,24 +112,37 @@ pub fn understand(
     model: Option<&Model>,
 ) -> Result<Page, DecodeError> {
     let analysis = analyze(body, http_charset, max_bytes, evidence)?;
-    let lang = Lang::of(&analysis.main_text);
-    let mut features = Features::default();
-    tokenizer.page(
-        url,
-        analysis
-            .blocks
-            .iter()
-            .zip(&analysis.weights)
-            .map(|(b, &w)| (b.text.as_str(), w)),
-        &mut features,
-    );
-    let categories = model.map(|m| m.classify(&features));
-    Ok(Page {
-        analysis,
-        lang,
-        features,
-        categories,
-    })
+    Ok(Page::from_analysis(analysis, url, tokenizer, model))
+}
+
+impl Page {
+    /// The stages after [`analyze`]: the language, the words and (with a model) the
+    /// categories of a page already analysed (and weighed: [`Analysis::weigh`]).
+    pub fn from_analysis(
+        analysis: Analysis,
+        url: Option<&str>,
+        tokenizer: &mut Tokenizer,
+        model: Option<&Model>,
+    ) -> Page {
+        let lang = Lang::of(&analysis.main_text);
+        let mut features = Features::default();
+        tokenizer.page(
+            url,
+            analysis
+                .blocks
+                .iter()
+                .zip(&analysis.weights)
+                .map(|(b, &w)| (b.text.as_str(), w)),
+            &mut features,
+        );
+        let categories = model.map(|m| m.classify(&features));
+        Page {
+            analysis,
+            lang,
+            features,
+            categories,
+        }
+    }
 }
 
 #[cfg(test)]

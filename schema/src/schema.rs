@@ -1,6 +1,95 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
+    /// template evidence per domain: pages sampled
+    multidoc_domain (domain_key) {
+        /// the domain's key: first 8 bytes of the MD5 of the domain name, big-endian (as a URL id)
+        domain_key -> Unsigned<Bigint>,
+        /// routing domain (url.domain)
+        #[max_length = 253]
+        domain -> Varchar,
+        /// pages counted into the evidence since it began (since)
+        pages -> Unsigned<Integer>,
+        /// multidoc_fingerprint rows of the domain as last counted (ageing makes it an overestimate until the cap recounts)
+        fingerprints -> Unsigned<Integer>,
+        /// when the evidence began: its first page, or the first after it expired (UTC)
+        since -> Datetime,
+        /// the day a page was last counted (UTC); MultiDoc.ExpireDays before today: expired
+        seen_on -> Date,
+    }
+}
+
+diesel::table! {
+    /// template evidence per domain: pages each block was seen on
+    multidoc_fingerprint (domain_key, fingerprint) {
+        /// multidoc_domain.domain_key
+        domain_key -> Unsigned<Bigint>,
+        /// XXH3-64 of a block's normalised text and tag path (docs/multidoc.md)
+        fingerprint -> Unsigned<Bigint>,
+        /// pages of the domain the block was on (once a page)
+        pages -> Unsigned<Integer>,
+        /// the domain's page count when the block was last seen (the cap evicts the fewest pages, then the oldest)
+        last_page -> Unsigned<Integer>,
+        /// the day the block was last seen (UTC); MultiDoc.ExpireDays before today: expired
+        seen_on -> Date,
+    }
+}
+
+diesel::table! {
+    /// what the page analysis made of each URL
+    multidoc_page (id) {
+        /// url.id of the page
+        id -> Unsigned<Bigint>,
+        /// 1 analysed, 2 empty, 3 binary, 4 too large (MultiDoc.MaxBytes)
+        outcome -> Unsigned<Tinyint>,
+        /// language of the main text: ru, en, cjk, other, unknown; NULL: not analysed
+        #[max_length = 8]
+        lang -> Nullable<Varchar>,
+        /// category path from the root: catalog id:posterior, comma-separated (docs/formats.md); NULL: no model
+        categories -> Nullable<Text>,
+        /// the same path's names joined by " > ", for people
+        category_names -> Nullable<Text>,
+        /// hex MD5 of the main text (UTF-8); NULL: not analysed
+        #[max_length = 32]
+        main_md5 -> Nullable<Char>,
+        /// share of the blocks' text the domain's evidence calls template (0-1); NULL: not analysed
+        template_share -> Nullable<Float>,
+        /// CRC-32C of the model file that classified the page; NULL: no model
+        model_checksum -> Nullable<Unsigned<Integer>>,
+        /// when the page was last analysed (UTC)
+        analysed_at -> Datetime,
+        /// when the page was counted into its domain's evidence; NULL: never (not analysed)
+        counted_at -> Nullable<Datetime>,
+        /// segment file id of the archived copy analysed
+        archive_file -> Unsigned<Bigint>,
+        /// item index of that copy in its segment (from 1)
+        archive_item -> Unsigned<Integer>,
+    }
+}
+
+diesel::table! {
+    /// where the page analysis is in each archive
+    multidoc_position (node, store) {
+        /// the yacobot node (its node key)
+        #[max_length = 64]
+        node -> Varchar,
+        /// the archive folder followed (Archive.Dir, resolved)
+        #[max_length = 512]
+        store -> Varchar,
+        /// segment file id of the next item to analyse (0: the oldest segment)
+        file_id -> Unsigned<Bigint>,
+        /// its item index (from 1)
+        item_idx -> Unsigned<Integer>,
+        /// the items before this position were counted into the evidence: a rewind moves file_id/item_idx back, not this, and the items it analyses again are not counted again
+        counted_file -> Unsigned<Bigint>,
+        /// its item index
+        counted_item -> Unsigned<Integer>,
+        /// when the position last moved (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// how items are cut out of a resource class's XML
     open_xml_format (id) {
         /// rule id
@@ -377,6 +466,10 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(
+    multidoc_domain,
+    multidoc_fingerprint,
+    multidoc_page,
+    multidoc_position,
     open_xml_format,
     partner_domain,
     path_arg_name,
