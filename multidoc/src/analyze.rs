@@ -129,6 +129,10 @@ mod tests {
         assert_eq!(later.template_share, at_once.template_share);
         assert!(later.template_share > 0.2, "{}", later.template_share);
         assert!(later.main_text.contains("Another story"));
-        assert!(!later.main_text.contains("Copyright"), "{}", later.main_text);
+        assert!(
+            !later.main_text.contains("Copyright"),
+            "{}",
+            later.main_text
+        );
     }
 }

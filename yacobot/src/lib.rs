@@ -4,7 +4,8 @@
 //! (see [`worker`] for what a worker is, [`daemon`] for the list): the [`qargfilter`] import
 //! (`query_args` → `path_arg_name`), the [`loader`] (queue files → `url`, applying the
 //! query-argument rules), the [`crawl`] worker (scheduler, fetcher, archive, re-index
-//! bookkeeping) and the [`resources`] worker (partner feeds). Each keeps its own figures;
+//! bookkeeping), the [`resources`] worker (partner feeds) and the [`multidoc`] worker (page
+//! analysis: template evidence, language, categories). Each keeps its own figures;
 //! [`status`] holds the node's.
 
 pub mod admin;
@@ -12,6 +13,7 @@ pub mod config;
 pub mod crawl;
 pub mod daemon;
 pub mod loader;
+pub mod multidoc;
 pub mod qargfilter;
 pub mod resources;
 pub mod runner;
@@ -34,6 +36,16 @@ pub fn resource_command(
     let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
     let mut conn = db::connect(&config.common)?;
     admin::resource(&mut conn, cmd)
+}
+
+/// `yacobot multidoc …`: loads the config, connects, runs the command; returns what to print.
+pub fn multidoc_command(
+    config_file: &std::path::Path,
+    cmd: &multidoc::admin::MultidocCmd,
+) -> anyhow::Result<String> {
+    let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
+    let mut conn = db::connect(&config.common)?;
+    multidoc::admin::command(&config, &mut conn, cmd)
 }
 
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what

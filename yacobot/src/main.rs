@@ -1,4 +1,4 @@
-//! `yacobot`: the crawler node daemon, and the operator's `resource` commands.
+//! `yacobot`: the crawler node daemon, and the operator's `resource` and `multidoc` commands.
 
 use std::process::ExitCode;
 
@@ -27,6 +27,9 @@ enum Cmd {
     Resource(ResourceCmd),
     #[command(flatten)]
     Common(CommonCommand),
+    /// Page analysis: show where it is in the archive, rewind it to analyse the archive again
+    #[command(subcommand)]
+    Multidoc(focuser_yacobot::multidoc::admin::MultidocCmd),
 }
 
 fn main() -> ExitCode {
@@ -36,17 +39,27 @@ fn main() -> ExitCode {
         Some(Cmd::Common(cmd)) => {
             focuser_daemon::run_common_command::<YacobotConfig>("yacobot", &cli.common, cmd)
         }
-        Some(Cmd::Resource(cmd)) => {
-            match focuser_yacobot::resource_command(&cli.common.config_file("yacobot"), &cmd) {
-                Ok(out) => {
-                    print!("{out}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("yacobot: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
+        Some(Cmd::Resource(cmd)) => print(focuser_yacobot::resource_command(
+            &cli.common.config_file("yacobot"),
+            &cmd,
+        )),
+        Some(Cmd::Multidoc(cmd)) => print(focuser_yacobot::multidoc_command(
+            &cli.common.config_file("yacobot"),
+            &cmd,
+        )),
+    }
+}
+
+/// An operator command's output, or its error.
+fn print(out: anyhow::Result<String>) -> ExitCode {
+    match out {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("yacobot: {e:#}");
+            ExitCode::FAILURE
         }
     }
 }

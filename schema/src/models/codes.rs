@@ -201,6 +201,20 @@ code_enum! {
     }
 }
 
+code_enum! {
+    /// What the page analysis made of an archived page (`multidoc_page.outcome`).
+    pub enum PageOutcome {
+        /// Decoded, cut into blocks, weighed (and classified, with a model).
+        Analysed = 1,
+        /// An empty body.
+        Empty = 2,
+        /// Binary data (an image, a PDF, an archive …), not text.
+        Binary = 3,
+        /// Larger than `MultiDoc.MaxBytes`.
+        TooLarge = 4,
+    }
+}
+
 code_newtype! {
     /// How a field of a resource class is indexed (`open_xml_format.index_type`); the item's
     /// canonical form carries the number.
@@ -237,6 +251,7 @@ mod tests {
             assert_eq!(FetchState::from_code(n).code(), n);
             assert_eq!(FetchStatus::from_code(n).code(), n);
             assert_eq!(UpdateType::from_code(n).code(), n);
+            assert_eq!(PageOutcome::from_code(n).code(), n);
             assert_eq!(IndexType::from_code(n).code(), n);
         }
         assert_eq!(FetchState::from_code(4), FetchState::Gone);

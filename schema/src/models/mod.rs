@@ -5,6 +5,7 @@
 //! in one transaction.
 
 mod codes;
+mod multidoc;
 mod open_xml_format;
 mod partner_domain;
 mod path_arg_name;
@@ -22,7 +23,11 @@ mod yacobot_node;
 
 pub use codes::{
     DataFrom, DataStatus, EmitStatus, FeedUrlStatus, FetchState, FetchStatus, GroupType, IndexType,
-    ResStatus, UpdateType, ValidStatus,
+    PageOutcome, ResStatus, UpdateType, ValidStatus,
+};
+pub use multidoc::{
+    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, MultidocPosition,
+    NewMultidocDomain, NewMultidocPage,
 };
 pub use open_xml_format::{NewOpenXmlFormat, OpenXmlFormat};
 pub use partner_domain::{NewPartnerDomain, PartnerDomain};

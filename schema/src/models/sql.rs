@@ -6,6 +6,14 @@
 
 const MARKER: &str = "/*repeat*/";
 
+/// A `.sql` file's statement: its comment lines (which hold no placeholder) left out.
+pub(crate) fn statement(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `sql` with its marked group written `rows` times (at least once).
 pub(crate) fn repeat(sql: &str, rows: usize) -> String {
     let Some(at) = sql.find(MARKER) else {

@@ -1,0 +1,381 @@
+//! A batch's pages weighed with their domains' evidence, counted into it, classified, and
+//! turned into the rows the batch's transaction writes ([`Plan`]).
+//!
+//! The evidence is loaded for the batch's blocks only ([`load`]: the domains, and the rows of
+//! the (domain, fingerprint) pairs its pages hold): a block's weight depends on nothing else.
+//! Each page is weighed BEFORE it is added to its domain's evidence (docs/multidoc.md), in
+//! archive order, so a page sees the pages before it, those of the batch included.
+//!
+//! A page is counted into the evidence once: not when it is before the end of what was counted
+//! (a rewind), nor when its URL was counted already since the domain's evidence began (a
+//! page re-indexed from the archive or fetched again is archived again; counting every copy
+//! would make a small site's own text look like template).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::{NaiveDate, NaiveDateTime};
+use diesel::prelude::*;
+use focuser_formats::segment::Position;
+use focuser_formats::urls;
+use focuser_multidoc::analyze::{Analysis, Evidence};
+use focuser_multidoc::classify::{Catalog, Categories, Model};
+use focuser_multidoc::decode::DecodeError;
+use focuser_multidoc::template::{DomainEvidence, Row, Seen};
+use focuser_multidoc::Page;
+use focuser_schema::models::{
+    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, NewMultidocDomain,
+    NewMultidocPage, PageOutcome,
+};
+use md5::{Digest, Md5};
+
+use super::model::ModelSlot;
+use super::stats::Tally;
+use super::take::{Batch, PageIn, Taken};
+
+/// A domain's key in the evidence tables: its name's "URL id" (the first 8 bytes of its MD5,
+/// big-endian; docs/formats.md "Page analysis tables").
+pub fn domain_key(domain: &str) -> u64 {
+    urls::url_id(domain)
+}
+
+/// What a batch needs from the database.
+#[derive(Default)]
+pub struct Loaded {
+    pub domains: HashMap<u64, MultidocDomain>,
+    /// When each URL of the batch that has a row was counted.
+    pub counted: HashMap<u64, Option<NaiveDateTime>>,
+    pub fingerprints: Vec<MultidocFingerprint>,
+}
+
+/// Reads what `batch` needs (safe to repeat: reads only).
+pub fn load(conn: &mut MysqlConnection, batch: &Batch) -> QueryResult<Loaded> {
+    let mut keys = HashSet::new();
+    let mut ids = HashSet::new();
+    let mut pairs = HashSet::new();
+    for (p, a) in batch.pages() {
+        let key = domain_key(&p.domain);
+        keys.insert(key);
+        ids.insert(p.id);
+        if let Ok(a) = a {
+            pairs.extend(a.fingerprints.iter().map(|&fp| (key, fp)));
+        }
+    }
+    let keys: Vec<u64> = keys.into_iter().collect();
+    let ids: Vec<u64> = ids.into_iter().collect();
+    let pairs: Vec<(u64, u64)> = pairs.into_iter().collect();
+    Ok(Loaded {
+        domains: MultidocDomain::load(conn, &keys)?
+            .into_iter()
+            .map(|d| (d.domain_key, d))
+            .collect(),
+        counted: MultidocPage::counted(conn, &ids)?.into_iter().collect(),
+        fingerprints: MultidocFingerprint::load(conn, &pairs)?,
+    })
+}
+
+/// The clock and settings of one batch.
+pub struct Env {
+    pub now: NaiveDateTime,
+    pub today: NaiveDate,
+    /// Evidence last seen before this day is expired (`MultiDoc.ExpireDays`).
+    pub expired: NaiveDate,
+    /// Items before this were counted already.
+    pub counted_to: Position,
+    pub max_fingerprints: u32,
+}
+
+/// What the batch's transaction writes, and what it adds to the figures once committed.
+#[derive(Default)]
+pub struct Plan {
+    pub domains: Vec<NewMultidocDomain>,
+    pub fingerprints: Vec<FingerprintCount>,
+    pub pages: Vec<NewMultidocPage>,
+    pub gone: Vec<u64>,
+    /// Domains that may hold more than `MultiDoc.MaxFingerprints` rows once it is in.
+    pub over_cap: Vec<u64>,
+    pub tally: Tally,
+}
+
+/// A domain's evidence during a batch, and what the batch adds to it.
+struct Domain {
+    name: String,
+    evidence: DomainEvidence,
+    /// When its evidence began (now if it is new or expired).
+    since: NaiveDateTime,
+    /// Rows it holds (expired ones included), as last counted, and the pairs known to exist.
+    rows: u32,
+    present: HashSet<u64>,
+    /// Pages counted before the batch (0 if it is new or expired), and by the batch.
+    pages_before: u32,
+    pages: u32,
+    new_rows: u32,
+    /// Per fingerprint: pages of the batch it was on, the domain's page count at the last.
+    counts: HashMap<u64, (u32, u32)>,
+}
+
+impl Domain {
+    fn new(name: &str, row: Option<&MultidocDomain>, env: &Env) -> Domain {
+        let live = row.filter(|r| r.seen_on >= env.expired);
+        Domain {
+            name: name.to_string(),
+            // The table bounds the evidence; in memory it holds only the batch's blocks.
+            evidence: DomainEvidence::new(usize::MAX),
+            since: live.map_or(env.now, |r| r.since),
+            rows: row.map_or(0, |r| r.fingerprints),
+            present: HashSet::new(),
+            pages_before: live.map_or(0, |r| r.pages),
+            pages: 0,
+            new_rows: 0,
+            counts: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, fingerprints: &[u64]) {
+        self.pages += 1;
+        self.evidence.add_page(fingerprints.iter().copied());
+        let at = self.evidence.pages();
+        let mut fps = fingerprints.to_vec();
+        fps.sort_unstable();
+        fps.dedup();
+        for fp in fps {
+            let c = self.counts.entry(fp).or_insert((0, 0));
+            c.0 += 1;
+            c.1 = at;
+            if self.present.insert(fp) {
+                self.new_rows += 1;
+            }
+        }
+    }
+}
+
+/// Weighs, counts and classifies the pages of `batch` in order; the rows to write.
+pub fn plan(batch: Batch, loaded: Loaded, env: &Env, slot: &mut ModelSlot) -> Plan {
+    let mut domains = domains(&batch, &loaded, env);
+    let mut counted = loaded.counted;
+    let mut rows: BTreeMap<u64, Option<NewMultidocPage>> = BTreeMap::new();
+    let mut tally = Tally::default();
+    for item in batch.items {
+        let p = match item {
+            Taken::Gone { id } => {
+                rows.insert(id, None);
+                // Gone: if it comes back, it is a new page of its domain.
+                counted.insert(id, None);
+                tally.gone += 1;
+                continue;
+            }
+            Taken::Page(p, a) => (p, a),
+        };
+        let (p, analysis) = p;
+        let (id, place) = (p.id, p.place);
+        let row = match *analysis {
+            Err(e) => refused(&p, &e, env, &mut tally),
+            Ok(a) => {
+                let Some(d) = domains.get_mut(&domain_key(&p.domain)) else {
+                    continue;
+                };
+                let prior = counted.get(&id).copied().flatten();
+                let in_evidence = prior.is_some_and(|t| t >= d.since);
+                let count = place >= env.counted_to && !in_evidence;
+                let a = weighed(a, d, in_evidence, count);
+                if count {
+                    counted.insert(id, Some(env.now));
+                    tally.counted += 1;
+                } else {
+                    tally.reanalysed += 1;
+                }
+                let (model, tokenizer) = slot.parts();
+                let page = Page::from_analysis(a, Some(&p.url), tokenizer, model);
+                analysed(&p, page, model, count, env, &mut tally)
+            }
+        };
+        rows.insert(id, Some(row));
+    }
+    let mut plan = Plan {
+        tally,
+        ..Plan::default()
+    };
+    for (id, row) in rows {
+        match row {
+            Some(r) => plan.pages.push(r),
+            None => plan.gone.push(id),
+        }
+    }
+    for (key, d) in domains {
+        counts(key, d, env, &mut plan);
+    }
+    plan
+}
+
+/// The batch's domains with their evidence as loaded (an expired domain, or one row of an
+/// expired pair, reads as absent: the SQL restarts them the same way).
+fn domains(batch: &Batch, loaded: &Loaded, env: &Env) -> HashMap<u64, Domain> {
+    let mut domains: HashMap<u64, Domain> = HashMap::new();
+    for (p, _) in batch.pages() {
+        let key = domain_key(&p.domain);
+        domains
+            .entry(key)
+            .or_insert_with(|| Domain::new(&p.domain, loaded.domains.get(&key), env));
+    }
+    let mut rows: HashMap<u64, Vec<Row>> = HashMap::new();
+    for f in &loaded.fingerprints {
+        let Some(d) = domains.get_mut(&f.domain_key) else {
+            continue;
+        };
+        d.present.insert(f.fingerprint);
+        let live = loaded
+            .domains
+            .get(&f.domain_key)
+            .is_some_and(|r| r.seen_on >= env.expired);
+        if live && f.seen_on >= env.expired {
+            rows.entry(f.domain_key).or_default().push(Row {
+                fingerprint: f.fingerprint,
+                seen: Seen {
+                    pages: f.pages,
+                    last_seen: f.last_page,
+                },
+            });
+        }
+    }
+    for (key, d) in domains.iter_mut() {
+        let rows = rows.remove(key).unwrap_or_default();
+        d.evidence = DomainEvidence::from_rows(d.pages_before, rows, usize::MAX);
+    }
+    domains
+}
+
+/// `a` weighed with its domain's evidence (`in_evidence`: the page is counted in it already),
+/// then added to it if `count`.
+fn weighed(mut a: Analysis, d: &mut Domain, in_evidence: bool, count: bool) -> Analysis {
+    a.weigh(Some(Evidence {
+        domain: &d.evidence,
+        includes_page: in_evidence,
+    }));
+    if count {
+        d.add(&a.fingerprints);
+    }
+    a
+}
+
+/// The row of a page that could not be analysed.
+fn refused(p: &PageIn, e: &DecodeError, env: &Env, tally: &mut Tally) -> NewMultidocPage {
+    let (outcome, kind) = match e {
+        DecodeError::Empty => (PageOutcome::Empty, "empty"),
+        DecodeError::Binary { .. } => (PageOutcome::Binary, "binary"),
+        DecodeError::TooLarge { .. } => (PageOutcome::TooLarge, "too_large"),
+    };
+    log::debug!("multidoc: {}: not analysed: {e}", p.url);
+    *tally.errors.entry(kind).or_insert(0) += 1;
+    NewMultidocPage {
+        id: p.id,
+        outcome,
+        lang: None,
+        categories: None,
+        category_names: None,
+        main_md5: None,
+        template_share: None,
+        model_checksum: None,
+        analysed_at: env.now,
+        counted_at: None,
+        archive_file: p.place.file_id,
+        archive_item: p.place.item_idx,
+    }
+}
+
+/// The row of a page analysed.
+fn analysed(
+    p: &PageIn,
+    page: Page,
+    model: Option<&Model>,
+    counted: bool,
+    env: &Env,
+    tally: &mut Tally,
+) -> NewMultidocPage {
+    let a = &page.analysis;
+    let lang = page.lang.code();
+    tally.analysed += 1;
+    *tally.langs.entry(lang).or_insert(0) += 1;
+    tally.template_share += f64::from(a.template_share);
+    let (categories, names) = match (&page.categories, model) {
+        (Some(c), Some(m)) => {
+            let (text, names) = category_text(c, m.catalog());
+            match &names {
+                Some(n) => *tally.categories.entry(n.clone()).or_insert(0) += 1,
+                None => tally.uncategorised += 1,
+            }
+            (Some(text), names)
+        }
+        _ => (None, None),
+    };
+    NewMultidocPage {
+        id: p.id,
+        outcome: PageOutcome::Analysed,
+        lang: Some(lang),
+        categories,
+        category_names: names,
+        main_md5: Some(hex_md5(a.main_text.as_bytes())),
+        template_share: Some(a.template_share),
+        model_checksum: model.map(Model::checksum),
+        analysed_at: env.now,
+        counted_at: counted.then_some(env.now),
+        archive_file: p.place.file_id,
+        archive_item: p.place.item_idx,
+    }
+}
+
+/// The stored form of a category path (docs/formats.md "Page analysis tables"): each node
+/// from the root as `id:posterior` (three decimals), joined by `,`, a `%`, `,` or `:` in an id
+/// percent-encoded; and the deepest node's path names (`None` when the path is empty).
+pub fn category_text(c: &Categories, catalog: &Catalog) -> (String, Option<String>) {
+    let text: Vec<String> = c
+        .path
+        .iter()
+        .map(|&(n, p)| {
+            let id = catalog.node(n).map_or("?", |x| x.id.as_str());
+            format!("{}:{p:.3}", escape(id))
+        })
+        .collect();
+    let names = c.leaf().map(|(n, _)| catalog.path_names(n));
+    (text.join(","), names)
+}
+
+fn escape(id: &str) -> String {
+    id.replace('%', "%25")
+        .replace(',', "%2C")
+        .replace(':', "%3A")
+}
+
+fn hex_md5(bytes: &[u8]) -> String {
+    Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What the batch counted into domain `d`, added to the plan.
+fn counts(key: u64, d: Domain, env: &Env, plan: &mut Plan) {
+    if d.pages == 0 {
+        return;
+    }
+    if u64::from(d.rows) + u64::from(d.new_rows) > u64::from(env.max_fingerprints) {
+        plan.over_cap.push(key);
+    }
+    plan.fingerprints.extend(
+        d.counts
+            .iter()
+            .map(|(&fp, &(pages, last_page))| FingerprintCount {
+                domain_key: key,
+                fingerprint: fp,
+                pages,
+                last_page,
+                seen_on: env.today,
+            }),
+    );
+    plan.domains.push(NewMultidocDomain {
+        domain_key: key,
+        domain: d.name,
+        pages: d.pages,
+        fingerprints: d.new_rows,
+        since: env.now,
+        seen_on: env.today,
+    });
+}
