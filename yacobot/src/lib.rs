@@ -5,7 +5,8 @@
 //! (`query_args` → `path_arg_name`), the [`loader`] (queue files → `url`, applying the
 //! query-argument rules), the [`crawl`] worker (scheduler, fetcher, archive, re-index
 //! bookkeeping) and the [`resources`] worker (partner feeds). Each keeps its own figures;
-//! [`status`] holds the node's.
+//! [`status`] holds the node's. The operator's tools: `resource …` ([`admin`]) and the page
+//! analysis tools `analyze`, `train`, `classify` ([`tools`]).
 
 pub mod admin;
 pub mod config;
@@ -16,6 +17,7 @@ pub mod qargfilter;
 pub mod resources;
 pub mod runner;
 pub mod status;
+pub mod tools;
 pub mod worker;
 
 use std::sync::Arc;
