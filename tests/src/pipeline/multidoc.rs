@@ -7,9 +7,10 @@
 //! | figure (`/metrics` name) | what the run reads |
 //! | --- | --- |
 //! | `focuser_yacobot_multidoc_pages_total` | pages analysed |
-//! | `focuser_yacobot_multidoc_errors_total{kind="…"}` | pages the analysis refused |
-//! | `focuser_yacobot_multidoc_categories_total{category="A > B"}` | pages by category path |
-//! | `focuser_yacobot_multidoc_languages_total{lang="ru"}` | pages by language |
+//! | `focuser_yacobot_multidoc_errors_total{kind="empty"\|"binary"\|"too_large"}` | pages the analysis refused (other kinds are not pages) |
+//! | `focuser_yacobot_multidoc_categories_total{category="A > B"}` | pages by their category path |
+//! | `focuser_yacobot_multidoc_pages_by_lang_total{lang="ru"}` | pages by language |
+//! | `focuser_yacobot_multidoc_lag_items` | archive items not analysed yet (the wait ends at 0) |
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,7 +26,11 @@ use crate::Error;
 pub const PAGES: &str = "yacobot_multidoc_pages_total";
 pub const ERRORS: &str = "yacobot_multidoc_errors_total";
 pub const CATEGORIES: &str = "yacobot_multidoc_categories_total";
-pub const LANGUAGES: &str = "yacobot_multidoc_languages_total";
+pub const LANGUAGES: &str = "yacobot_multidoc_pages_by_lang_total";
+pub const LAG: &str = "yacobot_multidoc_lag_items";
+/// The kinds of `ERRORS` that are pages refused (the others are not pages: an unreadable
+/// archive record, a refused model file).
+pub const PAGE_ERRORS: [&str; 3] = ["empty", "binary", "too_large"];
 
 /// The corpus, the catalog its labels name, and the model the run trains.
 pub fn corpus(plan: &Plan) -> PathBuf {
@@ -72,7 +77,10 @@ pub fn train_sample(plan: &Plan) -> Result<String, Error> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Figures {
     pub pages: f64,
+    /// Pages refused (`PAGE_ERRORS`).
     pub errors: f64,
+    /// Archive items not analysed yet, if the worker says.
+    pub lag: Option<f64>,
     /// Pages per category path; pages without a category are in none.
     pub categories: BTreeMap<String, f64>,
     pub languages: BTreeMap<String, f64>,
@@ -94,7 +102,8 @@ impl Figures {
                     seen = true;
                     f.pages += value;
                 }
-                ERRORS => f.errors += value,
+                ERRORS if PAGE_ERRORS.contains(&label("kind").as_str()) => f.errors += value,
+                LAG => *f.lag.get_or_insert(0.0) += value,
                 CATEGORIES => *f.categories.entry(label("category")).or_default() += value,
                 LANGUAGES => *f.languages.entry(label("lang")).or_default() += value,
                 _ => {}
@@ -112,6 +121,9 @@ impl Figures {
     pub fn add(&mut self, other: &Figures) {
         self.pages += other.pages;
         self.errors += other.errors;
+        if let Some(lag) = other.lag {
+            *self.lag.get_or_insert(0.0) += lag;
+        }
         for (k, v) in &other.categories {
             *self.categories.entry(k.clone()).or_default() += v;
         }
@@ -285,6 +297,7 @@ mod tests {
         let f = |pages: f64, errors: f64, sports: f64| Figures {
             pages,
             errors,
+            lag: None,
             categories: [("Sports".to_string(), sports)].into(),
             languages: BTreeMap::new(),
         };
@@ -311,13 +324,16 @@ mod tests {
         let status: Value = serde_json::json!({"figures": [
             {"name": "yacobot_multidoc_pages_total", "labels": [], "value": 10.0},
             {"name": "yacobot_multidoc_errors_total", "labels": [["kind", "binary"]], "value": 1.0},
+            {"name": "yacobot_multidoc_errors_total", "labels": [["kind", "store"]], "value": 5.0},
+            {"name": "yacobot_multidoc_lag_items", "labels": [], "value": 0.0},
             {"name": "yacobot_multidoc_categories_total", "labels": [["category", "Sports"]], "value": 6.0},
             {"name": "yacobot_multidoc_categories_total", "labels": [["category", "Science > Weather"]], "value": 2.0},
-            {"name": "yacobot_multidoc_languages_total", "labels": [["lang", "en"]], "value": 10.0},
+            {"name": "yacobot_multidoc_pages_by_lang_total", "labels": [["lang", "en"]], "value": 10.0},
             {"name": "yacobot_in_flight", "labels": [], "value": 3.0},
         ]});
         let f = Figures::of(&status).unwrap_or_default();
         assert_eq!((f.pages, f.errors, f.uncategorised()), (10.0, 1.0, 2.0));
+        assert_eq!(f.lag, Some(0.0));
         assert_eq!(
             counts(&f.categories, f.uncategorised()),
             "Sports 6, (none) 2, Science > Weather 2"

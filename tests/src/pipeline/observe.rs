@@ -89,10 +89,9 @@ pub struct Progress {
     /// feed items in `vr_data`.
     pub feeds_pending: Vec<i64>,
     pub feed_items: Vec<i64>,
-    /// Per node, with page analysis on: pages analysed or refused by its multidoc worker, when
-    /// its status endpoint has the figures (without them there is nothing to wait for: the
-    /// check says so).
-    pub analysed: Vec<Option<f64>>,
+    /// Per node, with page analysis on: its multidoc worker's figures, when its status
+    /// endpoint has them (without them there is nothing to wait for: the check says so).
+    pub analysed: Vec<Option<multidoc::Figures>>,
     /// Per sender: items not yet acknowledged, and files not yet shipped.
     pub lag_items: Vec<f64>,
     pub sendfile_pending: Vec<f64>,
@@ -115,12 +114,15 @@ impl Progress {
             && self.silent.is_empty()
     }
 
-    /// Every node with analysis figures has analysed every page it fetched.
+    /// Every node with analysis figures has analysed every archived item: its lag is 0, or
+    /// (a worker without the lag figure) pages analysed and refused make its pages fetched.
     fn analysis_done(&self) -> bool {
-        self.analysed
-            .iter()
-            .zip(&self.states)
-            .all(|(a, s)| a.is_none_or(|done| done >= s[2] as f64))
+        self.analysed.iter().zip(&self.states).all(|(a, s)| {
+            a.as_ref().is_none_or(|f| match f.lag {
+                Some(lag) => lag == 0.0,
+                None => f.pages + f.errors >= s[2] as f64,
+            })
+        })
     }
 
     pub fn line(&self) -> String {
@@ -151,7 +153,7 @@ impl Progress {
         let analysed: Vec<String> = self
             .analysed
             .iter()
-            .map(|a| a.map_or("?".into(), |n| n.to_string()))
+            .map(|a| a.as_ref().map_or("?".into(), |f| f.pages.to_string()))
             .collect();
         let feeds = if analysed.is_empty() {
             feeds
@@ -196,8 +198,7 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
                 p.master_cycles = figure_sum(&status, "master_cycles_total") as u64;
             }
             daemons::Kind::Yacobot if plan.multidoc => {
-                let f = multidoc::Figures::of(&status);
-                analysed.insert(i.number, f.map(|f| f.pages + f.errors));
+                analysed.insert(i.number, multidoc::Figures::of(&status));
             }
             daemons::Kind::Sender | daemons::Kind::FeedSender => {
                 p.lag_items
@@ -215,7 +216,7 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
         p.unsettled.push(db::unsettled(&plan.node_dbs[n - 1])?);
         p.states.push(db::states(&plan.node_dbs[n - 1])?);
         if plan.multidoc {
-            p.analysed.push(analysed.get(&n).copied().flatten());
+            p.analysed.push(analysed.remove(&n).flatten());
         }
         if plan.feeds_on {
             p.feeds_pending
