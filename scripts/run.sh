@@ -8,12 +8,15 @@
 # It installs what is missing, brings the private MariaDB up (scripts/db.sh), builds master,
 # yacobot, reader and the driver (tests/src/bin/focuser-run.rs), and hands over to
 # `focuser-run up`: empty migrated databases (one for the master, one per crawler node) with
-# the sample in them, a sample web on loopback, config files made from conf/ under
-# var/run-main/, every daemon started through conf/init.d/focuser, and a 100 000-line reflog
-# dropped into the master's incoming directory.
+# the sample in them, a sample web on loopback, a sample classifier model trained with
+# `yacobot train` from multidoc/corpus/tgcontest/ (page analysis: every yacobot runs with
+# MultiDoc.Enable = 1 and that model), config files made from conf/ under var/run-main/,
+# every daemon started through conf/init.d/focuser, and a 100 000-line reflog dropped into
+# the master's incoming directory.
 #
 # Environment: FOCUSER_RUN_DIR (default var/run-main), FOCUSER_PROFILE (dev or release,
-# default dev), FOCUSER_RUN_ARGS (more `focuser-run up` options, e.g. "--lines 20000"),
+# default dev), FOCUSER_RUN_ARGS (more `focuser-run up` options, e.g. "--lines 20000" or
+# "--no-multidoc"),
 # and scripts/db.sh's (FOCUSER_DB_PORT, DATABASE_URL, ...).
 set -euo pipefail
 
@@ -62,7 +65,8 @@ BUILD_SECONDS=$(($(date +%s) - BUILD_START))
 
 step "the pipeline"
 rc=0
-# FOCUSER_RUN_ARGS adds driver options (see `focuser-run up --help`), e.g. --no-feeds.
+# FOCUSER_RUN_ARGS adds driver options (see `focuser-run up --help`), e.g. --no-feeds or
+# --no-multidoc.
 # shellcheck disable=SC2086
 FOCUSER_RUN_ADMIN_URL=$ADMIN_URL FOCUSER_RUN_DAEMON_URL=$DAEMON_URL \
     driver up --bin-dir "$BIN" ${FOCUSER_RUN_ARGS:-} || rc=$?

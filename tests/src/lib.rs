@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 #[cfg(feature = "database")]
 pub use database::{admin_url, url_with_db, TestDb, UrlParts};
 pub use net::{connect_within, free_port, get, http, http_on, metric, metric_with};
-pub use process::{alive, check_config, kill_left, output_within, wait_exit};
+pub use process::{alive, check_config, kill_left, output_with_input, output_within, wait_exit};
 pub use wait::{poll, wait_for};
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;

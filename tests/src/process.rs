@@ -16,12 +16,39 @@ use crate::wait::poll;
 /// Runs `cmd` to its end and collects its output; one still going after `timeout` is killed
 /// and fails the test rather than hang it.
 pub fn output_within(cmd: &mut Command, timeout: Duration) -> Output {
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    collect(child, timeout)
+}
+
+/// The same with `input` on its standard input (a filter such as `yacobot classify`).
+pub fn output_with_input(cmd: &mut Command, input: &[u8], timeout: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let stdin = child.stdin.take();
+    let input = input.to_vec();
+    // Written from a thread: a filter writes while it reads, and both pipes are bounded.
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        if let Some(mut s) = stdin {
+            let _ = s.write_all(&input);
+        }
+    });
+    let out = collect(child, timeout);
+    let _ = writer.join();
+    out
+}
+
+/// Drains the child's stdout and stderr while it runs, within `timeout`.
+fn collect(mut child: Child, timeout: Duration) -> Output {
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut text = Vec::new();

@@ -6,7 +6,8 @@
 //! query-argument rules), the [`crawl`] worker (scheduler, fetcher, archive, re-index
 //! bookkeeping), the [`resources`] worker (partner feeds) and the [`multidoc`] worker (page
 //! analysis: template evidence, language, categories). Each keeps its own figures;
-//! [`status`] holds the node's.
+//! [`status`] holds the node's. The operator's tools: `resource …` ([`admin`]), `multidoc …`
+//! ([`multidoc::admin`]) and the page analysis tools `analyze`, `train`, `classify` ([`tools`]).
 
 pub mod admin;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod qargfilter;
 pub mod resources;
 pub mod runner;
 pub mod status;
+pub mod tools;
 pub mod worker;
 
 use std::sync::Arc;

@@ -1,10 +1,14 @@
-//! `yacobot`: the crawler node daemon, and the operator's `resource` and `multidoc` commands.
+//! `yacobot`: the crawler node daemon, the operator's `resource` and `multidoc` commands, and the page
+//! analysis tools `analyze`, `train` and `classify` (docs/operations.md, "Page analysis tools").
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use focuser_daemon::{CommonArgs, CommonCommand};
 use focuser_yacobot::admin::ResourceCmd;
+use focuser_yacobot::tools::{
+    self, analyze::AnalyzeArgs, classify::ClassifyArgs, train::TrainArgs,
+};
 use focuser_yacobot::{daemon, YacobotConfig};
 
 #[derive(Parser)]
@@ -25,11 +29,41 @@ enum Cmd {
     /// Partner data feeds: add, list, show, fetch-now, disable, enable
     #[command(subcommand)]
     Resource(ResourceCmd),
+    /// What page analysis makes of pages (files, URLs, or a site's folder): blocks and their
+    /// weights, weighted words, categories and why
+    Analyze(AnalyzeArgs),
+    /// Build a classifier model from a labelled corpus; prints its accuracy on a held-back part
+    Train(TrainArgs),
+    /// `id \t text` lines on stdin → `id \t category path` lines on stdout
+    Classify(ClassifyArgs),
     #[command(flatten)]
     Common(CommonCommand),
     /// Page analysis: show where it is in the archive, rewind it to analyse the archive again
     #[command(subcommand)]
     Multidoc(focuser_yacobot::multidoc::admin::MultidocCmd),
+}
+
+/// A tool's exit status: 0 when every input was good, 1 when some were bad (each said on
+/// stderr) or the tool could not run.
+fn tool(name: &str, result: anyhow::Result<tools::Done>) -> ExitCode {
+    match result {
+        Ok(done) if done.all_good() => ExitCode::SUCCESS,
+        Ok(done) => {
+            eprintln!("yacobot {name}: {} bad inputs (above)", done.bad);
+            ExitCode::FAILURE
+        }
+        // The reader of the output has had enough (`| head`): nothing to say.
+        Err(e) if e.chain().any(broken_pipe) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("yacobot {name}: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 fn main() -> ExitCode {
@@ -47,6 +81,12 @@ fn main() -> ExitCode {
             &cli.common.config_file("yacobot"),
             &cmd,
         )),
+        Some(Cmd::Analyze(a)) => tool(
+            "analyze",
+            tools::analyze::run(cli.common.config.as_deref(), &a),
+        ),
+        Some(Cmd::Train(a)) => tool("train", tools::train::run(&a)),
+        Some(Cmd::Classify(a)) => tool("classify", tools::classify::run(&a)),
     }
 }
 

@@ -68,6 +68,9 @@ struct UpArgs {
     /// store) out of the run
     #[arg(long)]
     no_feeds: bool,
+    /// Leave page analysis out of the run (no sample model, `MultiDoc.Enable = 0`)
+    #[arg(long)]
+    no_multidoc: bool,
     /// Seconds to wait for the pipeline to settle
     #[arg(long, default_value_t = 240)]
     timeout: u64,
@@ -131,6 +134,7 @@ fn up(dir: &Path, a: UpArgs) -> anyhow::Result<()> {
         reflog_lines: a.lines,
         feeds: a.nodes.min(3),
         feeds_on: !a.no_feeds,
+        multidoc: !a.no_multidoc,
         seed: 20261124,
         web_port,
         host_delay: a.host_delay,
@@ -162,6 +166,15 @@ fn up(dir: &Path, a: UpArgs) -> anyhow::Result<()> {
     );
     let run = Run::prepare(plan, &a.admin_url, &admin_nodes).map_err(err)?;
     let plan = &run.plan;
+    if let Some(said) = &run.trained {
+        println!(
+            "sample model: yacobot train {} (labels mapped to the IAB catalog):",
+            pipeline::multidoc::corpus(plan).display()
+        );
+        for l in pipeline::multidoc::trained_lines(said) {
+            println!("  {l}");
+        }
+    }
     start_web(plan)?;
     println!(
         "sample web: {} hosts on 127.0.0.1:{} ({} paths each, robots.txt, gone pages, {} feeds)",
@@ -241,6 +254,9 @@ fn print_summary(
             "feed items         not fetched: the resources worker is off in this run (--no-feeds)"
         );
     }
+    for line in pipeline::multidoc::summary(plan, &r.analysis, per_node) {
+        println!("{line}");
+    }
     let recv: Vec<String> = r
         .received
         .iter()
@@ -253,7 +269,12 @@ fn print_summary(
         settled.as_secs_f64()
     );
     if r.problems.is_empty() {
-        println!("check              every forwarded URL went to the node owning its domain and was crawled there; every document reached the receiver its doc id hashes to, once");
+        let analysed = if plan.multidoc {
+            "; every page fetched was analysed"
+        } else {
+            ""
+        };
+        println!("check              every forwarded URL went to the node owning its domain and was crawled there; every document reached the receiver its doc id hashes to, once{analysed}");
     } else {
         println!("check              FAILED:");
         for p in &r.problems {

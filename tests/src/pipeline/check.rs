@@ -9,10 +9,10 @@ use focuser_formats::segment::Status;
 use focuser_formats::urls;
 use focuser_schema::models::{DataStatus, FetchState};
 
-use super::db;
 use super::observe::{self, Received};
 use super::plan::Plan;
 use super::sample::{self, Expect, Reflog};
+use super::{daemons, db, multidoc};
 use crate::Error;
 
 /// Stop listing problems of one kind after this many (the count says the rest).
@@ -28,6 +28,8 @@ pub struct Report {
     pub failed: Vec<usize>,
     /// Per node, with the resources worker on: feed items in `vr_data`.
     pub feed_items: Vec<usize>,
+    /// Per node, with page analysis on: its multidoc worker's figures, if it has any.
+    pub analysis: Vec<Option<multidoc::Figures>>,
     /// Per receiver: (UPDATE, DELETE) items held.
     pub received: BTreeMap<usize, (u64, u64)>,
     /// Documents that arrived more than once (allowed only where a crawler was killed).
@@ -188,6 +190,19 @@ pub fn check(
                 feed.insert(doc, (n, status));
             }
         }
+    }
+
+    // Page analysis: every page each node fetched went through its multidoc worker.
+    if plan.multidoc {
+        for i in daemons::instances(plan) {
+            if i.kind == daemons::Kind::Yacobot {
+                let status = observe::status_json(&i).ok();
+                r.analysis
+                    .push(status.as_ref().and_then(multidoc::Figures::of));
+            }
+        }
+        let problems = multidoc::check(plan, &r.analysis, &r.fetched);
+        r.problem("pages not analysed as they should be", &problems);
     }
 
     // Nodes → receivers: each document at the receiver its doc id hashes to, once.

@@ -304,6 +304,14 @@ fn yacobot_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
         ),
         ("Resources.Enable", s(u8::from(plan.feeds_on))),
         ("Resources.ScanInterval", s(2)),
+        ("MultiDoc.Enable", s(u8::from(plan.multidoc))),
+        (
+            "MultiDoc.Model",
+            match plan.multidoc {
+                true => p(&super::multidoc::model(plan)),
+                false => Set::Off("no page analysis in this run"),
+            },
+        ),
     ]
 }
 

@@ -13,6 +13,7 @@ pub mod check;
 pub mod configs;
 pub mod daemons;
 pub mod db;
+pub mod multidoc;
 pub mod observe;
 pub mod plan;
 pub mod sample;
@@ -29,11 +30,14 @@ use crate::Error;
 /// A pipeline whose directories, configs and databases are ready.
 pub struct Run {
     pub plan: Plan,
+    /// What `yacobot train` printed of the sample model (with `Plan::multidoc`, after
+    /// [`Run::prepare`]).
+    pub trained: Option<String>,
 }
 
 impl Run {
     /// Makes the run directory (wiping an old one), empty migrated databases with the
-    /// sample in them, and every config file. `admin_master` and `admin_nodes` are accounts
+    /// sample in them, every config file, and with `Plan::multidoc` the sample model. `admin_master` and `admin_nodes` are accounts
     /// that own the databases the plan names.
     pub fn prepare(plan: Plan, admin_master: &str, admin_nodes: &[String]) -> Result<Run, Error> {
         if plan.dir.exists() {
@@ -48,13 +52,18 @@ impl Run {
         }
         db::load_sample(&plan, admin_master, admin_nodes)?;
         daemons::write_all(&plan)?;
-        Ok(Run { plan })
+        let trained = match plan.multidoc {
+            true => Some(multidoc::train_sample(&plan)?),
+            false => None,
+        };
+        Ok(Run { plan, trained })
     }
 
     /// A run whose plan is saved in `dir`.
     pub fn open(dir: &std::path::Path) -> Result<Run, Error> {
         Ok(Run {
             plan: Plan::load(dir)?,
+            trained: None,
         })
     }
 
@@ -197,6 +206,36 @@ pub fn built_binaries() -> Result<std::path::PathBuf, Error> {
     Ok(dir.to_path_buf())
 }
 
+/// A small plan in `dir` for this crate's own tests (nothing started, no database made).
+#[cfg(test)]
+pub(crate) fn test_plan(dir: &std::path::Path) -> Plan {
+    Plan {
+        nodes: 2,
+        receivers: 1,
+        hosts: 1,
+        paths_per_host: 1,
+        phases: 1,
+        reflog_lines: 1,
+        feeds: 1,
+        feeds_on: true,
+        multidoc: false,
+        seed: 1,
+        web_port: 1,
+        host_delay: 0.1,
+        retention_check: 5,
+        claim_ttl: 120,
+        dir: dir.to_path_buf(),
+        bin_dir: built_binaries().unwrap(),
+        repo: crate::repo_root(),
+        master_db: "mysql://nobody@127.0.0.1:1/focuser".into(),
+        node_dbs: vec![
+            "mysql://nobody@127.0.0.1:1/focuser_node1".into(),
+            "mysql://nobody@127.0.0.1:1/focuser_node2".into(),
+        ],
+        ports: plan::Ports::free(2, 1).unwrap(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,27 +245,7 @@ mod tests {
     #[test]
     fn stopping_a_run_that_never_wrote_its_configs_fails_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let plan = Plan {
-            nodes: 2,
-            receivers: 1,
-            hosts: 1,
-            paths_per_host: 1,
-            phases: 1,
-            reflog_lines: 1,
-            feeds: 1,
-            feeds_on: true,
-            seed: 1,
-            web_port: 1,
-            host_delay: 0.1,
-            retention_check: 5,
-            claim_ttl: 120,
-            dir: dir.path().to_path_buf(),
-            bin_dir: built_binaries().unwrap(),
-            repo: crate::repo_root(),
-            master_db: "focuser".into(),
-            node_dbs: vec!["focuser_node1".into(), "focuser_node2".into()],
-            ports: plan::Ports::free(2, 1).unwrap(),
-        };
+        let plan = test_plan(dir.path());
         plan.save().unwrap();
         let run = Run::open(dir.path()).unwrap();
         let (said, failed) = run.stop_all();

@@ -10,8 +10,8 @@ use focuser_formats::segment::{doc_hash, Cursor, Position, Status};
 use serde_json::Value;
 
 use super::daemons::{self, incoming_dir, Instance};
-use super::db;
 use super::plan::Plan;
+use super::{db, multidoc};
 use crate::Error;
 
 /// `GET path` on a loopback port: (status, body).
@@ -89,6 +89,9 @@ pub struct Progress {
     /// feed items in `vr_data`.
     pub feeds_pending: Vec<i64>,
     pub feed_items: Vec<i64>,
+    /// Per node, with page analysis on: its multidoc worker's figures, when its status
+    /// endpoint has them (without them there is nothing to wait for: the check says so).
+    pub analysed: Vec<Option<multidoc::Figures>>,
     /// Per sender: items not yet acknowledged, and files not yet shipped.
     pub lag_items: Vec<f64>,
     pub sendfile_pending: Vec<f64>,
@@ -105,9 +108,21 @@ impl Progress {
             && self.inbox_files == 0
             && self.unsettled.iter().all(|&n| n == 0)
             && self.feeds_pending.iter().all(|&n| n == 0)
+            && self.analysis_done()
             && self.lag_items.iter().all(|&n| n == 0.0)
             && self.sendfile_pending.iter().all(|&n| n == 0.0)
             && self.silent.is_empty()
+    }
+
+    /// Every node with analysis figures has analysed every archived item: its lag is 0, or
+    /// (a worker without the lag figure) pages analysed and refused make its pages fetched.
+    fn analysis_done(&self) -> bool {
+        self.analysed.iter().zip(&self.states).all(|(a, s)| {
+            a.as_ref().is_none_or(|f| match f.lag {
+                Some(lag) => lag == 0.0,
+                None => f.pages + f.errors >= s[2] as f64,
+            })
+        })
     }
 
     pub fn line(&self) -> String {
@@ -135,6 +150,16 @@ impl Progress {
                 self.feeds_pending.iter().sum::<i64>()
             )
         };
+        let analysed: Vec<String> = self
+            .analysed
+            .iter()
+            .map(|a| a.as_ref().map_or("?".into(), |f| f.pages.to_string()))
+            .collect();
+        let feeds = if analysed.is_empty() {
+            feeds
+        } else {
+            format!("{feeds}; pages analysed {}", analysed.join("/"))
+        };
         format!(
             "master cycles {}{}; queue files {} to ship, {} to load; {}{feeds}; sender lag {} items{}",
             self.master_cycles,
@@ -159,6 +184,7 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
             || plan.dir.join("master/state/cycle.journal").exists(),
         ..Progress::default()
     };
+    let mut analysed = std::collections::BTreeMap::new();
     for i in daemons::instances(plan) {
         let status = match status_json(&i) {
             Ok(s) => s,
@@ -170,6 +196,9 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
         match i.kind {
             daemons::Kind::Master => {
                 p.master_cycles = figure_sum(&status, "master_cycles_total") as u64;
+            }
+            daemons::Kind::Yacobot if plan.multidoc => {
+                analysed.insert(i.number, multidoc::Figures::of(&status));
             }
             daemons::Kind::Sender | daemons::Kind::FeedSender => {
                 p.lag_items
@@ -186,6 +215,9 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
         p.forwarded.push(applied(plan, n)?.len());
         p.unsettled.push(db::unsettled(&plan.node_dbs[n - 1])?);
         p.states.push(db::states(&plan.node_dbs[n - 1])?);
+        if plan.multidoc {
+            p.analysed.push(analysed.remove(&n).flatten());
+        }
         if plan.feeds_on {
             p.feeds_pending
                 .push(db::feeds_pending(&plan.node_dbs[n - 1])?);

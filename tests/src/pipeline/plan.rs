@@ -28,6 +28,10 @@ pub struct Plan {
     /// (`Resources.Dir`). Off: the feeds are loaded and served, and nothing fetches them.
     #[serde(default)]
     pub feeds_on: bool,
+    /// Page analysis: a sample model trained from the committed corpus, and every yacobot
+    /// run with `MultiDoc.Enable = 1` and that model (`pipeline::multidoc`).
+    #[serde(default)]
+    pub multidoc: bool,
     pub seed: u64,
     /// The sample web's loopback port.
     pub web_port: u16,

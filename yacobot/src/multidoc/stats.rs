@@ -16,6 +16,9 @@ const RATE_WINDOW: Duration = Duration::from_secs(60);
 /// Categories counted at most (the rarest are forgotten beyond), and shown.
 const KEPT_CATEGORIES: usize = 1000;
 const SHOWN_CATEGORIES: usize = 15;
+/// Categories given as labelled figures (`yacobot_multidoc_categories_total{category}`): the
+/// commonest only, so that `/metrics` stays small whatever the catalog.
+const EXPORTED_CATEGORIES: usize = 100;
 
 /// The kinds of pages or items not analysed, as counted in `yacobot_multidoc_errors_total`.
 pub const ERROR_KINDS: [&str; 5] = ["empty", "binary", "too_large", "store", "model"];
@@ -194,6 +197,16 @@ impl MultiDocStats {
                     .with_label("lang", lang),
                 );
             }
+        }
+        for (path, n) in self.top_categories(EXPORTED_CATEGORIES) {
+            f.push(
+                Figure::counter(
+                    "yacobot_multidoc_categories_total",
+                    "pages analysed, by their category path (the commonest only)",
+                    n as f64,
+                )
+                .with_label("category", &path),
+            );
         }
         f
     }

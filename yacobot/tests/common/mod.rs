@@ -283,3 +283,4 @@ pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u
     n.id
 }
 pub mod feeds;
+pub mod tools;
