@@ -11,7 +11,11 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 13] = [
+const TABLES: [&str; 17] = [
+    "multidoc_domain",
+    "multidoc_fingerprint",
+    "multidoc_page",
+    "multidoc_position",
     "open_xml_format",
     "partner_domain",
     "path_arg_name",
