@@ -315,3 +315,86 @@ fn multidoc_rewind_analyses_the_archive_again_without_downloading() {
     assert!(nothing.contains("nothing to do"), "{nothing}");
     daemon.stop();
 }
+
+#[test]
+fn multidoc_follows_pages_fetched_again_and_gone() {
+    let db = TestDb::new();
+    let site = Site::new(
+        db.url(),
+        "Loader.Enable = 0\nQargfilter.Enable = 0\nMultiDoc.Enable = 1\n",
+    );
+    let urls: Vec<String> = (0..4)
+        .map(|i| {
+            site.page(&format!("{HOST}/{i}.html"), &page(i).1);
+            let url = format!("http://{HOST}/{i}.html");
+            due_url(&db, &url, 1, 3);
+            url
+        })
+        .collect();
+    site.once();
+    let before = pages_by_id(&db);
+    assert_eq!(before.len(), 4);
+    let counted = evidence(&db);
+    // Due again; `download`: past its steady level (else re-indexed from its archived copy).
+    let due_again = |url: &str, download: bool| {
+        let steady = if download { ", steady_level = 0" } else { "" };
+        common::sql(
+            &db,
+            &format!("UPDATE url SET hits = 1, next_indexed = UTC_TIMESTAMP() - INTERVAL 1 SECOND{steady} WHERE url = '{url}'"),
+        )
+    };
+
+    // Re-indexed from the archive: archived again, analysed again, not counted again.
+    due_again(&urls[2], false);
+    due_again(&urls[3], false);
+    site.once();
+    assert!(
+        site.log().contains("2 re-indexed from the archive"),
+        "{}",
+        site.log()
+    );
+    assert_eq!(site.archive().len(), 6);
+    assert!(
+        site.log()
+            .contains("multidoc: 2 pages analysed (0 counted into the evidence), 0 gone"),
+        "{}",
+        site.log()
+    );
+    assert_eq!(
+        evidence(&db),
+        counted,
+        "a copy archived again counted twice"
+    );
+    let again = pages_by_id(&db);
+    let (b, a) = (&before[&id_of(&urls[2])], &again[&id_of(&urls[2])]);
+    assert_eq!((&a.main_md5, a.counted_at), (&b.main_md5, b.counted_at));
+    assert!((a.archive_file, a.archive_item) > (b.archive_file, b.archive_item));
+
+    // Page 0 changed and downloaded again: analysed again, not counted again; page 1 gone.
+    site.page(&format!("{HOST}/0.html"), &page(10).1);
+    due_again(&urls[0], true);
+    std::fs::remove_file(site.root().join(format!("mirror/{HOST}/1.html"))).unwrap();
+    due_again(&urls[1], true);
+    site.once();
+    assert_eq!(site.archive().len(), 8, "an UPDATE and a DELETE item more");
+    let after = pages_by_id(&db);
+    assert_eq!(after.len(), 3, "the gone page's row removed");
+    assert!(!after.contains_key(&id_of(&urls[1])));
+    let (b, a) = (&before[&id_of(&urls[0])], &after[&id_of(&urls[0])]);
+    assert_ne!(a.main_md5, b.main_md5, "the new copy analysed");
+    assert_eq!(a.counted_at, b.counted_at, "not counted twice");
+    assert_eq!(evidence(&db).0, 4);
+    assert!(
+        site.log()
+            .contains("multidoc: 1 pages analysed (0 counted into the evidence), 1 gone"),
+        "{}",
+        site.log()
+    );
+
+    // The gone page back: a new page of its domain.
+    site.page(&format!("{HOST}/1.html"), &page(1).1);
+    due_again(&urls[1], true);
+    site.once();
+    assert_eq!(pages_by_id(&db).len(), 4);
+    assert_eq!(evidence(&db).0, 5);
+}
