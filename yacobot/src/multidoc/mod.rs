@@ -146,6 +146,15 @@ impl Worker for MultiDoc {
         };
         if batch.items.is_empty() && batch.to == self.committed {
             self.stats.sample();
+            if self
+                .stats
+                .lag_items
+                .load(std::sync::atomic::Ordering::Relaxed)
+                > 0
+            {
+                // Caught up: the lag is measured again at the next step, not in 5 s.
+                self.next_lag = Instant::now();
+            }
             return Ok(if once { Step::Done } else { Step::Idle(IDLE) });
         }
         match self.batch(ctx, &cfg, batch) {

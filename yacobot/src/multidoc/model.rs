@@ -86,7 +86,11 @@ impl ModelSlot {
             Ok(m)
                 if self
                     .model()
-                    .is_some_and(|old| old.checksum() == m.checksum()) => {}
+                    .is_some_and(|old| old.checksum() == m.checksum()) =>
+            {
+                // The file in use again (after a refusal, or touched): no longer refused.
+                stats.set_model(format!("{:08x}", m.checksum()));
+            }
             Ok(m) => {
                 log::info!(
                     "multidoc: model {} in use (checksum {:08x}, {} categories, {} documents); pages analysed before keep their categories until analysed again (yacobot multidoc rewind)",
@@ -101,7 +105,11 @@ impl ModelSlot {
             Err(why) => {
                 stats.error("model", 1);
                 let keeps = match self.model() {
-                    Some(m) => format!("the model in use ({:08x}) stays", m.checksum()),
+                    Some(m) => {
+                        // The card says both: what classifies, and that the file was refused.
+                        stats.set_model(format!("{:08x} (the file was refused)", m.checksum()));
+                        format!("the model in use ({:08x}) stays", m.checksum())
+                    }
                     None => {
                         stats.set_model("refused".into());
                         "pages are analysed without categories".to_string()

@@ -283,4 +283,5 @@ pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u
     n.id
 }
 pub mod feeds;
+pub mod multidoc;
 pub mod tools;
