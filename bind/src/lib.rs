@@ -11,7 +11,10 @@
 //! - [`adserver`]: the ad-server item format (bindings, section stubs, query arguments);
 //! - [`path`]: the path binder's section stubs.
 
+pub mod binder;
+pub mod collect;
 pub mod dict;
 pub mod index;
+pub mod page;
 
 pub use dict::{DictError, Dictionary, Kind};
