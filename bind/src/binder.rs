@@ -18,6 +18,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::dict::{Category, Dictionary};
+use crate::index::PhraseIndex;
 use crate::page::PageText;
 
 /// Blocks recorded per phrase (where it matched), at most.
@@ -87,11 +88,28 @@ impl Finder {
         categories: &[(String, f32)],
         params: &Relevance,
     ) -> Vec<Found> {
-        page.ids(&dict.index, &mut self.ids, &mut self.at);
+        let mut found = self.occurrences(&dict.index, page);
+        let norm = 1.0 - params.b + params.b * page.length() / params.avg_length.max(1.0);
+        for f in &mut found {
+            let Some(p) = dict.phrase(f.phrase) else {
+                continue;
+            };
+            let tf = f.weight / (f.weight + params.k1 * norm).max(f32::MIN_POSITIVE);
+            let spec = 1.0 - params.rarity + params.rarity * p.rarity;
+            let agree = 1.0 - params.categories * (1.0 - agreement(p.category, categories));
+            f.relevance = (tf * spec * agree).clamp(0.0, 1.0);
+        }
+        found
+    }
+
+    /// Where `index`'s phrases occur in `page` (relevance left 0), in the order they first
+    /// occur.
+    pub fn occurrences(&mut self, index: &PhraseIndex, page: &PageText) -> Vec<Found> {
+        page.ids(index, &mut self.ids, &mut self.at);
         self.slot.clear();
         let mut found: Vec<Found> = Vec::new();
         let (slot, at, words) = (&mut self.slot, &self.at, page.words());
-        dict.index.find(&self.ids, |p, pos| {
+        index.find(&self.ids, |p, pos| {
             let Some(w) = at.get(pos).and_then(|&k| words.get(k as usize)) else {
                 return;
             };
@@ -114,16 +132,6 @@ impl Finder {
                 f.blocks.push(w.block);
             }
         });
-        let norm = 1.0 - params.b + params.b * page.length() / params.avg_length.max(1.0);
-        for f in &mut found {
-            let Some(p) = dict.phrase(f.phrase) else {
-                continue;
-            };
-            let tf = f.weight / (f.weight + params.k1 * norm).max(f32::MIN_POSITIVE);
-            let spec = 1.0 - params.rarity + params.rarity * p.rarity;
-            let agree = 1.0 - params.categories * (1.0 - agreement(p.category, categories));
-            f.relevance = (tf * spec * agree).clamp(0.0, 1.0);
-        }
         found
     }
 }

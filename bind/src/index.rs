@@ -163,10 +163,8 @@ impl PhraseIndex {
 
     /// Phrase `p`'s stem ids.
     pub fn phrase(&self, p: u32) -> &[u32] {
-        let (Some(&a), Some(&b)) = (
-            self.start.get(p as usize),
-            self.start.get(p as usize + 1),
-        ) else {
+        let (Some(&a), Some(&b)) = (self.start.get(p as usize), self.start.get(p as usize + 1))
+        else {
             return &[];
         };
         self.seq.get(a as usize..b as usize).unwrap_or(&[])
@@ -178,10 +176,9 @@ impl PhraseIndex {
     pub fn find(&self, ids: &[u32], mut f: impl FnMut(u32, usize)) {
         for at in 0..ids.len() {
             let s = ids[at];
-            let (Some(&lo), Some(&hi)) = (
-                self.first.get(s as usize),
-                self.first.get(s as usize + 1),
-            ) else {
+            let (Some(&lo), Some(&hi)) =
+                (self.first.get(s as usize), self.first.get(s as usize + 1))
+            else {
                 continue;
             };
             self.walk(ids, at, lo as usize..hi as usize, &mut f);

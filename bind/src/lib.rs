@@ -16,5 +16,6 @@ pub mod collect;
 pub mod dict;
 pub mod index;
 pub mod page;
+pub mod tragic;
 
 pub use dict::{DictError, Dictionary, Kind};

@@ -84,7 +84,9 @@ impl PageText {
     }
 
     pub fn stem(&self, w: &PageWord) -> &str {
-        self.stems.get(w.start as usize..w.end as usize).unwrap_or("")
+        self.stems
+            .get(w.start as usize..w.end as usize)
+            .unwrap_or("")
     }
 
     /// A block's weight (0 for one left out).

@@ -7,7 +7,8 @@ use super::*;
 use crate::dict::Kind;
 
 pub(crate) fn dict(kind: Kind, lines: &[&str]) -> Dictionary {
-    let catalog = Catalog::parse("1\t\tShopping\n2\t1\tPhones\n3\t\tSports\n4\t3\tSoccer\n").unwrap();
+    let catalog =
+        Catalog::parse("1\t\tShopping\n2\t1\tPhones\n3\t\tSports\n4\t3\tSoccer\n").unwrap();
     let text = format!(
         "#focuser-dictionary 1 kind={}\n{}\n",
         kind.name(),
@@ -45,14 +46,28 @@ const ARTICLE: &str = "The new phone has a bright screen and the battery lasts t
 
 #[test]
 fn phrases_are_found_on_stems_with_their_blocks_and_weights() {
-    let d = dict(Kind::Direct, &["bright screens\t3", "phones\t5", "two days\t1", "red wine\t9"]);
-    let f = found(&d, &[("Phones menu", 0.1), (ARTICLE, 0.9), ("Phone", 0.9)], &[]);
+    let d = dict(
+        Kind::Direct,
+        &[
+            "bright screens\t3",
+            "phones\t5",
+            "two days\t1",
+            "red wine\t9",
+        ],
+    );
+    let f = found(
+        &d,
+        &[("Phones menu", 0.1), (ARTICLE, 0.9), ("Phone", 0.9)],
+        &[],
+    );
     let names: Vec<&str> = f.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(names, ["phones", "bright screens", "two days"]);
     let phone = &f[0].1;
     assert_eq!((phone.count, phone.blocks.clone()), (3, vec![0, 1, 2]));
     assert!((phone.weight - 1.9).abs() < 1e-6);
-    assert!(f.iter().all(|(_, x)| x.relevance > 0.0 && x.relevance < 1.0));
+    assert!(f
+        .iter()
+        .all(|(_, x)| x.relevance > 0.0 && x.relevance < 1.0));
 }
 
 #[test]
@@ -92,9 +107,17 @@ fn rare_phrases_weigh_more_than_common_ones() {
 fn agreeing_with_the_pages_categories_raises_relevance() {
     let d = dict(
         Kind::Direct,
-        &["smartphones\t2\t2", "shopping bags\t1\t1", "football boots\t4\t4", "gadgets\t1"],
+        &[
+            "smartphones\t2\t2",
+            "shopping bags\t1\t1",
+            "football boots\t4\t4",
+            "gadgets\t1",
+        ],
     );
-    let page = [("smartphones, shopping bags, gadgets and football boots on sale", 1.0)];
+    let page = [(
+        "smartphones, shopping bags, gadgets and football boots on sale",
+        1.0,
+    )];
     let phones = [("1", 0.9), ("2", 0.8)];
     let r = |cats: &[(&str, f32)], phrase| relevance(&d, &page, cats, phrase);
     // On a phone page: the phone phrase, one of the page's top category, one without a
@@ -104,10 +127,18 @@ fn agreeing_with_the_pages_categories_raises_relevance() {
     let none = r(&phones, "gadgets");
     let other = r(&phones, "football boots");
     assert!(same > none && same > ancestor, "{same} {ancestor} {none}");
-    assert!(ancestor > other && none > other, "{ancestor} {none} {other}");
+    assert!(
+        ancestor > other && none > other,
+        "{ancestor} {none} {other}"
+    );
     // A page with no categories: every phrase as if neutral.
     assert_eq!(r(&[], "smartphones"), r(&[], "gadgets"));
-    let phrase = |t: &str| (0..4).filter_map(|p| d.phrase(p)).find(|p| p.text == t).unwrap();
+    let phrase = |t: &str| {
+        (0..4)
+            .filter_map(|p| d.phrase(p))
+            .find(|p| p.text == t)
+            .unwrap()
+    };
     let cats = vec![("3".to_owned(), 0.7), ("4".to_owned(), 0.6)];
     assert_eq!(agreement(phrase("football boots").category, &[]), 0.5);
     assert_eq!(agreement(None, &cats), 0.5);

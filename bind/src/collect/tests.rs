@@ -78,9 +78,20 @@ fn nested_phrases_are_dropped_for_the_longer_ones() {
             "cases\t1",
         ],
     );
-    let all = ["iphone", "buy iphone", "buy iphone 15", "iphone 15 pro", "pro", "buy 15", "cases"];
+    let all = [
+        "iphone",
+        "buy iphone",
+        "buy iphone 15",
+        "iphone 15 pro",
+        "pro",
+        "buy 15",
+        "cases",
+    ];
     let f: Vec<Found> = all.iter().map(|t| found(&d, t, 0.5)).collect();
-    let kept = texts(&d, &collect(&d, f.clone(), &Rules::default_for(Kind::Direct)));
+    let kept = texts(
+        &d,
+        &collect(&d, f.clone(), &Rules::default_for(Kind::Direct)),
+    );
     // "buy 15" is no run of "buy iphone 15": kept. Ties keep the page's order.
     assert_eq!(kept, ["buy iphone 15", "iphone 15 pro", "buy 15", "cases"]);
     let r = rules(Kind::Direct, |r| r.drop_nested = false);
@@ -106,7 +117,10 @@ fn direct_phrases_are_filtered_and_ranked_by_their_advertisers() {
         found(&d, "delta", 0.5),
     ];
     // A phrase nobody bids on is dropped by default; more advertisers rank first.
-    let kept = texts(&d, &collect(&d, f.clone(), &Rules::default_for(Kind::Direct)));
+    let kept = texts(
+        &d,
+        &collect(&d, f.clone(), &Rules::default_for(Kind::Direct)),
+    );
     assert_eq!(kept, ["delta", "gamma", "beta"]);
     let r = rules(Kind::Direct, |r| r.min_advertisers = 5);
     assert_eq!(texts(&d, &collect(&d, f.clone(), &r)), ["delta", "gamma"]);
@@ -121,7 +135,11 @@ fn direct_phrases_are_filtered_and_ranked_by_their_advertisers() {
     );
     // Other kinds have no advertisers to filter by.
     let m = dict(Kind::Market, &["alpha\t1"]);
-    let kept = collect(&m, vec![found(&m, "alpha", 0.5)], &Rules::default_for(Kind::Market));
+    let kept = collect(
+        &m,
+        vec![found(&m, "alpha", 0.5)],
+        &Rules::default_for(Kind::Market),
+    );
     assert_eq!(kept.len(), 1);
 }
 
@@ -133,12 +151,18 @@ fn a_phrase_only_in_the_menu_ranks_below_the_same_phrase_in_the_article() {
         &mut Tokenizer::default(),
         [
             ("Mountain bikes | Road bikes | Helmets", 0.08),
-            ("Our review of the best road bikes of the year: light frames, fast wheels.", 0.92),
+            (
+                "Our review of the best road bikes of the year: light frames, fast wheels.",
+                0.92,
+            ),
         ],
     );
     let f = Finder::new().find(&d, &page, &[], &Relevance::default());
     let r = rules(Kind::Direct, |r| r.min_relevance = 0.0);
-    assert_eq!(texts(&d, &collect(&d, f.clone(), &r)), ["road bikes", "mountain bikes"]);
+    assert_eq!(
+        texts(&d, &collect(&d, f.clone(), &r)),
+        ["road bikes", "mountain bikes"]
+    );
     // With the default threshold the menu's phrase does not make it at all.
     assert_eq!(
         texts(&d, &collect(&d, f, &Rules::default_for(Kind::Direct))),

@@ -42,7 +42,10 @@ pub(super) fn parse(
         reason,
     };
     if bytes.len() > u32::MAX as usize {
-        return Err(bad(0, format!("{} bytes, at most {}", bytes.len(), u32::MAX)));
+        return Err(bad(
+            0,
+            format!("{} bytes, at most {}", bytes.len(), u32::MAX),
+        ));
     }
     let mut lines = bytes.split(|&b| b == b'\n').enumerate();
     let header = lines.next().map_or(&[][..], |(_, l)| l);
@@ -245,7 +248,10 @@ fn compile(
     let n = rows.len();
     for p in 1..n as u32 {
         if index.phrase(p - 1) == index.phrase(p) {
-            let (a, b) = (&rows[order[p as usize - 1] as usize], &rows[order[p as usize] as usize]);
+            let (a, b) = (
+                &rows[order[p as usize - 1] as usize],
+                &rows[order[p as usize] as usize],
+            );
             let (first, second) = if a.line < b.line { (a, b) } else { (b, a) };
             return Err(DictError {
                 file: file.to_owned(),
@@ -297,7 +303,10 @@ fn compile(
             }
             md5.update(d.index.stem(s).as_bytes());
         }
-        let category = d.categories.get(row.category as usize).map_or("", |c| &c.id);
+        let category = d
+            .categories
+            .get(row.category as usize)
+            .map_or("", |c| &c.id);
         md5.update(format!("\t{}\t{}\t{}\n", row.advertisers, category, row.text).as_bytes());
         d.text.push_str(&row.text);
         d.text_at.push(d.text.len() as u32);

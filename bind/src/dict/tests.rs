@@ -13,7 +13,10 @@ fn parse_bytes(bytes: &[u8], kind: Option<Kind>) -> Result<Dictionary, DictError
 fn err(text: &[u8]) -> (usize, String) {
     let e = parse_bytes(text, None).unwrap_err();
     assert_eq!(e.file, "d.tsv");
-    assert!(e.to_string().starts_with(&format!("d.tsv:{}: ", e.line)), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!("d.tsv:{}: ", e.line)),
+        "{e}"
+    );
     (e.line, e.reason)
 }
 
@@ -33,7 +36,8 @@ fn a_direct_dictionary_is_parsed_normalised_and_compiled() {
     .unwrap();
     assert_eq!(d.kind(), Kind::Direct);
     assert_eq!(d.len(), 3);
-    let all: Vec<(String, Vec<String>, u32, Option<String>, u32)> = (0..3)
+    type Row = (String, Vec<String>, u32, Option<String>, u32);
+    let all: Vec<Row> = (0..3)
         .map(|p| {
             let x = d.phrase(p).unwrap();
             (
@@ -100,7 +104,10 @@ fn market_and_media_phrases_point_at_catalog_categories_with_their_ancestors() {
         &mut Tokenizer::default(),
     )
     .unwrap_err();
-    assert_eq!((e.line, e.reason.as_str()), (2, "category \"9\" is not in the catalog"));
+    assert_eq!(
+        (e.line, e.reason.as_str()),
+        (2, "category \"9\" is not in the catalog")
+    );
 }
 
 #[test]
@@ -122,7 +129,11 @@ fn the_version_is_the_normalised_content_not_the_files_order() {
         "#focuser-dictionary 1 kind=direct\nRed wine\t3\nbuy cars\t2\n",
         "#focuser-dictionary 1 kind=direct\nred wine\t3\n",
     ] {
-        assert_ne!(parse(changed, None).unwrap().version(), a.version(), "{changed}");
+        assert_ne!(
+            parse(changed, None).unwrap().version(),
+            a.version(),
+            "{changed}"
+        );
     }
     let media = parse("#focuser-dictionary 1 kind=media\nred wine\t3\n", None).unwrap();
     let market = parse("#focuser-dictionary 1 kind=market\nred wine\t3\n", None).unwrap();
@@ -161,18 +172,38 @@ fn bad_files_are_refused_with_the_file_and_the_line() {
             1,
             "dictionary format \"2\"",
         ),
-        (b"#focuser-dictionary 1 kind=other\n".to_vec(), 1, "the first line must be"),
+        (
+            b"#focuser-dictionary 1 kind=other\n".to_vec(),
+            1,
+            "the first line must be",
+        ),
         // Wrong columns.
-        (format!("{h}ok\t1\nred wine\n").into_bytes(), 3, "1 columns, a direct phrase"),
+        (
+            format!("{h}ok\t1\nred wine\n").into_bytes(),
+            3,
+            "1 columns, a direct phrase",
+        ),
         (format!("{h}a b\t1\tc\td\n").into_bytes(), 2, "4 columns"),
         (
             b"#focuser-dictionary 1 kind=media\nwine\t1\t2\n".to_vec(),
             2,
             "3 columns, a media phrase",
         ),
-        (format!("{h}red wine\tmany\n").into_bytes(), 2, "not a non-negative whole number"),
-        (format!("{h}red wine\t-1\n").into_bytes(), 2, "not a non-negative whole number"),
-        (format!("{h}red wine\t99999999999\n").into_bytes(), 2, "more than"),
+        (
+            format!("{h}red wine\tmany\n").into_bytes(),
+            2,
+            "not a non-negative whole number",
+        ),
+        (
+            format!("{h}red wine\t-1\n").into_bytes(),
+            2,
+            "not a non-negative whole number",
+        ),
+        (
+            format!("{h}red wine\t99999999999\n").into_bytes(),
+            2,
+            "more than",
+        ),
         // Invalid UTF-8.
         (
             [h.as_bytes(), b"ok\t1\nred \xff wine\t1\n"].concat(),
@@ -185,19 +216,43 @@ fn bad_files_are_refused_with_the_file_and_the_line() {
             2,
             "a line of 1048578 bytes, at most 4096",
         ),
-        (format!("{h}{}\t1\n", "word ".repeat(60)).into_bytes(), 2, "a phrase of 299 bytes"),
-        (format!("{h}the of and\t1\n").into_bytes(), 2, "has no words once normalised"),
+        (
+            format!("{h}{}\t1\n", "word ".repeat(60)).into_bytes(),
+            2,
+            "a phrase of 299 bytes",
+        ),
+        (
+            format!("{h}the of and\t1\n").into_bytes(),
+            2,
+            "has no words once normalised",
+        ),
         (format!("{h}   \t1\n").into_bytes(), 2, "an empty phrase"),
-        (format!("{h}cat dog cow pig hen fox owl bee ant\t1\n").into_bytes(), 2, "at most 8"),
-        (format!("{h}see www.example.com\t1\n").into_bytes(), 2, "not a phrase"),
-        (format!("{h}bad\u{7}bell\t1\n").into_bytes(), 2, "a control character"),
+        (
+            format!("{h}cat dog cow pig hen fox owl bee ant\t1\n").into_bytes(),
+            2,
+            "at most 8",
+        ),
+        (
+            format!("{h}see www.example.com\t1\n").into_bytes(),
+            2,
+            "not a phrase",
+        ),
+        (
+            format!("{h}bad\u{7}bell\t1\n").into_bytes(),
+            2,
+            "a control character",
+        ),
         // Duplicates, also once normalised.
         (
             format!("{h}red wine\t1\ncars\t2\nRed  Wines\t5\n").into_bytes(),
             4,
             "\"Red Wines\" has the same words as line 2 (\"red wine\")",
         ),
-        (format!("{h}buy cars\t1\tmy cat\n").into_bytes(), 2, "without spaces"),
+        (
+            format!("{h}buy cars\t1\tmy cat\n").into_bytes(),
+            2,
+            "without spaces",
+        ),
     ];
     for (text, line, reason) in cases {
         let (l, r) = err(&text);
