@@ -11,11 +11,15 @@
 //! - [`adserver`]: the ad-server item format (bindings, section stubs, query arguments);
 //! - [`path`]: the path binder's section stubs.
 
+pub mod adserver;
 pub mod binder;
+pub mod binding;
 pub mod collect;
 pub mod dict;
 pub mod index;
 pub mod page;
 pub mod tragic;
 
+pub use adserver::Item;
+pub use binding::{Binding, PageBinding};
 pub use dict::{DictError, Dictionary, Kind};
