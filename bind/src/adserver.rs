@@ -28,7 +28,7 @@ pub const MAX_THOUSANDTHS: u16 = 1000;
 /// A site section's stub, as shipped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stub {
-    /// The section's id (`path::section_id`).
+    /// The section's id ([`crate::path::section_id`]).
     pub key: u64,
     /// Host and path prefix: `example.com/news/`.
     pub section: String,

@@ -18,6 +18,7 @@ pub mod collect;
 pub mod dict;
 pub mod index;
 pub mod page;
+pub mod path;
 pub mod tragic;
 
 pub use adserver::Item;
