@@ -6,6 +6,7 @@
 #[path = "../bench-multidoc/data.rs"]
 #[allow(dead_code)]
 mod data;
+mod speed;
 mod tragic;
 
 use std::path::PathBuf;
@@ -18,13 +19,10 @@ struct Args {
     /// The development data (shared/data, gzipped, or a copy unpacked by its unpack.sh)
     #[arg(long, default_value = "../shared/data")]
     data: PathBuf,
-    /// Where temporary files go
-    #[arg(long, default_value = "/var/tmp")]
-    work: PathBuf,
     /// A few pages and documents of each set, one timing round: for CI
     #[arg(long)]
     smoke: bool,
-    /// Only these parts (tragic, speed, content); all by default
+    /// Only these parts (tragic; speed, which includes content); all by default
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Per-crisis figures
@@ -57,6 +55,9 @@ fn main() -> anyhow::Result<()> {
     }
     if part("tragic") {
         tragic::run(&args.data, args.smoke, &tragic_params, args.verbose)?;
+    }
+    if part("speed") {
+        speed::run(&args.data, args.smoke)?;
     }
     Ok(())
 }
