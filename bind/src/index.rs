@@ -6,8 +6,8 @@
 //! on with a given second stem are a sub-range found by binary search, and so on: a trie laid
 //! out flat (an n-gram index), with no pointers. A page's words are looked up once (stem → id,
 //! [`NONE`] for a stem no phrase has), then every position walks the ranges as deep as the
-//! page's words agree. bench-bind measured it against Aho-Corasick over the stems' text
-//! (bench/README.md): faster, and a quarter of the memory.
+//! page's words agree. bench-bind measures it against Aho-Corasick over the phrases' surface
+//! text (bench/README.md): a third of the memory for 200 000 phrases.
 
 use rustc_hash::FxHashMap;
 
