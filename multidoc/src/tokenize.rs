@@ -24,8 +24,6 @@
 mod bag;
 mod stop;
 
-use std::borrow::Cow;
-
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::FxHashMap;
 use unicode_segmentation::UnicodeSegmentation;
@@ -105,11 +103,26 @@ pub struct Tokenizer {
     stems: Stems,
     /// The word being read, lower-cased.
     word: String,
-    /// The previous word's stem and feature, for pairs.
+    /// The previous word's stem, for pairs.
     prev: String,
-    prev_feature: Option<u64>,
     /// A URL's path, percent-decoded.
     decoded: Vec<u8>,
+}
+
+/// One kept word of a text, as [`Tokenizer::stems`] gives it: exactly what a bag counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Word<'a> {
+    /// The stem; a number's shape (`<int>`, `<dec>`); or, for a link or an e-mail address, its
+    /// host (lower case, without `www.`; the bag's feature text is `@` and the host).
+    pub text: &'a str,
+    /// Whether this is a link or an e-mail address rather than a word.
+    pub link: bool,
+    /// The word's bytes in the text (a link's: its whole whitespace-separated chunk).
+    pub start: usize,
+    pub end: usize,
+    /// Whether a sentence ends between the previous word and this one (always true for the
+    /// first word of a text and for the word after a link): pairs do not cross it.
+    pub sentence_start: bool,
 }
 
 impl Tokenizer {
@@ -119,7 +132,6 @@ impl Tokenizer {
             stems: Stems::new(),
             word: String::new(),
             prev: String::new(),
-            prev_feature: None,
             decoded: Vec::new(),
         }
     }
@@ -151,69 +163,38 @@ impl Tokenizer {
         if !(weight > 0.0 && weight.is_finite()) {
             return;
         }
-        self.prev_feature = None;
-        let base = text.as_ptr() as usize;
-        let mut last_end = 0;
-        for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
-            if let Some(host) = link_host(chunk) {
-                self.word.clear();
-                self.word.push_str(host);
-                self.word.make_ascii_lowercase();
-                let feature = xxh3_64_with_seed(self.word.as_bytes(), LINK_SEED);
-                out.add(feature, weight, &["@", &self.word]);
-                self.prev_feature = None;
-                continue;
+        let bigrams = self.options.bigrams;
+        let mut prev = std::mem::take(&mut self.prev);
+        let mut prev_feature: Option<u64> = None;
+        walk(&mut self.stems, &mut self.word, text, |w| {
+            if w.link {
+                let feature = xxh3_64_with_seed(w.text.as_bytes(), LINK_SEED);
+                out.add(feature, weight, &["@", w.text]);
+                prev_feature = None;
+                return;
             }
-            let chunk_start = chunk.as_ptr() as usize - base;
-            for (i, w) in chunk.unicode_word_indices() {
-                let start = chunk_start + i;
-                if text.get(last_end..start).is_some_and(ends_sentence) {
-                    self.prev_feature = None;
+            if w.sentence_start {
+                prev_feature = None;
+            }
+            let feature = word_feature(w.text);
+            out.add(feature, weight, &[w.text]);
+            if bigrams {
+                if let Some(p) = prev_feature {
+                    out.add(pair_feature(p, feature), weight, &[&prev, " ", w.text]);
                 }
-                last_end = start + w.len();
-                self.word_in_text(w, weight, out);
+                prev.clear();
+                prev.push_str(w.text);
             }
-        }
-        self.prev_feature = None;
+            prev_feature = Some(feature);
+        });
+        self.prev = prev;
     }
 
-    fn word_in_text(&mut self, raw: &str, weight: f32, out: &mut Bag) {
-        let Self {
-            options,
-            stems,
-            word,
-            prev,
-            prev_feature,
-            ..
-        } = self;
-        let shape = lower(raw, word);
-        let stem: Cow<str> = if is_number(&shape) {
-            // Short numbers are words (years, models), long ones their shape.
-            Cow::Borrowed(if shape.separators {
-                "<dec>"
-            } else if shape.digits <= 4 {
-                word.as_str()
-            } else {
-                "<int>"
-            })
-        } else if keep(word, &shape) {
-            Cow::Borrowed(stems.get(word, &shape))
-        } else {
-            return;
-        };
-        if stem.is_empty() {
-            return;
-        }
-        let feature = word_feature(&stem);
-        out.add(feature, weight, &[&stem]);
-        if options.bigrams {
-            if let Some(p) = *prev_feature {
-                out.add(pair_feature(p, feature), weight, &[prev, " ", &stem]);
-            }
-            prev.clear();
-            prev.push_str(&stem);
-        }
-        *prev_feature = Some(feature);
+    /// Every kept word of `text`, in order, to `f`: the stems (number shapes, link hosts) that
+    /// [`Tokenizer::block`] counts, so that a phrase normalised here finds a page's words. No
+    /// pairs: a caller that wants neighbours has the order and the sentence ends.
+    pub fn stems(&mut self, text: &str, f: impl FnMut(Word<'_>)) {
+        walk(&mut self.stems, &mut self.word, text, f);
     }
 
     /// Adds the words of a page's address to `out` (weight 1 each): the host's labels but `www`,
@@ -260,6 +241,69 @@ impl Default for Tokenizer {
     fn default() -> Self {
         Self::new(Options::default())
     }
+}
+
+/// The kept words of `text`, in order: links and e-mail addresses as their host, words (UAX
+/// #29) as their stems, with where a sentence ends. The one reading of text both the bags and
+/// [`Tokenizer::stems`] use.
+fn walk(stems: &mut Stems, word: &mut String, text: &str, mut f: impl FnMut(Word<'_>)) {
+    let base = text.as_ptr() as usize;
+    let mut last_end = 0;
+    let mut sentence_start = true;
+    for chunk in text.split(char::is_whitespace).filter(|c| !c.is_empty()) {
+        let chunk_start = chunk.as_ptr() as usize - base;
+        if let Some(host) = link_host(chunk) {
+            word.clear();
+            word.push_str(host);
+            word.make_ascii_lowercase();
+            f(Word {
+                text: word,
+                link: true,
+                start: chunk_start,
+                end: chunk_start + chunk.len(),
+                sentence_start,
+            });
+            sentence_start = true;
+            continue;
+        }
+        for (i, w) in chunk.unicode_word_indices() {
+            let start = chunk_start + i;
+            if text.get(last_end..start).is_some_and(ends_sentence) {
+                sentence_start = true;
+            }
+            last_end = start + w.len();
+            if let Some(stem) = stem_of(stems, word, w) {
+                f(Word {
+                    text: stem,
+                    link: false,
+                    start,
+                    end: last_end,
+                    sentence_start,
+                });
+                sentence_start = false;
+            }
+        }
+    }
+}
+
+/// A word's stem, its number shape, or `None` when the word is not kept.
+fn stem_of<'a>(stems: &'a mut Stems, word: &'a mut String, raw: &str) -> Option<&'a str> {
+    let shape = lower(raw, word);
+    let stem: &str = if is_number(&shape) {
+        // Short numbers are words (years, models), long ones their shape.
+        if shape.separators {
+            "<dec>"
+        } else if shape.digits <= 4 {
+            word.as_str()
+        } else {
+            "<int>"
+        }
+    } else if keep(word, &shape) {
+        stems.get(word, &shape)
+    } else {
+        return None;
+    };
+    (!stem.is_empty()).then_some(stem)
 }
 
 /// A number: digits, maybe with separators (`1,000`, `3.14`), and no letters.

@@ -141,3 +141,66 @@ fn bad_input_never_panics() {
     // "слов", "word" and their two pairs: the one sentence
     assert_eq!(f.words.len(), 4);
 }
+
+fn stem_list(text: &str) -> Vec<(String, bool, bool)> {
+    let mut t = Tokenizer::default();
+    let mut out = Vec::new();
+    t.stems(text, |w| {
+        out.push((w.text.to_owned(), w.link, w.sentence_start))
+    });
+    out
+}
+
+#[test]
+fn stems_are_the_words_a_bag_counts_in_order() {
+    for text in [
+        "Running runners ran; connection CONNECTED connects generously",
+        "Футбольные команды играли в футбол. Ёлки ёлка елка",
+        "The cat and a dog в доме и у нас x 中文网页",
+        "486 1987 123456 3.14 1,000 x11 MP3",
+        "see https://Www.Example.com/a/b?c=d and <mathew@mantis.co.uk>, (www.lenta.ru).",
+        "Bank of America rose. Shares fell",
+    ] {
+        let mut from_bag: Vec<String> = words(text, false).into_iter().map(|(w, _)| w).collect();
+        let mut from_stems: Vec<String> = Vec::new();
+        for (s, link, _) in stem_list(text) {
+            let s = if link { format!("@{s}") } else { s };
+            if !from_stems.contains(&s) {
+                from_stems.push(s);
+            }
+        }
+        from_bag.sort();
+        from_stems.sort();
+        assert_eq!(from_bag, from_stems, "{text}");
+    }
+}
+
+#[test]
+fn stems_say_where_words_are_and_where_sentences_start() {
+    let text = "Bank of America rose. Shares fell, see www.x.ru now";
+    let mut t = Tokenizer::default();
+    let mut got = Vec::new();
+    t.stems(text, |w| {
+        got.push((
+            w.text.to_owned(),
+            &text[w.start..w.end],
+            w.link,
+            w.sentence_start,
+        ))
+    });
+    let want = [
+        ("bank", "Bank", false, true),
+        ("america", "America", false, false),
+        ("rose", "rose", false, false),
+        ("share", "Shares", false, true),
+        ("fell", "fell", false, false),
+        ("see", "see", false, false),
+        ("x.ru", "www.x.ru", true, false),
+        ("now", "now", false, true),
+    ];
+    let got: Vec<_> = got
+        .iter()
+        .map(|(a, b, c, d)| (a.as_str(), *b, *c, *d))
+        .collect();
+    assert_eq!(got, want);
+}
