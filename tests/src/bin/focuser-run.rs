@@ -254,7 +254,7 @@ fn print_summary(
             "feed items         not fetched: the resources worker is off in this run (--no-feeds)"
         );
     }
-    for line in pipeline::multidoc::summary(plan, &r.analysis, per_node) {
+    for line in pipeline::multidoc::summary(plan, &r.analysis, &r.labels, per_node) {
         println!("{line}");
     }
     let recv: Vec<String> = r
@@ -335,7 +335,7 @@ fn web(dir: &Path) -> anyhow::Result<()> {
     let plan = Plan::load(dir)?;
     let server = WebServer::start_on(&format!("127.0.0.1:{}", plan.web_port))
         .with_context(|| format!("listening on 127.0.0.1:{}", plan.web_port))?;
-    pipeline::sample::serve(&plan, &server);
+    pipeline::sample::serve(&plan, &server).map_err(anyhow::Error::msg)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;

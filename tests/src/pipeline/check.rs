@@ -12,7 +12,7 @@ use focuser_schema::models::{DataStatus, FetchState};
 use super::observe::{self, Received};
 use super::plan::Plan;
 use super::sample::{self, Expect, Reflog};
-use super::{daemons, db, multidoc};
+use super::{daemons, db, multidoc, pages};
 use crate::Error;
 
 /// Stop listing problems of one kind after this many (the count says the rest).
@@ -30,6 +30,8 @@ pub struct Report {
     pub feed_items: Vec<usize>,
     /// Per node, with page analysis on: its multidoc worker's figures, if it has any.
     pub analysis: Vec<Option<multidoc::Figures>>,
+    /// Per node, with page analysis on: the labels of the articles its fetched pages show.
+    pub labels: Vec<BTreeMap<String, usize>>,
     /// Per receiver: (UPDATE, DELETE) items held.
     pub received: BTreeMap<usize, (u64, u64)>,
     /// Documents that arrived more than once (allowed only where a crawler was killed).
@@ -72,11 +74,15 @@ pub fn check(
     let mut r = Report::default();
     let owners = db::domain_owners(&plan.master_db)?;
     let mut expected: BTreeMap<u64, (String, Expect)> = BTreeMap::new();
+    let mut page_of: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
     for reflog in reflogs {
         for (id, u) in &reflog.urls {
             expected.insert(*id, (u.url.domain.clone(), u.expect));
+            page_of.insert(*id, (u.host, u.path));
         }
     }
+    // Per node, the sample pages it fetched (host, path number): what their labels are.
+    let mut fetched_pages: Vec<Vec<(usize, usize)>> = vec![Vec::new(); plan.nodes];
 
     // Master → nodes: every reflog URL forwarded once, to its domain's owner.
     let mut node_of: BTreeMap<u64, usize> = BTreeMap::new();
@@ -125,7 +131,10 @@ pub fn check(
         let (mut fetched, mut gone, mut failed) = (0, 0, 0);
         for (id, domain, state, error) in db::urls(&plan.node_dbs[n - 1])? {
             match state {
-                FetchState::Fetched => fetched += 1,
+                FetchState::Fetched => {
+                    fetched += 1;
+                    fetched_pages[n - 1].extend(page_of.get(&id));
+                }
                 FetchState::Failed => failed += 1,
                 FetchState::Gone => gone += 1,
                 _ => {}
@@ -201,7 +210,18 @@ pub fn check(
                     .push(status.as_ref().and_then(multidoc::Figures::of));
             }
         }
-        let problems = multidoc::check(plan, &r.analysis, &r.fetched);
+        let articles = pages::Articles::load(plan)?;
+        r.labels = fetched_pages
+            .iter()
+            .map(|p| {
+                articles
+                    .labels(p.iter().copied())
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect()
+            })
+            .collect();
+        let problems = multidoc::check(plan, &r.analysis, &r.fetched, &r.labels);
         r.problem("pages not analysed as they should be", &problems);
     }
 

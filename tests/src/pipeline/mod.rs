@@ -15,6 +15,7 @@ pub mod daemons;
 pub mod db;
 pub mod multidoc;
 pub mod observe;
+pub mod pages;
 pub mod plan;
 pub mod sample;
 

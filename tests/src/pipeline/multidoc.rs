@@ -34,7 +34,7 @@ pub const PAGE_ERRORS: [&str; 3] = ["empty", "binary", "too_large"];
 
 /// The corpus, the catalog its labels name, and the model the run trains.
 pub fn corpus(plan: &Plan) -> PathBuf {
-    plan.repo.join("multidoc/corpus/tgcontest/corpus.tsv")
+    super::pages::corpus_file(&plan.repo)
 }
 
 pub fn catalog(plan: &Plan) -> PathBuf {
@@ -160,6 +160,7 @@ pub fn counts(m: &BTreeMap<String, f64>, none: f64) -> String {
 pub fn summary(
     plan: &Plan,
     analysis: &[Option<Figures>],
+    labels: &[BTreeMap<String, usize>],
     per_node: impl Fn(&[usize]) -> String,
 ) -> Vec<String> {
     if !plan.multidoc {
@@ -191,7 +192,33 @@ pub fn summary(
             counts(&all.categories, all.uncategorised())
         ),
         format!("languages          {}", counts(&all.languages, 0.0)),
+        format!(
+            "as labelled        {} of the pages got the top category of the article they show",
+            agreements(plan, analysis, labels)
+        ),
     ]
+}
+
+/// `0.912 (yb1 0.93, yb2 0.90)`: the agreement of all nodes, then of each.
+fn agreements(
+    plan: &Plan,
+    analysis: &[Option<Figures>],
+    labels: &[BTreeMap<String, usize>],
+) -> String {
+    let (mut same, mut total) = (0.0, 0.0);
+    let mut each = Vec::new();
+    for (n, (f, l)) in analysis.iter().zip(labels).enumerate() {
+        let Some(f) = f else { continue };
+        let pages: f64 = l.values().sum::<usize>() as f64;
+        let a = agreement(f, l);
+        same += a * pages;
+        total += pages;
+        each.push(format!("{} {a:.3}", plan.node_name(n + 1)));
+    }
+    if total == 0.0 {
+        return "none".into();
+    }
+    format!("{:.3} ({})", same / total, each.join(", "))
 }
 
 /// The lines of `yacobot train`'s report the run shows: what it read, how accurate, the file.
@@ -205,9 +232,46 @@ pub fn trained_lines(said: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The least share of a node's pages whose top category must be that of the article they
+/// show: the model was trained on these very articles, so less means the analysis lost the
+/// article to the template (or the model is not the one trained).
+pub const MIN_AGREEMENT: f64 = 0.8;
+
+/// The share of pages whose top category (the first step of its path) is that of the article
+/// they show, from the counts on both sides: `labels` are the articles' labels of the pages
+/// the node fetched ([`super::pages`]). Pages the analysis refused or left without a category
+/// count against it.
+pub fn agreement(f: &Figures, labels: &BTreeMap<String, usize>) -> f64 {
+    let top = |path: &str| path.split(" > ").next().unwrap_or_default().to_string();
+    let mut want: BTreeMap<String, f64> = BTreeMap::new();
+    for (k, v) in labels {
+        *want.entry(top(k)).or_default() += *v as f64;
+    }
+    let mut got: BTreeMap<String, f64> = BTreeMap::new();
+    for (k, v) in &f.categories {
+        *got.entry(top(k)).or_default() += v;
+    }
+    let total: f64 = want.values().sum();
+    if total == 0.0 {
+        return 1.0;
+    }
+    let same: f64 = want
+        .iter()
+        .map(|(k, w)| w.min(got.get(k).copied().unwrap_or(0.0)))
+        .sum();
+    same / total
+}
+
 /// What must hold once the pipeline has settled: each node analysed every page it archived
-/// (or refused it, counted as an error). `fetched[n - 1]` is node n's pages fetched.
-pub fn check(plan: &Plan, figures: &[Option<Figures>], fetched: &[usize]) -> Vec<String> {
+/// (or refused it, counted as an error), and classified at least [`MIN_AGREEMENT`] of them as
+/// their articles are labelled. `fetched[n - 1]` is node n's pages fetched, `labels[n - 1]`
+/// their articles' labels.
+pub fn check(
+    plan: &Plan,
+    figures: &[Option<Figures>],
+    fetched: &[usize],
+    labels: &[BTreeMap<String, usize>],
+) -> Vec<String> {
     let mut problems = Vec::new();
     for (n, (f, &fetched)) in figures.iter().zip(fetched).enumerate() {
         let node = plan.node_name(n + 1);
@@ -229,6 +293,14 @@ pub fn check(plan: &Plan, figures: &[Option<Figures>], fetched: &[usize]) -> Vec
                 "{node}: {categorised} pages with a category, more than the {} analysed",
                 f.pages
             ));
+        }
+        if let Some(labels) = labels.get(n) {
+            let agree = agreement(f, labels);
+            if agree < MIN_AGREEMENT {
+                problems.push(format!(
+                    "{node}: {agree:.3} of its pages got their article's category, less than {MIN_AGREEMENT}"
+                ));
+            }
         }
     }
     problems
@@ -302,20 +374,39 @@ mod tests {
             languages: BTreeMap::new(),
         };
         let good = [Some(f(9.0, 1.0, 4.0)), Some(f(5.0, 0.0, 5.0))];
-        assert!(check(&plan, &good, &[10, 5]).is_empty());
+        // Node 1 shows 4 sports articles of 5 (0.8), node 2 five of five.
+        let labels = |sports: usize, other: usize| -> BTreeMap<String, usize> {
+            [
+                ("Sports".to_string(), sports),
+                ("Science > Weather".to_string(), other),
+            ]
+            .into()
+        };
+        let good_labels = [labels(4, 1), labels(5, 0)];
+        assert!(check(&plan, &good, &[10, 5], &good_labels).is_empty());
+        assert_eq!(agreement(good[0].as_ref().unwrap(), &labels(4, 1)), 0.8);
+        assert_eq!(agreement(good[0].as_ref().unwrap(), &labels(2, 8)), 0.2);
         let bad = [None, Some(f(4.0, 0.0, 6.0))];
-        let problems = check(&plan, &bad, &[10, 5]);
-        assert_eq!(problems.len(), 3, "{problems:?}");
+        let problems = check(&plan, &bad, &[10, 5], &[labels(1, 0), labels(1, 4)]);
+        assert_eq!(problems.len(), 4, "{problems:?}");
         assert!(problems[0].starts_with("yb1: no page analysis figures"));
         assert_eq!(
             problems[1],
             "yb2: 4 pages analysed and 0 refused, 5 fetched"
         );
         assert!(problems[2].starts_with("yb2: 6 pages with a category"));
-        let lines = summary(&plan, &good, |v| format!("{v:?}"));
+        assert_eq!(
+            problems[3],
+            "yb2: 0.200 of its pages got their article's category, less than 0.8"
+        );
+        let lines = summary(&plan, &good, &good_labels, |v| format!("{v:?}"));
         assert_eq!(lines[0], "pages analysed     [9, 5]; 1 refused");
         assert_eq!(lines[1], "categories         Sports 9, (none) 5");
-        let lines = summary(&plan, &[None, None], |v| format!("{v:?}"));
+        assert_eq!(
+            lines[3],
+            "as labelled        0.900 (yb1 0.800, yb2 1.000) of the pages got the top category of the article they show"
+        );
+        let lines = summary(&plan, &[None, None], &[], |v| format!("{v:?}"));
         assert!(lines[0].contains("no figures"), "{lines:?}");
     }
 

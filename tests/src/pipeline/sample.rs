@@ -9,6 +9,7 @@ use std::path::Path;
 
 use focuser_formats::urls::{self, NormalUrl};
 
+use super::pages::{self, Articles};
 use super::plan::Plan;
 use crate::web::{Behaviour, WebServer};
 
@@ -84,11 +85,6 @@ pub fn expect(host: usize, j: usize) -> Expect {
     }
 }
 
-/// The size of the page at path `j`: 1.5 to 7.5 KB.
-fn page_size(host: usize, j: usize) -> usize {
-    1500 + (host * 7919 + j * 104_729) % 6000
-}
-
 /// `http://host:port/path` of host `i`, path `j`.
 pub fn page_url(plan: &Plan, i: usize, j: usize) -> String {
     format!("http://{}:{}{}", host_name(i), plan.web_port, path(j))
@@ -150,9 +146,10 @@ impl FeedResource {
     }
 }
 
-/// Sets every answer of the sample web on `server`: robots.txt, gone pages, feeds. Pages
-/// need no setting (the server generates them), except for their sizes.
-pub fn serve(plan: &Plan, server: &WebServer) {
+/// Sets every answer of the sample web on `server`: robots.txt, pages (articles under their
+/// host's template, [`pages`]), gone pages, feeds.
+pub fn serve(plan: &Plan, server: &WebServer) -> Result<(), String> {
+    let articles = Articles::load(plan)?;
     server.set_default_page(3000);
     for i in 0..plan.hosts {
         let host = host_name(i);
@@ -162,7 +159,11 @@ pub fn serve(plan: &Plan, server: &WebServer) {
         for j in 0..plan.paths_per_host * plan.phases {
             match expect(i, j) {
                 Expect::Gone => server.set(&host, &path(j), Behaviour::status(404)),
-                Expect::Page => server.set(&host, &path(j), Behaviour::page(page_size(i, j))),
+                Expect::Page => server.set(
+                    &host,
+                    &path(j),
+                    Behaviour::html(&pages::page(i, j, articles.of(i, j))),
+                ),
                 Expect::Disallowed => {}
             }
         }
@@ -177,6 +178,7 @@ pub fn serve(plan: &Plan, server: &WebServer) {
             );
         }
     }
+    Ok(())
 }
 
 /// A small deterministic generator (xorshift64*), so that a plan always makes the same data.
@@ -204,6 +206,8 @@ impl Rng {
 pub struct ReflogUrl {
     pub url: NormalUrl,
     pub host: usize,
+    /// Its path number ([`path`]).
+    pub path: usize,
     pub expect: Expect,
 }
 
@@ -265,6 +269,7 @@ pub fn write_reflog(plan: &Plan, phase: usize, now: i64, path: &Path) -> std::io
             reflog.urls.entry(n.id).or_insert(ReflogUrl {
                 url: n,
                 host,
+                path: j,
                 expect: expect(host, j),
             });
         }

@@ -62,7 +62,7 @@ pub fn start_pipeline(phases: usize, paths_per_host: usize, host_delay: f64) -> 
         node_dbs: dbs[1..].iter().map(|d| d.url().to_string()).collect(),
         ports: Ports::free(NODES, RECEIVERS).unwrap(),
     };
-    pipeline::sample::serve(&plan, &web);
+    pipeline::sample::serve(&plan, &web).unwrap();
     let run = Run::prepare(plan, dbs[0].url(), &plan_node_dbs(&dbs)).unwrap();
     let p = Pipeline {
         run,
