@@ -66,10 +66,7 @@ impl Articles {
     }
 
     /// Pages per label over `pages` (host, path number) pairs.
-    pub fn labels<'a>(
-        &'a self,
-        pages: impl Iterator<Item = (usize, usize)>,
-    ) -> BTreeMap<&'a str, usize> {
+    pub fn labels(&self, pages: impl Iterator<Item = (usize, usize)>) -> BTreeMap<&str, usize> {
         let mut by = BTreeMap::new();
         for (host, j) in pages {
             *by.entry(self.of(host, j).label.as_str()).or_insert(0) += 1;
