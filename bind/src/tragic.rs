@@ -16,7 +16,7 @@
 
 mod lexicon;
 
-use crate::binder::{Finder, Found};
+use crate::binder::Finder;
 use crate::page::PageText;
 
 pub use lexicon::{Lexicon, LexiconBuilder, LexiconError, Shape, BUILTIN_SOURCES};
@@ -55,8 +55,8 @@ pub struct Verdict {
 
 /// Judges a page's words.
 pub fn judge(lexicon: &Lexicon, page: &PageText, finder: &mut Finder, params: &Params) -> Verdict {
-    let found: Vec<Found> = finder.occurrences(lexicon.index(), page);
-    let mut terms: Vec<(u32, f32)> = found
+    let mut terms: Vec<(u32, f32)> = finder
+        .scan(lexicon.index(), page)
         .iter()
         .map(|f| {
             (
