@@ -19,6 +19,16 @@ pub struct PageWord {
     /// Whether it follows the previous word in the same sentence of the same block (a phrase
     /// may span the two).
     pub joined: bool,
+    /// Whether it is written as a hashtag (`#yycflood`): words run together.
+    hashtag: bool,
+}
+
+impl PageWord {
+    /// Whether it is written as a hashtag (`#yycflood`, `#PrayForBoston`): words written
+    /// together, which a lexicon may look into ([`crate::tragic`]).
+    pub fn hashtag(&self) -> bool {
+        self.hashtag
+    }
 }
 
 /// A page's words, ready for lookup. Keeps its memory from page to page.
@@ -68,11 +78,13 @@ impl PageText {
                     // A link is no word of a phrase; it only breaks one.
                     return;
                 }
+                let hashtag = w.start > 0 && text.as_bytes().get(w.start - 1) == Some(&b'#');
                 if let Some(stem) = stems.intern(w.text) {
                     words.push(PageWord {
                         stem,
                         block,
                         joined,
+                        hashtag,
                     });
                 }
             });
@@ -288,5 +300,25 @@ mod tests {
             (2, "red", "wine")
         );
         assert_eq!(p.stem_of(2), "");
+    }
+
+    #[test]
+    fn a_word_written_as_a_hashtag_is_marked() {
+        let mut p = PageText::new();
+        p.read(
+            &mut Tokenizer::default(),
+            [("Water everywhere #YYCFlood today. #abflood", 1.0)],
+        );
+        let got: Vec<(&str, bool)> = p.words().iter().map(|w| (p.stem(w), w.hashtag())).collect();
+        assert_eq!(
+            got,
+            [
+                ("water", false),
+                ("everywher", false),
+                ("yycflood", true),
+                ("today", false),
+                ("abflood", true),
+            ]
+        );
     }
 }
