@@ -221,6 +221,13 @@ impl Lexicon {
         words.join(" ")
     }
 
+    /// The lexicon matching words only, never looking inside hashtags (the published
+    /// CrisisLex baseline, for comparison).
+    pub fn words_only(mut self) -> Lexicon {
+        self.inside.clear();
+        self
+    }
+
     /// The heaviest one-word term (then the longest) inside `stem` and shorter than it: a
     /// hashtag's words are run together (`yycflood` holds `flood`).
     pub fn inside(&self, stem: &str) -> Option<u32> {

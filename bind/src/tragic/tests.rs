@@ -189,6 +189,11 @@ fn a_term_inside_a_hashtag_counts_as_the_term() {
     // A hashtag that is a term is counted once, with the term's other occurrences.
     let v = j.judge(&lex, "Flood warning: the flood is here #flood", &p);
     assert_eq!(v.terms, [(flood, 2.0)], "capped at 2");
+    // A lexicon of words only does not look inside.
+    let lex = lex.words_only();
+    assert_eq!(lex.inside("yycflood"), None);
+    let v = j.judge(&lex, "Pumping out the basement again #yycflood", &p);
+    assert!(!v.tragic && v.terms.is_empty(), "{v:?}");
 }
 
 #[test]

@@ -133,12 +133,13 @@ impl Prf {
     }
 }
 
-/// The CrisisLex lexicon alone: any term found flags.
+/// The CrisisLex lexicon alone: any term found as words flags (the published baseline: no
+/// looking inside hashtags).
 fn crisislex_alone(t: &mut Tokenizer) -> anyhow::Result<Lexicon> {
     let (name, text, _) = BUILTIN_SOURCES[0];
     let mut b = Lexicon::builder();
     b.add(t, name, text, Shape::Terms(1.0))?;
-    Ok(b.build())
+    Ok(b.build().words_only())
 }
 
 /// A 0/1 judge of texts.
@@ -207,6 +208,12 @@ pub fn run(
     runs.push((
         "CrisisLex lexicon alone",
         Box::new(move |t: &str| tj2.judge(&alone, t, &any).tragic),
+    ));
+    let words_only = Lexicon::builtin(&mut tokenizer)?.words_only();
+    let mut tj3 = TextJudge::default();
+    runs.push((
+        "focuser, words only",
+        Box::new(move |t: &str| tj3.judge(&words_only, t, params).tragic),
     ));
     runs.push((
         "focuser tragic filter",
