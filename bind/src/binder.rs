@@ -15,8 +15,6 @@
 //! ancestors and 0 where it is not; 0.5 (no evidence either way) when the page has no
 //! categories or the phrase none.
 
-use rustc_hash::FxHashMap;
-
 use crate::dict::{Category, Dictionary};
 use crate::index::PhraseIndex;
 use crate::page::PageText;
@@ -65,12 +63,60 @@ pub struct Found {
     pub relevance: f32,
 }
 
+/// A phrase found, as the finder keeps it while it scans: no allocation per phrase.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hit {
+    pub phrase: u32,
+    pub count: u32,
+    pub weight: f32,
+    pub relevance: f32,
+    places: [u32; MAX_PLACES],
+    placed: u8,
+}
+
+impl Hit {
+    fn new(phrase: u32) -> Hit {
+        Hit {
+            phrase,
+            count: 0,
+            weight: 0.0,
+            relevance: 0.0,
+            places: [0; MAX_PLACES],
+            placed: 0,
+        }
+    }
+
+    fn add(&mut self, block: u32, weight: f32) {
+        self.count += 1;
+        self.weight += weight;
+        let n = self.placed as usize;
+        if n < MAX_PLACES && !self.places[..n].contains(&block) {
+            self.places[n] = block;
+            self.placed += 1;
+        }
+    }
+
+    pub fn found(&self) -> Found {
+        Found {
+            phrase: self.phrase,
+            count: self.count,
+            weight: self.weight,
+            blocks: self.places[..self.placed as usize].to_vec(),
+            relevance: self.relevance,
+        }
+    }
+}
+
 /// Finds phrases; keeps its buffers from page to page (one per thread).
 #[derive(Debug, Default)]
 pub struct Finder {
+    distinct: Vec<u32>,
     ids: Vec<u32>,
     at: Vec<u32>,
-    slot: FxHashMap<u32, u32>,
+    /// A sparse set: phrase `p` is in `hits[slot[p]]` when that hit is `p`'s (so that it
+    /// needs no clearing between pages).
+    slot: Vec<u32>,
+    hits: Vec<Hit>,
 }
 
 impl Finder {
@@ -88,51 +134,69 @@ impl Finder {
         categories: &[(String, f32)],
         params: &Relevance,
     ) -> Vec<Found> {
-        let mut found = self.occurrences(&dict.index, page);
+        self.scored(dict, page, categories, params)
+            .iter()
+            .map(Hit::found)
+            .collect()
+    }
+
+    /// [`Finder::find`]'s phrases as the finder keeps them (the collector takes its pick
+    /// before any is made a [`Found`]).
+    pub(crate) fn scored(
+        &mut self,
+        dict: &Dictionary,
+        page: &PageText,
+        categories: &[(String, f32)],
+        params: &Relevance,
+    ) -> &[Hit] {
+        self.scan(&dict.index, page);
         let norm = 1.0 - params.b + params.b * page.length() / params.avg_length.max(1.0);
-        for f in &mut found {
-            let Some(p) = dict.phrase(f.phrase) else {
+        for h in &mut self.hits {
+            let Some(p) = dict.phrase(h.phrase) else {
                 continue;
             };
-            let tf = f.weight / (f.weight + params.k1 * norm).max(f32::MIN_POSITIVE);
+            let tf = h.weight / (h.weight + params.k1 * norm).max(f32::MIN_POSITIVE);
             let spec = 1.0 - params.rarity + params.rarity * p.rarity;
             let agree = 1.0 - params.categories * (1.0 - agreement(p.category, categories));
-            f.relevance = (tf * spec * agree).clamp(0.0, 1.0);
+            h.relevance = (tf * spec * agree).clamp(0.0, 1.0);
         }
-        found
+        &self.hits
     }
 
     /// Where `index`'s phrases occur in `page` (relevance left 0), in the order they first
     /// occur.
     pub fn occurrences(&mut self, index: &PhraseIndex, page: &PageText) -> Vec<Found> {
-        page.ids(index, &mut self.ids, &mut self.at);
-        self.slot.clear();
-        let mut found: Vec<Found> = Vec::new();
-        let (slot, at, words) = (&mut self.slot, &self.at, page.words());
+        self.scan(index, page).iter().map(Hit::found).collect()
+    }
+
+    /// [`Finder::occurrences`] as the finder keeps them.
+    pub(crate) fn scan(&mut self, index: &PhraseIndex, page: &PageText) -> &[Hit] {
+        page.ids_with(index, &mut self.distinct, &mut self.ids, &mut self.at);
+        if self.slot.len() < index.len() {
+            self.slot.resize(index.len(), 0);
+        }
+        self.hits.clear();
+        let (slot, hits, at, words) = (&mut self.slot, &mut self.hits, &self.at, page.words());
         index.find(&self.ids, |p, pos| {
             let Some(w) = at.get(pos).and_then(|&k| words.get(k as usize)) else {
                 return;
             };
-            let i = *slot.entry(p).or_insert_with(|| {
-                found.push(Found {
-                    phrase: p,
-                    count: 0,
-                    weight: 0.0,
-                    blocks: Vec::new(),
-                    relevance: 0.0,
-                });
-                (found.len() - 1) as u32
-            });
-            let Some(f) = found.get_mut(i as usize) else {
+            let Some(s) = slot.get_mut(p as usize) else {
                 return;
             };
-            f.count += 1;
-            f.weight += page.weight(w.block);
-            if f.blocks.len() < MAX_PLACES && !f.blocks.contains(&w.block) {
-                f.blocks.push(w.block);
+            let i = match hits.get(*s as usize) {
+                Some(h) if h.phrase == p => *s as usize,
+                _ => {
+                    *s = hits.len() as u32;
+                    hits.push(Hit::new(p));
+                    hits.len() - 1
+                }
+            };
+            if let Some(h) = hits.get_mut(i) {
+                h.add(w.block, page.weight(w.block));
             }
         });
-        found
+        &self.hits
     }
 }
 

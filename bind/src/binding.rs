@@ -10,7 +10,7 @@
 use md5::{Digest, Md5};
 
 use crate::binder::{Finder, Relevance};
-use crate::collect::{collect, Collected, Rules};
+use crate::collect::{choose, Collected, Rules};
 use crate::dict::{Dictionary, Kind};
 use crate::page::PageText;
 
@@ -92,8 +92,18 @@ pub fn collected(
     finder: &mut Finder,
 ) -> Vec<Collected> {
     let cut = cut(categories, params.depth);
-    let found = finder.find(dict, page, cut, &params.relevance);
-    collect(dict, found, &params.rules)
+    let hits = finder.scored(dict, page, cut, &params.relevance);
+    let candidates: Vec<(u32, f32)> = hits.iter().map(|h| (h.phrase, h.relevance)).collect();
+    // Only the phrases kept are made [`crate::binder::Found`]s.
+    choose(dict, &candidates, &params.rules)
+        .into_iter()
+        .filter_map(|(i, rank)| {
+            Some(Collected {
+                found: hits.get(i)?.found(),
+                rank,
+            })
+        })
+        .collect()
 }
 
 /// The binding made of what [`collected`] kept: no phrases when the page is tragic.

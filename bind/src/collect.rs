@@ -12,6 +12,8 @@
 //!
 //! Ties keep the order in which the phrases first occur on the page.
 
+use rustc_hash::FxHashMap;
+
 use crate::binder::Found;
 use crate::dict::{Dictionary, Kind};
 
@@ -60,55 +62,83 @@ pub struct Collected {
 
 /// Applies `rules` to what a binder found in `dict`; the phrases kept, best first.
 pub fn collect(dict: &Dictionary, found: Vec<Found>, rules: &Rules) -> Vec<Collected> {
-    let direct = dict.kind() == Kind::Direct;
-    let advertisers = |f: &Found| dict.phrase(f.phrase).map_or(0, |p| p.advertisers);
-    let mut kept: Vec<Found> = found
+    let candidates: Vec<(u32, f32)> = found.iter().map(|f| (f.phrase, f.relevance)).collect();
+    let chosen = choose(dict, &candidates, rules);
+    let mut found: Vec<Option<Found>> = found.into_iter().map(Some).collect();
+    chosen
         .into_iter()
-        .filter(|f| f.relevance >= rules.min_relevance)
-        .filter(|f| !direct || advertisers(f) >= rules.min_advertisers)
+        .filter_map(|(i, rank)| {
+            let found = found.get_mut(i)?.take()?;
+            Some(Collected { found, rank })
+        })
+        .collect()
+}
+
+/// The collector's rules on candidates `(phrase, relevance)` in page order: the kept ones'
+/// places in `candidates` with their ranks, best first.
+pub(crate) fn choose(
+    dict: &Dictionary,
+    candidates: &[(u32, f32)],
+    rules: &Rules,
+) -> Vec<(usize, f32)> {
+    let direct = dict.kind() == Kind::Direct;
+    let advertisers = |p: u32| dict.phrase(p).map_or(0, |p| p.advertisers);
+    let mut kept: Vec<usize> = (0..candidates.len())
+        .filter(|&i| {
+            let (p, relevance) = candidates[i];
+            relevance >= rules.min_relevance && (!direct || advertisers(p) >= rules.min_advertisers)
+        })
         .collect();
     if rules.drop_nested {
-        kept = without_nested(dict, kept);
+        kept = without_nested(dict, candidates, kept);
     }
-    let mut ranked: Vec<Collected> = kept
+    let mut ranked: Vec<(usize, f32)> = kept
         .into_iter()
-        .map(|f| {
-            let a = advertisers(&f).max(1) as f32;
+        .map(|i| {
+            let (p, relevance) = candidates[i];
             let boost = if direct {
-                1.0 + rules.advertiser_weight * a.ln()
+                1.0 + rules.advertiser_weight * (advertisers(p).max(1) as f32).ln()
             } else {
                 1.0
             };
-            Collected {
-                rank: f.relevance * boost,
-                found: f,
-            }
+            (i, relevance * boost)
         })
         .collect();
     // Stable: equal ranks keep the page's order.
-    ranked.sort_by(|a, b| b.rank.total_cmp(&a.rank));
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
     ranked.truncate(rules.max_phrases);
     ranked
 }
 
-/// The phrases that are no run of a longer one among them.
-fn without_nested(dict: &Dictionary, found: Vec<Found>) -> Vec<Found> {
-    let words = |f: &Found| dict.stem_ids(f.phrase);
-    let mut by_length: Vec<usize> = (0..found.len()).collect();
-    by_length.sort_by_key(|&i| std::cmp::Reverse(words(&found[i]).len()));
-    let mut nested = vec![false; found.len()];
-    for (k, &i) in by_length.iter().enumerate() {
-        let w = words(&found[i]);
-        // Only a longer phrase can hold it; the longer ones come before it.
-        nested[i] = by_length[..k].iter().any(|&j| {
-            let longer = words(&found[j]);
-            !nested[j] && longer.len() > w.len() && longer.windows(w.len()).any(|x| x == w)
-        });
+/// Of the candidates `kept`, those that are no run of a longer one kept. Longest first, each
+/// phrase not nested itself marks every shorter run of its words that is a candidate: a few
+/// dozen lookups a phrase, where comparing every pair was quadratic in a page's phrases.
+fn without_nested(dict: &Dictionary, candidates: &[(u32, f32)], kept: Vec<usize>) -> Vec<usize> {
+    let words = |i: usize| dict.stem_ids(candidates[i].0);
+    let mut by_words: FxHashMap<&[u32], Vec<usize>> = FxHashMap::default();
+    for (k, &i) in kept.iter().enumerate() {
+        by_words.entry(words(i)).or_default().push(k);
     }
-    found
-        .into_iter()
+    let mut by_length: Vec<usize> = (0..kept.len()).collect();
+    by_length.sort_by_key(|&k| std::cmp::Reverse(words(kept[k]).len()));
+    let mut nested = vec![false; kept.len()];
+    for &k in &by_length {
+        // Final: only longer phrases nest it, and they came before.
+        if nested[k] {
+            continue;
+        }
+        let w = words(kept[k]);
+        for len in 1..w.len() {
+            for run in w.windows(len) {
+                for &inner in by_words.get(run).map_or(&[][..], Vec::as_slice) {
+                    nested[inner] = true;
+                }
+            }
+        }
+    }
+    kept.into_iter()
         .zip(nested)
-        .filter_map(|(f, n)| (!n).then_some(f))
+        .filter_map(|(i, n)| (!n).then_some(i))
         .collect()
 }
 

@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! S       = Σ over the lexicon's terms t found of w(t) · min(W(t), cap)
-//!           (W(t): the sum of the weights of the blocks of t's occurrences)
+//!           (W(t): the sum of the weights of the blocks of t's occurrences; a hashtag
+//!            holding a one-word term of ≥ 4 letters, `#yycflood`, is an occurrence of it)
 //! density = S / (L + L0)                       (L: the page's weighted length)
 //! tragic  = S ≥ min_score  and  density ≥ min_density
 //! ```
@@ -16,7 +17,7 @@
 
 mod lexicon;
 
-use crate::binder::{Finder, Found};
+use crate::binder::Finder;
 use crate::page::PageText;
 
 pub use lexicon::{Lexicon, LexiconBuilder, LexiconError, Shape, BUILTIN_SOURCES};
@@ -53,17 +54,36 @@ pub struct Verdict {
     pub terms: Vec<(u32, f32)>,
 }
 
+/// Hashtags looked into on a page, at most (the first ones).
+pub const MAX_HASHTAGS: usize = 64;
+
 /// Judges a page's words.
 pub fn judge(lexicon: &Lexicon, page: &PageText, finder: &mut Finder, params: &Params) -> Verdict {
-    let found: Vec<Found> = finder.occurrences(lexicon.index(), page);
-    let mut terms: Vec<(u32, f32)> = found
+    // W(t) of each term found as words.
+    let mut found: Vec<(u32, f32)> = finder
+        .scan(lexicon.index(), page)
         .iter()
-        .map(|f| {
-            (
-                f.phrase,
-                lexicon.weight(f.phrase) * f.weight.min(params.cap),
-            )
-        })
+        .map(|h| (h.phrase, h.weight))
+        .collect();
+    // A hashtag runs words together: a term inside one counts as the term.
+    for w in page
+        .words()
+        .iter()
+        .filter(|w| w.hashtag())
+        .take(MAX_HASHTAGS)
+    {
+        let Some(t) = lexicon.inside(page.stem(w)) else {
+            continue;
+        };
+        let weight = page.weight(w.block);
+        match found.iter_mut().find(|(x, _)| *x == t) {
+            Some((_, sum)) => *sum += weight,
+            None => found.push((t, weight)),
+        }
+    }
+    let mut terms: Vec<(u32, f32)> = found
+        .into_iter()
+        .map(|(t, sum)| (t, lexicon.weight(t) * sum.min(params.cap)))
         .filter(|&(_, s)| s > 0.0)
         .collect();
     terms.sort_by(|a, b| b.1.total_cmp(&a.1));

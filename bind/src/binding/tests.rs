@@ -193,3 +193,41 @@ fn binding_the_same_page_twice_gives_the_same_md5() {
     assert_eq!(md5(&[(EN_PHONE, 0.9)]), md5(&[(EN_PHONE, 0.900_001)]));
     assert_ne!(md5(&[(EN_PHONE, 0.9)]), md5(&[(EN_PHONE, 0.5)]));
 }
+
+#[test]
+fn collected_keeps_what_the_collector_keeps_of_everything_found() {
+    // `collected` scores and chooses before it makes any `Found`: the same as finding all,
+    // then collecting.
+    let d = crate::binder::tests::dict(
+        Kind::Direct,
+        &[
+            "bright screen\t3",
+            "screen\t1",
+            "phone\t5",
+            "new phone\t2",
+            "battery\t1",
+            "two days\t4",
+            "red wine\t9",
+        ],
+    );
+    let p = page(&[
+        ("Phones | Screens | Batteries", 0.1),
+        (
+            "The new phone has a bright screen and the battery lasts two days. A phone, a screen.",
+            0.9,
+        ),
+    ]);
+    let params = TypeParams::default_for(Kind::Direct);
+    let cats = [("1".to_owned(), 0.8)];
+    let mut finder = Finder::new();
+    let all = finder.find(&d, &p, &cats[..1], &params.relevance);
+    let want = crate::collect::collect(&d, all, &params.rules);
+    let got = collected(&d, &p, &cats, &params, &mut finder);
+    assert_eq!(got, want);
+    let texts: Vec<&str> = got
+        .iter()
+        .map(|c| d.phrase(c.found.phrase).unwrap().text)
+        .collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(!texts.contains(&"screen") && !texts.contains(&"phone"));
+}

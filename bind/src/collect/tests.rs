@@ -169,3 +169,72 @@ fn a_phrase_only_in_the_menu_ranks_below_the_same_phrase_in_the_article() {
         ["road bikes"]
     );
 }
+
+/// The nesting rule as it reads: a phrase is dropped when its words are a run of a longer
+/// phrase that is kept (itself not nested), comparing every pair.
+fn nested_pairwise(d: &Dictionary, found: &[Found]) -> Vec<bool> {
+    let words = |f: &Found| d.stem_ids(f.phrase);
+    let mut by_length: Vec<usize> = (0..found.len()).collect();
+    by_length.sort_by_key(|&i| std::cmp::Reverse(words(&found[i]).len()));
+    let mut nested = vec![false; found.len()];
+    for (k, &i) in by_length.iter().enumerate() {
+        let w = words(&found[i]);
+        nested[i] = by_length[..k].iter().any(|&j| {
+            let longer = words(&found[j]);
+            !nested[j] && longer.len() > w.len() && longer.windows(w.len()).any(|x| x == w)
+        });
+    }
+    nested
+}
+
+#[test]
+fn nesting_drops_exactly_what_comparing_every_pair_drops() {
+    // Phrases over five words, so that many are runs of others, and runs of runs.
+    let mut x = 99u64;
+    let mut rnd = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let words = ["alpha", "bravo", "charlie", "delta", "echo"];
+    let mut lines: Vec<String> = Vec::new();
+    for _ in 0..400 {
+        let p: Vec<&str> = (0..1 + rnd(4)).map(|_| words[rnd(5) as usize]).collect();
+        let line = format!("{}\t1", p.join(" "));
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let d = dict(Kind::Market, &refs);
+    let r = rules(Kind::Market, |r| {
+        r.max_phrases = usize::MAX;
+        r.min_relevance = 0.0;
+    });
+    for round in 0..20 {
+        let f: Vec<Found> = (0..d.len() as u32)
+            .filter(|_| rnd(3) == 0)
+            .map(|p| Found {
+                phrase: p,
+                count: 1,
+                weight: 1.0,
+                blocks: vec![0],
+                relevance: 0.5,
+            })
+            .collect();
+        let nested = nested_pairwise(&d, &f);
+        let want: Vec<u32> = f
+            .iter()
+            .zip(&nested)
+            .filter(|(_, &n)| !n)
+            .map(|(f, _)| f.phrase)
+            .collect();
+        let got: Vec<u32> = collect(&d, f.clone(), &r)
+            .iter()
+            .map(|c| c.found.phrase)
+            .collect();
+        assert_eq!(got, want, "round {round}");
+        assert!(nested.iter().any(|&n| n) && want.len() > 1, "round {round}");
+    }
+}

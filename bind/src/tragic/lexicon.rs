@@ -64,7 +64,13 @@ const EMPATH: &[(&str, f32)] = &[
 pub struct Lexicon {
     index: PhraseIndex,
     weights: Vec<f32>,
+    /// The one-word terms of at least [`MIN_INSIDE_BYTES`] bytes, heaviest first (then
+    /// longest): what a hashtag may hold ([`Lexicon::inside`]).
+    inside: Vec<(u32, Box<str>)>,
 }
+
+/// A term shorter than this is not looked for inside hashtags (`war` in `#software`).
+pub const MIN_INSIDE_BYTES: usize = 4;
 
 /// Collects terms from lists.
 #[derive(Default)]
@@ -154,14 +160,29 @@ impl LexiconBuilder {
             weights_added.push(*w);
         }
         let built = builder.build();
-        let weights = built
+        let weights: Vec<f32> = built
             .order
             .iter()
             .map(|&o| weights_added.get(o as usize).copied().unwrap_or(0.0))
             .collect();
+        let mut inside: Vec<(u32, Box<str>)> = (0..built.index.len() as u32)
+            .filter_map(|t| match built.index.phrase(t) {
+                &[s] => Some((t, built.index.stem(s).into())),
+                _ => None,
+            })
+            .filter(|(_, s): &(u32, Box<str>)| s.len() >= MIN_INSIDE_BYTES)
+            .collect();
+        let weight = |t: u32| weights.get(t as usize).copied().unwrap_or(0.0);
+        inside.sort_by(|a, b| {
+            weight(b.0)
+                .total_cmp(&weight(a.0))
+                .then(b.1.len().cmp(&a.1.len()))
+                .then(a.1.cmp(&b.1))
+        });
         Lexicon {
             index: built.index,
             weights,
+            inside,
         }
     }
 }
@@ -198,6 +219,22 @@ impl Lexicon {
             .map(|&s| self.index.stem(s))
             .collect();
         words.join(" ")
+    }
+
+    /// The lexicon matching words only, never looking inside hashtags (the published
+    /// CrisisLex baseline, for comparison).
+    pub fn words_only(mut self) -> Lexicon {
+        self.inside.clear();
+        self
+    }
+
+    /// The heaviest one-word term (then the longest) inside `stem` and shorter than it: a
+    /// hashtag's words are run together (`yycflood` holds `flood`).
+    pub fn inside(&self, stem: &str) -> Option<u32> {
+        self.inside
+            .iter()
+            .find(|(_, t)| t.len() < stem.len() && stem.contains(&**t))
+            .map(|&(t, _)| t)
     }
 
     pub fn len(&self) -> usize {

@@ -160,3 +160,58 @@ fn lexicon_lists_are_read_in_their_shapes_and_refused_with_the_line() {
         assert!(e.reason.contains(reason), "{e}");
     }
 }
+
+#[test]
+fn a_term_inside_a_hashtag_counts_as_the_term() {
+    let mut t = Tokenizer::default();
+    let mut b = Lexicon::builder();
+    b.add(
+        &mut t,
+        "t.tsv",
+        "flood\t1\nwar\t1\nkilled\t0.5\n",
+        Shape::Weighted,
+    )
+    .unwrap();
+    let lex = b.build();
+    let flood = lex.inside("yycflood").unwrap();
+    assert_eq!(lex.term(flood), "flood");
+    // Too short to be looked for inside a word; and a term is not inside itself.
+    assert_eq!(lex.inside("softwar"), None);
+    assert_eq!(lex.inside("flood"), None);
+    let p = Params::default();
+    let mut j = TextJudge::default();
+    let v = j.judge(&lex, "Pumping out the basement again #yycflood", &p);
+    assert!(v.tragic, "{v:?}");
+    assert_eq!(v.terms, [(flood, 1.0)]);
+    // Only a hashtag is looked into: the same letters as a word are no term.
+    let v = j.judge(&lex, "Pumping out the basement again yycflood", &p);
+    assert!(!v.tragic && v.terms.is_empty(), "{v:?}");
+    // A hashtag that is a term is counted once, with the term's other occurrences.
+    let v = j.judge(&lex, "Flood warning: the flood is here #flood", &p);
+    assert_eq!(v.terms, [(flood, 2.0)], "capped at 2");
+    // A lexicon of words only does not look inside.
+    let lex = lex.words_only();
+    assert_eq!(lex.inside("yycflood"), None);
+    let v = j.judge(&lex, "Pumping out the basement again #yycflood", &p);
+    assert!(!v.tragic && v.terms.is_empty(), "{v:?}");
+}
+
+#[test]
+fn the_builtin_lexicon_flags_crisis_hashtags_not_calm_ones() {
+    let lex = builtin();
+    let p = Params::default();
+    let mut j = TextJudge::default();
+    for t in [
+        "We are pumping out the basement! #yycflood #wetsos",
+        "Praying for everyone in Moore tonight #oktornado",
+    ] {
+        assert!(j.judge(&lex, t, &p).tragic, "{t}");
+    }
+    for t in [
+        "Great keynote today #softwareengineering #rustlang",
+        "New release is out, grab it now #opensource #devlife",
+    ] {
+        let v = j.judge(&lex, t, &p);
+        assert!(!v.tragic, "{t}: {v:?}");
+    }
+}

@@ -31,6 +31,10 @@ struct Args {
     /// The tragic filter's constants, to try others: min score, min density, length offset, cap
     #[arg(long, value_delimiter = ',', num_args = 4)]
     tragic_params: Option<Vec<f32>>,
+    /// Print this many of the filter's misses and false alarms, from the tuning crises and
+    /// the tuning half of 20NG only (the others are for checking)
+    #[arg(long, default_value_t = 0)]
+    errors: usize,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -54,7 +58,13 @@ fn main() -> anyhow::Result<()> {
         tragic_params.cap = v[3];
     }
     if part("tragic") {
-        tragic::run(&args.data, args.smoke, &tragic_params, args.verbose)?;
+        tragic::run(
+            &args.data,
+            args.smoke,
+            &tragic_params,
+            args.verbose,
+            args.errors,
+        )?;
     }
     if part("speed") {
         speed::run(&args.data, args.smoke)?;

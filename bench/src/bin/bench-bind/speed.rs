@@ -113,15 +113,15 @@ pub fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
     let limit = if smoke { 10 } else { usize::MAX };
     let mut raw: Vec<data::Page> = data::aeb(root, limit)?;
     raw.extend(data::wcxb(root, if smoke { 10 } else { 400 })?);
-    let rounds = if smoke { 1 } else { 3 };
+    let decode_rounds = if smoke { 1 } else { 3 };
     // Decoding and analysis alone: the limits the binders come on top of.
     let start = Instant::now();
-    for _ in 0..rounds {
+    for _ in 0..decode_rounds {
         for p in &raw {
             let _ = decode(&p.html, None, DEFAULT_MAX_BYTES);
         }
     }
-    let decode_ms = per_page_ms(start, raw.len() * rounds);
+    let decode_ms = per_page_ms(start, raw.len() * decode_rounds);
     let start = Instant::now();
     let mut pages: Vec<(Analysis, &data::Page)> = Vec::new();
     for p in &raw {
@@ -146,8 +146,6 @@ pub fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
     let lexicon = Lexicon::builtin(&mut tokenizer)?;
     let params = TypeParams::default_for(Kind::Direct);
     let tparams = tragic::Params::default();
-    let mut page = PageText::new();
-    let mut finder = Finder::new();
     let blocks = |a: &Analysis| -> Vec<(String, f32)> {
         a.blocks
             .iter()
@@ -156,76 +154,201 @@ pub fn run(root: &Path, smoke: bool) -> anyhow::Result<()> {
             .collect()
     };
     let texts: Vec<Vec<(String, f32)>> = analyses.iter().map(blocks).collect();
-    // The page's words alone (tokenizing and stemming): part of what follows.
-    let start = Instant::now();
-    for _ in 0..rounds {
+    let read: Vec<PageText> = texts
+        .iter()
+        .map(|t| {
+            let mut page = PageText::new();
+            page.read(&mut tokenizer, t.iter().map(|(s, w)| (s.as_str(), *w)));
+            page
+        })
+        .collect();
+    let mut limits = Limits::build(&text, &dict, &texts, &read)?;
+    let mut rounds: Vec<Round> = Vec::new();
+    let (mut phrases, mut tragic_pages) = (0usize, 0usize);
+    for _ in 0..if smoke { 1 } else { 7 } {
+        let mut r = Round::default();
+        // The page's words (tokenizing and stemming): the binder's input.
+        let mut page = PageText::new();
+        let start = Instant::now();
         for t in &texts {
             page.read(&mut tokenizer, t.iter().map(|(s, w)| (s.as_str(), *w)));
         }
-    }
-    let read_ms = per_page_ms(start, texts.len() * rounds);
-    // The binders, the collector and the tragic filter.
-    let (mut phrases, mut tragic_pages) = (0usize, 0usize);
-    let start = Instant::now();
-    for _ in 0..rounds {
-        for t in &texts {
-            page.read(&mut tokenizer, t.iter().map(|(s, w)| (s.as_str(), *w)));
-            let v = tragic::judge(&lexicon, &page, &mut finder, &tparams);
-            let kept = collected(&dict, &page, &[], &params, &mut finder);
+        r.read = per_page_ms(start, texts.len());
+        // The tragic filter, the binder and the collector on those words.
+        let mut finder = Finder::new();
+        (phrases, tragic_pages) = (0, 0);
+        let start = Instant::now();
+        for page in &read {
+            let t = Instant::now();
+            let v = tragic::judge(&lexicon, page, &mut finder, &tparams);
+            r.tragic += t.elapsed().as_secs_f64();
+            let kept = collected(&dict, page, &[], &params, &mut finder);
             phrases += if v.tragic { 0 } else { kept.len() };
             tragic_pages += usize::from(v.tragic);
         }
+        r.bind = per_page_ms(start, read.len());
+        r.tragic *= 1000.0 / read.len().max(1) as f64;
+        (r.ac_stems, r.ac_text) = limits.scan();
+        rounds.push(r);
     }
-    let bind_ms = per_page_ms(start, texts.len() * rounds);
-    // The limit: a plain Aho-Corasick scan of the same text, lower-cased, for the surface forms.
-    let surface: Vec<&str> = text
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').next())
-        .collect();
-    let start = Instant::now();
-    let ac = AhoCorasick::builder()
-        .match_kind(MatchKind::Standard)
-        .build(&surface)?;
-    let ac_build_s = start.elapsed().as_secs_f64();
-    let lowered: Vec<Vec<String>> = texts
-        .iter()
-        .map(|t| t.iter().map(|(s, _)| s.to_lowercase()).collect())
-        .collect();
-    let mut ac_hits = 0usize;
-    let start = Instant::now();
-    for _ in 0..rounds {
-        for page in &lowered {
-            for b in page {
-                ac_hits += ac.find_overlapping_iter(b.as_str()).count();
-            }
-        }
-    }
-    let ac_ms = per_page_ms(start, lowered.len() * rounds);
-    let whole = 1000.0 / (analyze_ms + bind_ms);
-    let r = pages.len() * rounds;
+    let n = pages.len().max(1) as f64;
+    let bind = stats(&rounds, |r| r.bind);
+    let read_ms = stats(&rounds, |r| r.read);
+    let whole = 1000.0 / (analyze_ms + bind.1 + read_ms.1);
     println!(
-        "speed: {} pages ({} AEB/WCXB), {} direct phrases loaded in {load_s:.2} s, {:.1} MB",
+        "speed: {} pages ({} AEB/WCXB), {} direct phrases loaded in {load_s:.2} s, {:.1} MB; {} rounds, best / median",
         pages.len(),
         raw.len(),
         dict.len(),
-        dict.heap_bytes() as f64 / 1e6
+        dict.heap_bytes() as f64 / 1e6,
+        rounds.len()
     );
     println!(
-        "speed: binders+collector+tragic {bind_ms:.3} ms/page, of which the page's words (stems) {read_ms:.3} ({:.0} pages/s; {:.1} phrases kept/page, {:.1} % tragic)",
-        1000.0 / bind_ms,
-        phrases as f64 / r as f64,
-        100.0 * tragic_pages as f64 / r as f64
+        "speed: bindings on the page's stems (tragic filter + direct binder + collector): {:.3} / {:.3} ms/page, of which the tragic filter {:.3}; {:.1} phrases kept/page, {:.1} % tragic",
+        bind.0,
+        bind.1,
+        stats(&rounds, |r| r.tragic).1,
+        phrases as f64 / n,
+        100.0 * tragic_pages as f64 / n
+    );
+    let ac_stems = stats(&rounds, |r| r.ac_stems);
+    println!(
+        "speed: limit on the same input: Aho-Corasick over the page's stems for the phrases' stems {:.3} / {:.3} ms/page ({:.1} matches/page; {:.1} MB); bindings / limit {:.2} (median of the rounds' ratios)",
+        ac_stems.0,
+        ac_stems.1,
+        limits.stem_matches as f64 / n,
+        limits.stems.memory_usage() as f64 / 1e6,
+        stats(&rounds, |r| r.bind / r.ac_stems).1
     );
     println!(
-        "speed: limit: Aho-Corasick scan of the same text {ac_ms:.3} ms/page ({:.1} matches/page; built in {ac_build_s:.2} s, {:.1} MB)",
-        ac_hits as f64 / r as f64,
-        ac.memory_usage() as f64 / 1e6
+        "speed: reading the page's words (tokenizer stems) {:.3} / {:.3} ms/page; read + bindings {:.3} ms/page (median)",
+        read_ms.0,
+        read_ms.1,
+        stats(&rounds, |r| r.read + r.bind).1
+    );
+    let ac_text = stats(&rounds, |r| r.ac_text);
+    println!(
+        "speed: Aho-Corasick over the blocks' lower-cased text for the phrases' surface forms {:.3} / {:.3} ms/page ({:.1} matches/page; built in {:.2} s, {:.1} MB); read + bindings / it {:.2}",
+        ac_text.0,
+        ac_text.1,
+        limits.text_matches as f64 / n,
+        limits.text_build_s,
+        limits.text.memory_usage() as f64 / 1e6,
+        stats(&rounds, |r| (r.read + r.bind) / r.ac_text).1
     );
     println!(
-        "speed: decode alone {decode_ms:.3} ms/page, MultiDoc analysis alone {analyze_ms:.3} ms/page; whole path (analysis + bindings) {whole:.0} pages/s"
+        "speed: decode alone {decode_ms:.3} ms/page, MultiDoc analysis alone {analyze_ms:.3} ms/page; whole path (analysis + reading + bindings) {whole:.0} pages/s"
     );
     content(&dict, &params, &pages, &mut tokenizer)
+}
+
+/// One round's figures, ms a page.
+#[derive(Default)]
+struct Round {
+    read: f64,
+    bind: f64,
+    tragic: f64,
+    ac_stems: f64,
+    ac_text: f64,
+}
+
+/// The best and the median of a figure over the rounds.
+fn stats(rounds: &[Round], f: impl Fn(&Round) -> f64) -> (f64, f64) {
+    let mut v: Vec<f64> = rounds.iter().map(f).collect();
+    v.sort_by(f64::total_cmp);
+    (
+        v.first().copied().unwrap_or(0.0),
+        v.get(v.len() / 2).copied().unwrap_or(0.0),
+    )
+}
+
+/// Plain Aho-Corasick scans, the limits: over the page's stems (what the binder reads: each
+/// phrase's stems and the page's, space-separated, with a `|` where a phrase cannot run on),
+/// and over the blocks' lower-cased text for the phrases as the file writes them.
+struct Limits {
+    stems: AhoCorasick,
+    stem_pages: Vec<String>,
+    stem_matches: usize,
+    text: AhoCorasick,
+    text_pages: Vec<Vec<String>>,
+    text_matches: usize,
+    text_build_s: f64,
+}
+
+impl Limits {
+    fn build(
+        file: &str,
+        dict: &Dictionary,
+        texts: &[Vec<(String, f32)>],
+        read: &[PageText],
+    ) -> anyhow::Result<Limits> {
+        let stem_phrases: Vec<String> = (0..dict.len() as u32)
+            .map(|p| format!(" {} ", dict.stems(p).collect::<Vec<_>>().join(" ")))
+            .collect();
+        let stems = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&stem_phrases)?;
+        let stem_pages = read
+            .iter()
+            .map(|page| {
+                let mut s = String::from(" ");
+                for (k, w) in page.words().iter().enumerate() {
+                    if k > 0 && !w.joined {
+                        s.push_str("| ");
+                    }
+                    s.push_str(page.stem(w));
+                    s.push(' ');
+                }
+                s
+            })
+            .collect();
+        let surface: Vec<&str> = file
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split('\t').next())
+            .collect();
+        let start = Instant::now();
+        let text = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&surface)?;
+        let text_build_s = start.elapsed().as_secs_f64();
+        let text_pages = texts
+            .iter()
+            .map(|t| t.iter().map(|(s, _)| s.to_lowercase()).collect())
+            .collect();
+        Ok(Limits {
+            stems,
+            stem_pages,
+            stem_matches: 0,
+            text,
+            text_pages,
+            text_matches: 0,
+            text_build_s,
+        })
+        .map(|mut l| {
+            l.scan();
+            l
+        })
+    }
+
+    /// One scan of every page each way: ms a page (over the stems, over the text).
+    fn scan(&mut self) -> (f64, f64) {
+        let start = Instant::now();
+        self.stem_matches = self
+            .stem_pages
+            .iter()
+            .map(|p| self.stems.find_overlapping_iter(p.as_str()).count())
+            .sum();
+        let stems = per_page_ms(start, self.stem_pages.len());
+        let start = Instant::now();
+        self.text_matches = self
+            .text_pages
+            .iter()
+            .flatten()
+            .map(|b| self.text.find_overlapping_iter(b.as_str()).count())
+            .sum();
+        (stems, per_page_ms(start, self.text_pages.len()))
+    }
 }
 
 fn tokens(text: &str) -> Vec<String> {

@@ -133,12 +133,13 @@ impl Prf {
     }
 }
 
-/// The CrisisLex lexicon alone: any term found flags.
+/// The CrisisLex lexicon alone: any term found as words flags (the published baseline: no
+/// looking inside hashtags).
 fn crisislex_alone(t: &mut Tokenizer) -> anyhow::Result<Lexicon> {
     let (name, text, _) = BUILTIN_SOURCES[0];
     let mut b = Lexicon::builder();
     b.add(t, name, text, Shape::Terms(1.0))?;
-    Ok(b.build())
+    Ok(b.build().words_only())
 }
 
 /// A 0/1 judge of texts.
@@ -177,7 +178,13 @@ fn half(id: &str) -> usize {
     (h >> 11) as usize % 2
 }
 
-pub fn run(root: &Path, smoke: bool, params: &Params, verbose: bool) -> anyhow::Result<()> {
+pub fn run(
+    root: &Path,
+    smoke: bool,
+    params: &Params,
+    verbose: bool,
+    errors: usize,
+) -> anyhow::Result<()> {
     let mut tweets = t6(root)?;
     let mut ng = jsonl(root, "classify/20newsgroups/train.jsonl")?;
     if smoke {
@@ -193,11 +200,20 @@ pub fn run(root: &Path, smoke: bool, params: &Params, verbose: bool) -> anyhow::
         ..Params::default()
     };
     let mut tj = TextJudge::default();
+    if errors > 0 {
+        print_errors(&tweets, &ng, &ours, params, errors, &mut tj);
+    }
     let mut runs: Vec<(&str, Box<Judge>)> = Vec::new();
     let mut tj2 = TextJudge::default();
     runs.push((
         "CrisisLex lexicon alone",
         Box::new(move |t: &str| tj2.judge(&alone, t, &any).tragic),
+    ));
+    let words_only = Lexicon::builtin(&mut tokenizer)?.words_only();
+    let mut tj3 = TextJudge::default();
+    runs.push((
+        "focuser, words only",
+        Box::new(move |t: &str| tj3.judge(&words_only, t, params).tragic),
     ));
     runs.push((
         "focuser tragic filter",
@@ -255,4 +271,56 @@ pub fn run(root: &Path, smoke: bool, params: &Params, verbose: bool) -> anyhow::
         );
     }
     Ok(())
+}
+
+/// The filter's misses and false alarms on the tuning crises and the tuning half of 20NG,
+/// with the terms it found: where to look for what the method lacks.
+fn print_errors(
+    tweets: &[Tweet],
+    ng: &[(String, String, String)],
+    lexicon: &Lexicon,
+    params: &Params,
+    n: usize,
+    tj: &mut TextJudge,
+) {
+    let terms = |tj: &mut TextJudge, text: &str| {
+        let v = tj.judge(lexicon, text, params);
+        let t: Vec<String> = v
+            .terms
+            .iter()
+            .map(|&(t, s)| format!("{}={s:.2}", lexicon.term(t)))
+            .collect();
+        (
+            v.tragic,
+            format!(
+                "score {:.2} density {:.3} [{}]",
+                v.score,
+                v.density,
+                t.join(" ")
+            ),
+        )
+    };
+    let (mut missed, mut alarms) = (0, 0);
+    for t in tweets.iter().filter(|t| TUNING.contains(&t.crisis)) {
+        let (flag, why) = terms(tj, &t.text);
+        if flag != t.on_topic && (if flag { alarms < n } else { missed < n }) {
+            let what = if flag { "false alarm" } else { "missed" };
+            println!(
+                "tragic: {what} {} {why}: {}",
+                t.crisis,
+                t.text.replace('\n', " ")
+            );
+            *(if flag { &mut alarms } else { &mut missed }) += 1;
+        }
+    }
+    let calm = ng.iter().filter(|d| {
+        half(&d.0) == 0 && ["comp.", "rec.", "sci."].iter().any(|p| d.1.starts_with(p))
+    });
+    for d in calm {
+        let (flag, why) = terms(tj, &d.2);
+        if flag && alarms < 2 * n {
+            println!("tragic: 20NG flagged {} {} {why}", d.0, d.1);
+            alarms += 1;
+        }
+    }
 }
