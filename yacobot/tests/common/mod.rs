@@ -282,6 +282,7 @@ pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u
     .unwrap();
     n.id
 }
+pub mod bindings;
 pub mod feeds;
 pub mod multidoc;
 pub mod tools;
