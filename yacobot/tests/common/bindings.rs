@@ -20,14 +20,16 @@ use super::{archive_items, due_url, ArchivedItem, Site};
 pub const BINDING: &str = "Loader.Enable = 0\nQargfilter.Enable = 0\nMultiDoc.Enable = 1\n\
                            Bindings.Enable = 1\nMultiDoc.Batch = 5\n";
 
-/// A calm English article about phones, page `i`'s own.
+/// A calm English article about phones, page `i`'s own (its paragraphs carry a word of
+/// their own, so that the templater does not take them for the site's template).
 pub fn phones(i: usize) -> String {
+    let w = super::multidoc::word(i);
     format!(
-        "<p>Our review of the new smartphone number {i}. The phone case keeps the screen \
+        "<p>Our review of the new {w} smartphone. The phone case keeps the screen \
          safe, and wireless charging works with every phone case we tried. Battery life is \
-         long, the camera takes sharp photos in daylight.</p>\n\
-         <p>Buy a phone case with a strap if you travel; wireless charging pads are cheap \
-         now. We compared prices in several shops and found the best deals online.</p>"
+         long, the camera of the {w} takes sharp photos in daylight.</p>\n\
+         <p>Buy a phone case with a strap if you travel with the {w}; wireless charging pads \
+         are cheap now. We compared prices in several shops and found the best deals online.</p>"
     )
 }
 
