@@ -22,7 +22,7 @@ use focuser_bind::{Dictionary, Kind};
 use focuser_formats::segment::Status;
 use focuser_multidoc::tokenize::Tokenizer;
 use focuser_schema::models::BindingDict;
-use focuser_tests::{wait_for, TestDb};
+use focuser_tests::{free_port, get, metric, wait_for, TestDb};
 
 const CALM: usize = 6;
 
@@ -178,6 +178,30 @@ fn pages_are_bound_tragic_ones_withheld_and_unchanged_bindings_not_shipped_again
     }
     assert!(site.log().contains("dictionary direct"), "{}", site.log());
 
+    // The operator's SQL (docs/operations.md) answers.
+    let answers = common::docs_sql(&db, "**Watching the bindings in SQL**");
+    assert_eq!(answers.len(), 6, "{answers:?}");
+    assert!(answers[0].contains(&version), "{}", answers[0]);
+    let figures: Vec<&str> = answers[1].lines().nth(1).unwrap().split('\t').collect();
+    assert_eq!(figures[0], urls.len().to_string(), "{}", answers[1]);
+    assert_eq!(
+        figures[2], "0.250",
+        "two tragic pages of eight: {}",
+        answers[1]
+    );
+    assert!(answers[2].contains("shop.test\t2\t8"), "{}", answers[2]);
+    assert!(
+        answers[3].contains("shop.test\tphone case\t6"),
+        "{}",
+        answers[3]
+    );
+    assert!(
+        answers[4].contains(&format!("direct:{version}\t8")),
+        "{}",
+        answers[4]
+    );
+    assert!(answers[5].contains("yb1\t"), "{}", answers[5]);
+
     // A page gone: its binding withdrawn (a DELETE item) and its row removed.
     std::fs::remove_file(site.root().join("mirror/shop.test/reviews/1.html")).unwrap();
     common::sql(
@@ -202,7 +226,11 @@ fn pages_are_bound_tragic_ones_withheld_and_unchanged_bindings_not_shipped_again
 #[test]
 fn a_dictionary_loaded_while_the_daemon_runs_is_used_from_the_next_batch() {
     let db = TestDb::new();
-    let site = Site::new(db.url(), BINDING);
+    let port = free_port();
+    let site = Site::new(
+        db.url(),
+        &format!("{BINDING}status_listen = {port}\nstatus_sample = 1\n"),
+    );
     let urls = serve(&db, &site, &shop());
     load(&site, "direct", "v1.tsv", dictionary().as_bytes());
     let daemon = site.spawn();
