@@ -262,6 +262,28 @@ fn a_dictionary_loaded_while_the_daemon_runs_is_used_from_the_next_batch() {
         Duration::from_secs(30),
         || site.log().contains(&format!("dictionary direct {v2}")),
     );
+    // The figures: every page bound twice, the tragic ones flagged each time.
+    let n = urls.len() as f64;
+    wait_for("the figures", Duration::from_secs(30), || {
+        metric(port, "focuser_yacobot_bindings_pages_total") == Some(2.0 * n)
+    });
+    let m = |s: &str| metric(port, s).unwrap_or_else(|| panic!("no {s}"));
+    assert_eq!(m("focuser_yacobot_bindings_tragic_total"), 4.0);
+    assert_eq!(m("focuser_yacobot_bindings_shipped_total"), 2.0 * n);
+    assert_eq!(m("focuser_yacobot_bindings_withdrawn_total"), 0.0);
+    assert_eq!(m("focuser_yacobot_bindings_unchanged_total"), 0.0);
+    let phrases = m("focuser_yacobot_bindings_phrases_total");
+    let stored: f64 = rows(&db).values().map(|r| f64::from(r.phrases)).sum();
+    assert!(phrases > stored, "{phrases} vs {stored}");
+    let status = get(port, "/status.json");
+    for expected in [
+        "\"label\": \"binding rate\"",
+        "\"label\": \"phrases per binding\"",
+        "\"label\": \"tragic share\"",
+        &format!("\"direct {v2}\""),
+    ] {
+        assert!(status.contains(expected), "{expected} not in {status}");
+    }
     daemon.stop();
     let rows = rows(&db);
     for url in &urls[..CALM] {
