@@ -1,7 +1,7 @@
 //! The `Bindings.*` keys: ad bindings made by the page analysis worker (docs/bindings.md;
 //! docs/operations.md "yacobot: bindings").
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use focuser_daemon::config::restart_only;
 use serde::{Deserialize, Serialize};
@@ -21,6 +21,22 @@ pub struct BindingsConfig {
         serialize_with = "restart_only"
     )]
     pub dir: PathBuf,
+}
+
+impl BindingsConfig {
+    /// Bindings are made by the page analysis worker, and their store is not the archive.
+    pub(super) fn validate(&self, multidoc: bool, archive_dir: &Path) -> Result<(), String> {
+        if self.enable && !multidoc {
+            return Err(
+                "Bindings.Enable: pages are bound by the page analysis worker: set MultiDoc.Enable = 1 too"
+                    .into(),
+            );
+        }
+        if self.dir == archive_dir {
+            return Err("Bindings.Dir: must not be Archive.Dir (a store of its own)".into());
+        }
+        Ok(())
+    }
 }
 
 impl Default for BindingsConfig {

@@ -403,6 +403,8 @@ impl DaemonConfig for YacobotConfig {
         self.fetch.validate()?;
         self.resources.validate()?;
         self.multidoc.validate()?;
+        self.bindings
+            .validate(self.multidoc.enable, &self.archive.dir)?;
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }
