@@ -151,6 +151,7 @@ impl Worker for MultiDoc {
         };
         if batch.items.is_empty() && batch.to == self.committed {
             self.stats.sample();
+            self.stats.bind.sample();
             if self
                 .stats
                 .lag_items
