@@ -23,12 +23,20 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use focuser_bind::binding::md5_hex;
 use focuser_daemon::db::Database;
+use focuser_formats::segment::record::record_len;
 use focuser_formats::segment::{
-    now_ms, Cursor, ItemRef, Origin, Position, Status, Writer, WriterOptions,
+    item_path, now_ms, Cursor, ItemRef, Origin, Position, Status, Writer, WriterOptions,
 };
 use focuser_schema::models::{BindingPage, BindingPosition, NewBindingPage};
 
 use super::page::Outcome;
+
+/// A binding to append: its outcome, its MD5 (`None`: a withdrawal) and its item.
+struct Change<'a> {
+    outcome: &'a Outcome,
+    md5: Option<String>,
+    content: String,
+}
 
 /// What the ad server last got for a doc id and was not committed yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +49,7 @@ struct Pending {
 
 pub struct Store {
     dir: PathBuf,
+    opts: WriterOptions,
     /// `binding_position.store`: the folder as the config resolves it.
     pub name: String,
     writer: Writer,
@@ -102,6 +111,7 @@ impl Store {
         });
         let mut store = Store {
             dir: dir.to_path_buf(),
+            opts,
             name,
             writer,
             committed,
@@ -170,73 +180,48 @@ impl Store {
             reached,
             ..Shipment::default()
         };
-        let time_ms = now_ms();
+        let mut changes: Vec<Change<'_>> = Vec::new();
         for id in ids {
             let Some(o) = last.get(&id) else { continue };
-            let shipped: Option<String> = match self.pending.get(&id) {
-                Some(p) => p.md5.clone(),
-                None => stored.get(&id).cloned(),
-            };
+            out.done.push(id);
             let (want, content) = match &o.binding {
                 Some(b) => {
+                    out.bound += 1;
+                    out.tragic += u64::from(b.tragic);
+                    out.phrases += b
+                        .bindings
+                        .iter()
+                        .map(|t| t.phrases.len() as u64)
+                        .sum::<u64>();
                     let item = b.canonical();
                     (Some(md5_hex(item.as_bytes())), item)
                 }
                 None => (None, String::new()),
             };
-            out.done.push(id);
-            if let Some(b) = &o.binding {
-                out.bound += 1;
-                out.tragic += u64::from(b.tragic);
-                out.phrases += b
-                    .bindings
-                    .iter()
-                    .map(|t| t.phrases.len() as u64)
-                    .sum::<u64>();
-            }
-            if want == shipped {
-                out.unchanged += u64::from(want.is_some());
-            } else {
-                let doc = doc_id(id);
-                let url = o.binding.as_ref().map_or("", |b| b.url.as_str());
-                self.writer.append_ref(&ItemRef {
-                    status: if want.is_some() {
-                        Status::Update
-                    } else {
-                        Status::Delete
-                    },
-                    doc_id: doc.as_bytes(),
-                    url: url.as_bytes(),
-                    content: content.as_bytes(),
-                    time_ms,
-                    origin: Origin {
-                        stream: 0,
-                        file_id: o.place.file_id,
-                        item_idx: o.place.item_idx,
-                    },
-                })?;
-                out.appended += 1;
-                out.withdrawn += u64::from(want.is_none());
-                // In the store from now on, committed or not.
-                self.pending.insert(
-                    id,
-                    Pending {
-                        md5: want.clone(),
-                        from: o.place,
-                    },
-                );
-            }
-            match (&o.binding, want) {
-                (Some(b), Some(md5)) if stored.get(&id) != Some(&md5) => {
-                    out.rows.push(row(b, md5, content, now));
+            let shipped = match self.pending.get(&id) {
+                Some(p) => p.md5.as_ref(),
+                None => stored.get(&id),
+            };
+            match (&o.binding, &want) {
+                (Some(b), Some(md5)) if stored.get(&id) != Some(md5) => {
+                    out.rows.push(row(b, md5.clone(), content.clone(), now));
                 }
                 (None, _) if stored.contains_key(&id) => out.gone.push(id),
                 _ => {}
             }
+            if want.as_ref() == shipped {
+                out.unchanged += u64::from(want.is_some());
+            } else {
+                changes.push(Change {
+                    outcome: o,
+                    md5: want,
+                    content,
+                });
+            }
         }
-        if out.appended > 0 {
-            self.writer.sync().context("syncing the bindings store")?;
-        }
+        self.append(&changes)?;
+        out.appended = changes.len() as u64;
+        out.withdrawn = changes.iter().filter(|c| c.md5.is_none()).count() as u64;
         let left = self
             .pending
             .iter()
@@ -248,6 +233,65 @@ impl Store {
         };
         out.place = (place.file_id, place.item_idx);
         Ok(out)
+    }
+
+    /// Appends a batch's changes and syncs them; they are pending from now on, committed or
+    /// not. They go into one segment (the active one, or a new one if they would not fit):
+    /// the segments a reader may delete once shipped never hold part of a batch that is not
+    /// committed, so recovery always finds a crashed batch's items whole in the tail.
+    fn append(&mut self, changes: &[Change<'_>]) -> anyhow::Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let at = self.writer.position();
+        let items = u64::from(at.item_idx.saturating_sub(1));
+        let bytes = std::fs::metadata(item_path(&self.dir, at.file_id)).map_or(0, |m| m.len());
+        let need: u64 = changes
+            .iter()
+            .map(|c| {
+                let url = c.outcome.binding.as_ref().map_or(0, |b| b.url.len());
+                record_len(16, url, c.content.len()).unwrap_or(usize::MAX) as u64
+            })
+            .sum();
+        if items > 0
+            && (items + changes.len() as u64 > u64::from(self.opts.max_items)
+                || bytes.saturating_add(need) > self.opts.max_bytes)
+        {
+            self.writer
+                .rotate()
+                .context("sealing the bindings store's segment")?;
+        }
+        let time_ms = now_ms();
+        for c in changes {
+            let o = c.outcome;
+            let doc = doc_id(o.id);
+            let url = o.binding.as_ref().map_or("", |b| b.url.as_str());
+            self.writer.append_ref(&ItemRef {
+                status: if c.md5.is_some() {
+                    Status::Update
+                } else {
+                    Status::Delete
+                },
+                doc_id: doc.as_bytes(),
+                url: url.as_bytes(),
+                content: c.content.as_bytes(),
+                time_ms,
+                origin: Origin {
+                    stream: 0,
+                    file_id: o.place.file_id,
+                    item_idx: o.place.item_idx,
+                },
+            })?;
+            self.pending.insert(
+                o.id,
+                Pending {
+                    md5: c.md5.clone(),
+                    from: o.place,
+                },
+            );
+        }
+        self.writer.sync().context("syncing the bindings store")?;
+        Ok(())
     }
 
     /// The batch's transaction committed: its pending items are resolved.
@@ -294,5 +338,95 @@ fn row(
             .collect::<Vec<_>>()
             .join(","),
         bound_at: now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use focuser_bind::PageBinding;
+    use focuser_formats::segment::SyncPolicy;
+
+    use super::*;
+
+    fn outcome(id: u64) -> Outcome {
+        Outcome {
+            id,
+            place: Position {
+                file_id: 1,
+                item_idx: id as u32,
+            },
+            binding: Some(PageBinding::new(
+                id,
+                &format!("http://a.test/{id}"),
+                false,
+                vec![],
+            )),
+        }
+    }
+
+    #[test]
+    fn a_batch_never_straddles_two_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = WriterOptions {
+            max_age_s: 3600,
+            max_items: 5,
+            max_bytes: 1 << 30,
+            sync: SyncPolicy {
+                every_items: 1000,
+                every_ms: 1000,
+            },
+        };
+        let (writer, _) = Writer::open(dir.path(), opts).unwrap();
+        let mut store = Store {
+            dir: dir.path().to_path_buf(),
+            opts,
+            name: "test".into(),
+            writer,
+            committed: Position::START,
+            pending: HashMap::new(),
+        };
+        let batch = |ids: std::ops::Range<u64>| -> Vec<Outcome> { ids.map(outcome).collect() };
+        let changes = |o: &[Outcome]| -> Vec<(u64, String)> {
+            o.iter()
+                .map(|o| (o.id, o.binding.as_ref().unwrap().canonical()))
+                .collect()
+        };
+        // (batch, the segments its items go to): a batch that does not fit in the active
+        // segment starts a new one; one larger than a segment cannot help straddling.
+        let batches = [
+            (0..3, vec![1]),
+            (3..6, vec![2]),
+            (6..8, vec![2]),
+            (8..14, vec![3, 4]),
+            (14..15, vec![4]),
+        ];
+        for (ids, _) in &batches {
+            let outcomes = batch(ids.clone());
+            let c = changes(&outcomes);
+            let list: Vec<Change<'_>> = outcomes
+                .iter()
+                .zip(&c)
+                .map(|(o, (_, item))| Change {
+                    outcome: o,
+                    md5: Some(md5_hex(item.as_bytes())),
+                    content: item.clone(),
+                })
+                .collect();
+            store.append(&list).unwrap();
+        }
+        let mut segment_of = HashMap::new();
+        let mut cursor = Cursor::new(dir.path(), Position::START, None);
+        while let Some(s) = cursor.next().unwrap() {
+            let doc = u64::from_str_radix(std::str::from_utf8(&s.item.doc_id).unwrap(), 16);
+            segment_of.insert(doc.unwrap(), s.file_id);
+        }
+        for (ids, segments) in batches {
+            let mut got: Vec<u64> = ids.clone().map(|id| segment_of[&id]).collect();
+            got.dedup();
+            assert_eq!(got, segments, "{ids:?}");
+        }
+        assert_eq!(store.pending.len(), 15);
     }
 }
