@@ -5,7 +5,9 @@
 //! ([`weigh`]), and writes all of it with the new position in one transaction ([`write`]):
 //! after a `kill -9` the batch is done again from the old position, and nothing was counted
 //! twice. `yacobot multidoc rewind` moves the position back to analyse the archive again
-//! ([`admin`]); what was counted once is not counted again.
+//! ([`admin`]); what was counted once is not counted again. With `Bindings.Enable` each page
+//! is also bound in the batch, its changed bindings appended to the bindings store before the
+//! transaction, which records them too (`crate::bindings`).
 
 pub mod admin;
 mod lag;
