@@ -1,6 +1,90 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
+    /// ad dictionaries loaded, one row per load; the newest of a kind is in force
+    binding_dict (id) {
+        /// the load
+        id -> Unsigned<Integer>,
+        /// 1 direct, 2 market, 3 media (the ad-server item type codes)
+        kind -> Unsigned<Tinyint>,
+        /// 64 bits of the MD5 of the normalised content, 16 hex digits (focuser_bind::dict)
+        #[max_length = 16]
+        version -> Char,
+        /// when it was loaded (UTC)
+        loaded_at -> Datetime,
+        /// the file it was loaded from (its name, for people)
+        #[max_length = 255]
+        file_name -> Varchar,
+        /// its phrases (binding_dict_phrase rows)
+        phrases -> Unsigned<Integer>,
+        /// hex MD5 of the file's bytes
+        #[max_length = 32]
+        checksum -> Char,
+    }
+}
+
+diesel::table! {
+    /// the phrases of each dictionary loaded
+    binding_dict_phrase (dict_id, line) {
+        /// binding_dict.id
+        dict_id -> Unsigned<Integer>,
+        /// the phrase's line in the file
+        line -> Unsigned<Integer>,
+        /// the phrase as the file writes it (trimmed, white space collapsed): what is delivered
+        #[max_length = 255]
+        phrase -> Varchar,
+        /// its stems as the tokenizer makes them, separated by spaces (what pages are matched on)
+        #[max_length = 1024]
+        stems -> Varchar,
+        /// advertisers bidding on it (direct; 0 otherwise)
+        advertisers -> Unsigned<Integer>,
+        /// the catalog category it points at, if any
+        #[max_length = 64]
+        category -> Nullable<Varchar>,
+    }
+}
+
+diesel::table! {
+    /// the current binding of each URL
+    binding_page (id) {
+        /// url.id of the page (the doc id of its items)
+        id -> Unsigned<Bigint>,
+        /// hex MD5 of item: the last binding shipped for the page
+        #[max_length = 32]
+        md5 -> Char,
+        /// the binding's ad-server item (docs/formats.md "Ad-server items"), its canonical form
+        item -> Mediumtext,
+        /// the tragic filter's flag: 1 no contextual phrases
+        tragic -> Unsigned<Tinyint>,
+        /// phrases bound, all types together
+        phrases -> Unsigned<Integer>,
+        /// kind:version of each dictionary it was bound with, comma-separated
+        #[max_length = 128]
+        dict_versions -> Varchar,
+        /// when this binding was made (UTC)
+        bound_at -> Datetime,
+    }
+}
+
+diesel::table! {
+    /// how far the bindings store is reflected in binding_page
+    binding_position (node, store) {
+        /// the yacobot node (its node key)
+        #[max_length = 64]
+        node -> Varchar,
+        /// the bindings store (Bindings.Dir, resolved)
+        #[max_length = 512]
+        store -> Varchar,
+        /// segment file id: the store's items before this place are in binding_page (0: the oldest segment)
+        file_id -> Unsigned<Bigint>,
+        /// its item index (from 1)
+        item_idx -> Unsigned<Integer>,
+        /// when it last moved (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// template evidence per domain: pages sampled
     multidoc_domain (domain_key) {
         /// the domain's key: first 8 bytes of the MD5 of the domain name, big-endian (as a URL id)
@@ -466,6 +550,10 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(
+    binding_dict,
+    binding_dict_phrase,
+    binding_page,
+    binding_position,
     multidoc_domain,
     multidoc_fingerprint,
     multidoc_page,

@@ -11,7 +11,11 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 17] = [
+const TABLES: [&str; 21] = [
+    "binding_dict",
+    "binding_dict_phrase",
+    "binding_page",
+    "binding_position",
     "multidoc_domain",
     "multidoc_fingerprint",
     "multidoc_page",

@@ -884,3 +884,81 @@ fn codes_are_their_columns_numbers_and_unnamed_ones_read_and_write_back_unchange
     );
     assert_eq!(VrData::count_live(c, r.id).unwrap(), 0, "not live");
 }
+
+#[test]
+fn binding_dictionaries_pages_and_position() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    assert_eq!(BindingDict::newest_loaded_at(c).unwrap(), None);
+    let phrase = |line: u32, text: &str, adv: u32| BindingDictPhrase {
+        dict_id: 0,
+        line,
+        phrase: text.into(),
+        stems: text.to_lowercase(),
+        advertisers: adv,
+        category: (adv == 0).then(|| "tech".to_string()),
+    };
+    let dict = |kind: u8, version: &'static str, at: NaiveDateTime| NewBindingDict {
+        kind,
+        version,
+        loaded_at: at,
+        file_name: "d.tsv",
+        phrases: 2,
+        checksum: "00112233445566778899aabbccddeeff",
+    };
+    // 2500 phrases: more than one insert statement.
+    let mut many: Vec<BindingDictPhrase> = (0..2500)
+        .map(|i| phrase(i + 2, &format!("Phrase {i}"), i))
+        .collect();
+    let d1 = BindingDict::load(c, &dict(1, "0000000000000001", t(1, 0)), &mut many).unwrap();
+    let d2 = BindingDict::load(
+        c,
+        &dict(2, "0000000000000002", t(2, 0)),
+        &mut [phrase(2, "Phone case", 0)],
+    )
+    .unwrap();
+    let d3 = BindingDict::load(
+        c,
+        &dict(1, "0000000000000003", t(3, 0)),
+        &mut [phrase(3, "Camera", 4)],
+    )
+    .unwrap();
+    assert!(d1.id < d2.id && d2.id < d3.id);
+    assert_eq!(BindingDict::current(c).unwrap(), [d3.clone(), d2.clone()]);
+    assert_eq!(BindingDict::all(c).unwrap(), [d3.clone(), d2, d1.clone()]);
+    assert_eq!(BindingDict::newest_loaded_at(c).unwrap(), Some(t(3, 0)));
+    let got = BindingDict::phrases(c, d1.id).unwrap();
+    assert_eq!(got.len(), 2500);
+    assert_eq!(got[0].dict_id, d1.id);
+    assert_eq!(got[0], {
+        let mut p = phrase(2, "Phrase 0", 0);
+        p.dict_id = d1.id;
+        p
+    });
+    assert_eq!(BindingDict::phrases(c, d3.id).unwrap()[0].phrase, "Camera");
+
+    let page = |id: u64, md5: &str, tragic: bool| NewBindingPage {
+        id,
+        md5: md5.into(),
+        item: format!("{{\"item\":\"binding\",\"doc\":\"{id:016x}\"}}"),
+        tragic,
+        phrases: 3,
+        dict_versions: "direct:0000000000000003".into(),
+        bound_at: t(4, 0),
+    };
+    BindingPage::write(c, &[page(2, "a", false), page(1, "b", true)]).unwrap();
+    BindingPage::write(c, &[page(2, "c", false)]).unwrap();
+    let mut md5s = BindingPage::md5s(c, &[1, 2, 3]).unwrap();
+    md5s.sort();
+    assert_eq!(md5s, [(1, "b".to_string()), (2, "c".to_string())]);
+    let one = BindingPage::find(c, 1).unwrap().unwrap();
+    assert_eq!((one.tragic, one.phrases, one.bound_at), (1, 3, t(4, 0)));
+    assert_eq!(BindingPage::delete(c, &[1, 3]).unwrap(), 1);
+    assert_eq!(BindingPage::find(c, 1).unwrap(), None);
+
+    assert_eq!(BindingPosition::find(c, "yb1", "/b").unwrap(), None);
+    BindingPosition::set(c, "yb1", "/b", (3, 7), t(5, 0)).unwrap();
+    BindingPosition::set(c, "yb1", "/b", (4, 1), t(6, 0)).unwrap();
+    let p = BindingPosition::find(c, "yb1", "/b").unwrap().unwrap();
+    assert_eq!((p.place(), p.updated_at), ((4, 1), t(6, 0)));
+}

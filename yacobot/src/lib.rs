@@ -10,6 +10,7 @@
 //! ([`multidoc::admin`]) and the page analysis tools `analyze`, `train`, `classify` ([`tools`]).
 
 pub mod admin;
+pub mod bindings;
 pub mod config;
 pub mod crawl;
 pub mod daemon;
@@ -48,6 +49,23 @@ pub fn multidoc_command(
     let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
     let mut conn = db::connect(&config.common)?;
     multidoc::admin::command(&config, &mut conn, cmd)
+}
+
+/// `yacobot dict …`: the ad dictionaries in SQL.
+pub fn dict_command(
+    config_file: &std::path::Path,
+    cmd: &bindings::admin::DictCmd,
+) -> anyhow::Result<String> {
+    let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
+    let mut conn = db::connect(&config.common)?;
+    bindings::admin::dict(&mut conn, cmd)
+}
+
+/// `yacobot bindings URL`: a page's stored binding.
+pub fn bindings_command(config_file: &std::path::Path, url: &str) -> anyhow::Result<String> {
+    let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
+    let mut conn = db::connect(&config.common)?;
+    bindings::admin::show(&mut conn, url)
 }
 
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what

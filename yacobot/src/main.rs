@@ -1,5 +1,6 @@
-//! `yacobot`: the crawler node daemon, the operator's `resource` and `multidoc` commands, and the page
-//! analysis tools `analyze`, `train` and `classify` (docs/operations.md, "Page analysis tools").
+//! `yacobot`: the crawler node daemon, the operator's `resource`, `multidoc`, `dict` and
+//! `bindings` commands, and the page analysis tools `analyze`, `train`, `classify` and `tragic`
+//! (docs/operations.md, "Page analysis tools", "yacobot: bindings").
 
 use std::process::ExitCode;
 
@@ -41,6 +42,16 @@ enum Cmd {
     /// Page analysis: show where it is in the archive, rewind it to analyse the archive again
     #[command(subcommand)]
     Multidoc(focuser_yacobot::multidoc::admin::MultidocCmd),
+    /// Ad dictionaries: load a file into SQL (in force at once), list them
+    #[command(subcommand)]
+    Dict(focuser_yacobot::bindings::admin::DictCmd),
+    /// A page's stored binding: phrases with relevance, categories, tragic flag
+    Bindings {
+        /// The page's URL
+        url: String,
+    },
+    /// `id \t text` lines on stdin → `id \t 0|1` lines on stdout (1: the tragic filter flags it)
+    Tragic,
 }
 
 /// A tool's exit status: 0 when every input was good, 1 when some were bad (each said on
@@ -81,6 +92,15 @@ fn main() -> ExitCode {
             &cli.common.config_file("yacobot"),
             &cmd,
         )),
+        Some(Cmd::Dict(cmd)) => print(focuser_yacobot::dict_command(
+            &cli.common.config_file("yacobot"),
+            &cmd,
+        )),
+        Some(Cmd::Bindings { url }) => print(focuser_yacobot::bindings_command(
+            &cli.common.config_file("yacobot"),
+            &url,
+        )),
+        Some(Cmd::Tragic) => tool("tragic", tools::tragic::run()),
         Some(Cmd::Analyze(a)) => tool(
             "analyze",
             tools::analyze::run(cli.common.config.as_deref(), &a),

@@ -264,6 +264,11 @@ fn a_malformed_config_is_a_clear_error() {
         ("Fetch.Backend = ftp\n", "Fetch.Backend"),
         ("Crawl.ClaimTtl = 0\n", "Crawl.ClaimTtl"),
         ("Loader.Typo = 1\n", "Typo"),
+        ("Bindings.Enable = 1\n", "set MultiDoc.Enable = 1 too"),
+        (
+            "Bindings.Dir = segments\nArchive.Dir = segments\n",
+            "Bindings.Dir: must not be Archive.Dir",
+        ),
     ] {
         let site = Site::new(db.url(), extra);
         let out = site.command().arg("--check-config").output().unwrap();

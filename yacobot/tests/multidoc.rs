@@ -211,7 +211,7 @@ fn multidoc_analyses_every_page_of_a_crawled_site_once() {
     daemon.stop();
 
     // The operator's SQL (docs/operations.md) answers.
-    let answers = docs_sql(&db);
+    let answers = common::docs_sql(&db, "**Watching it in SQL**");
     assert_eq!(answers.len(), 6, "{answers:?}");
     assert!(
         answers[0].contains(&format!("1\ten\t{PAGES}")),
@@ -235,39 +235,6 @@ fn multidoc_analyses_every_page_of_a_crawled_site_once() {
         answers[4]
     );
     assert_eq!(answers[5], "pages_behind\n0\n");
-}
-
-/// Runs each statement of docs/operations.md's "Watching it in SQL" with the mariadb client;
-/// their outputs (a header line, then tab-separated rows).
-fn docs_sql(db: &TestDb) -> Vec<String> {
-    let doc =
-        std::fs::read_to_string(focuser_tests::repo_root().join("docs/operations.md")).unwrap();
-    let from = doc.find("**Watching it in SQL**").unwrap();
-    let block = &doc[from..];
-    let block = &block[block.find("```sql\n").unwrap() + 7..];
-    let block = &block[..block.find("```").unwrap()];
-    let sql: String = block
-        .lines()
-        .filter(|l| !l.starts_with("--"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    sql.split(';')
-        .filter(|q| !q.trim().is_empty())
-        .map(|q| {
-            let out = db
-                .client()
-                .args(["--batch", "--raw", "-e", q])
-                .stdin(std::process::Stdio::null())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{q}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap()
-        })
-        .collect()
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! typed by [`codes`]. Every function takes `&mut MysqlConnection` so callers can group several
 //! in one transaction.
 
+mod binding;
 mod codes;
 mod multidoc;
 mod open_xml_format;
@@ -21,6 +22,9 @@ mod vr_resource;
 mod vr_update_info;
 mod yacobot_node;
 
+pub use binding::{
+    BindingDict, BindingDictPhrase, BindingPage, BindingPosition, NewBindingDict, NewBindingPage,
+};
 pub use codes::{
     DataFrom, DataStatus, EmitStatus, FeedUrlStatus, FetchState, FetchStatus, GroupType, IndexType,
     PageOutcome, ResStatus, UpdateType, ValidStatus,

@@ -8,9 +8,11 @@ use focuser_daemon::{CommonConfig, DaemonConfig};
 use focuser_formats::segment::{SyncPolicy, WriterOptions};
 use serde::{Deserialize, Serialize};
 
+mod bindings;
 mod fetch;
 mod multidoc;
 mod resources;
+pub use bindings::BindingsConfig;
 pub use fetch::{FetchConfig, CURL, MIRROR};
 pub use multidoc::MultiDocConfig;
 pub use resources::ResourcesConfig;
@@ -45,6 +47,8 @@ pub struct YacobotConfig {
     pub resources: ResourcesConfig,
     #[serde(rename = "MultiDoc", default)]
     pub multidoc: MultiDocConfig,
+    #[serde(rename = "Bindings", default)]
+    pub bindings: BindingsConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -399,6 +403,8 @@ impl DaemonConfig for YacobotConfig {
         self.fetch.validate()?;
         self.resources.validate()?;
         self.multidoc.validate()?;
+        self.bindings
+            .validate(self.multidoc.enable, &self.archive.dir)?;
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }

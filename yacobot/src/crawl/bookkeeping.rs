@@ -4,8 +4,8 @@
 //! After a URL is indexed: `next_indexed = now + min(D, steady_level)` days, where D is the
 //! days until the next ad dictionary (at least 1), or `Url.ReindexPeriod` when the current
 //! dictionary is older than `Url.DictAge` (or missing). The next dictionary is expected
-//! `Url.DictPeriod` days after the current one, whose date is `Url.DictFile`'s modification
-//! time.
+//! `Url.DictPeriod` days after the current one, whose date is the newest of `Url.DictFile`'s
+//! modification time and the last `yacobot dict load` (`binding_dict.loaded_at`).
 //!
 //! `steady_level` (days the content is expected to stay the same) adapts to each download, as
 //! Nutch's adaptive fetch schedule does: content MD5 unchanged → × `Url.SteadyGrow` (1.4),
@@ -29,6 +29,20 @@ pub fn dictionary_age(file: Option<&Path>, now: SystemTime) -> Option<f64> {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
     Some(age / DAY_SECONDS)
+}
+
+/// The age in days of a dictionary loaded into SQL at `loaded_at` (`yacobot dict load`).
+pub fn loaded_age(loaded_at: Option<NaiveDateTime>, now: NaiveDateTime) -> Option<f64> {
+    let secs = (now - loaded_at?).num_seconds().max(0);
+    Some(secs as f64 / DAY_SECONDS)
+}
+
+/// The age of the newest of two dictionaries (`None`: neither exists).
+pub fn newest(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Days until the URL must be re-indexed on account of the dictionary.

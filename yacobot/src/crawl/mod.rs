@@ -21,10 +21,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
-use chrono::TimeDelta;
+use chrono::{NaiveDateTime, TimeDelta};
 use focuser_daemon::{clock, Config, Signal};
 use focuser_formats::segment::Status;
-use focuser_schema::models::Url;
+use focuser_schema::models::{BindingDict, Url};
 
 use archive::Archive;
 use book::{Booking, Env};
@@ -38,6 +38,8 @@ use crate::worker::{Ctx, Step, Worker};
 
 /// The longest a `perform` waits while fetches are in flight.
 const PERFORM_WAIT: Duration = Duration::from_millis(100);
+/// How often the newest dictionary's load time is read (for `Url.DictAge`).
+const DICT_EVERY: Duration = Duration::from_secs(60);
 /// How often the pages fetched are sampled for the fetch rate.
 const SAMPLE_EVERY: Duration = Duration::from_secs(5);
 
@@ -62,20 +64,27 @@ pub struct Crawler {
     /// SIGUSR1: the archive's segment is sealed at the next step.
     rotate: bool,
     sampled: Instant,
+    /// When the newest dictionary in SQL was loaded (`yacobot dict load`), and when that was
+    /// last looked at.
+    dict_loaded: Option<NaiveDateTime>,
+    dict_looked: Option<Instant>,
 }
 
-/// The clock and settings of one batch of bookings.
-fn env(cfg: &Config<YacobotConfig>) -> Env<'_> {
+/// The clock and settings of one batch of bookings; `loaded`: when the newest dictionary in
+/// SQL was loaded.
+fn env(cfg: &Config<YacobotConfig>, loaded: Option<NaiveDateTime>) -> Env<'_> {
     let u = &cfg.daemon.url;
     let dict = u.dict_file.as_ref().map(|p| cfg.common.path(p));
+    let now = clock::db_now();
+    let age = bookkeeping::newest(
+        bookkeeping::dictionary_age(dict.as_deref(), SystemTime::now()),
+        bookkeeping::loaded_age(loaded, now),
+    );
     Env {
-        now: clock::db_now(),
+        now,
         url: u,
         retry_later: cfg.daemon.crawl.retry_later,
-        dictionary_days: bookkeeping::dictionary_days(
-            bookkeeping::dictionary_age(dict.as_deref(), SystemTime::now()),
-            u,
-        ),
+        dictionary_days: bookkeeping::dictionary_days(age, u),
     }
 }
 
@@ -120,12 +129,15 @@ impl Worker for Crawler {
             unbooked_since: None,
             rotate: false,
             sampled: Instant::now() - SAMPLE_EVERY,
+            dict_loaded: None,
+            dict_looked: None,
         })
     }
 
     fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
         let cfg = ctx.config();
         self.housekeeping()?;
+        self.look_at_dictionaries(ctx)?;
         self.reconfigure(&cfg);
         let claimed_now = self.refill(ctx, &cfg, once)?;
         let wait = if self.hand.is_empty() {
@@ -239,6 +251,19 @@ impl Crawler {
     }
 
     /// Seals the archive's segment on SIGUSR1 or when it is `Segment.MaxAge` old.
+    /// When the newest dictionary was loaded into SQL: looked at every `DICT_EVERY`.
+    fn look_at_dictionaries(&mut self, ctx: &Ctx) -> anyhow::Result<()> {
+        if self.dict_looked.is_some_and(|t| t.elapsed() < DICT_EVERY) {
+            return Ok(());
+        }
+        self.dict_loaded = ctx.db.run(
+            "reading when the newest dictionary was loaded",
+            BindingDict::newest_loaded_at,
+        )?;
+        self.dict_looked = Some(Instant::now());
+        Ok(())
+    }
+
     fn housekeeping(&mut self) -> anyhow::Result<()> {
         let rotate = std::mem::take(&mut self.rotate);
         let Some(archive) = self.archive.as_mut() else {
@@ -364,7 +389,7 @@ impl Crawler {
         let Some(archive) = self.archive.as_mut() else {
             return Ok(());
         };
-        let env = env(cfg);
+        let env = env(cfg, self.dict_loaded);
         let mut bookings = Vec::with_capacity(copies.len());
         for (u, content) in &copies {
             let pos = archive.append(Status::Update, u.id, &u.url, content)?;
@@ -381,7 +406,7 @@ impl Crawler {
         if done.is_empty() {
             return Ok(());
         }
-        let env = env(cfg);
+        let env = env(cfg, self.dict_loaded);
         let mut bookings = Vec::with_capacity(done.len());
         for c in done {
             let Some(u) = self.hand.remove(c.request.token) else {

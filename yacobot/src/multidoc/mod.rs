@@ -5,7 +5,9 @@
 //! ([`weigh`]), and writes all of it with the new position in one transaction ([`write`]):
 //! after a `kill -9` the batch is done again from the old position, and nothing was counted
 //! twice. `yacobot multidoc rewind` moves the position back to analyse the archive again
-//! ([`admin`]); what was counted once is not counted again.
+//! ([`admin`]); what was counted once is not counted again. With `Bindings.Enable` each page
+//! is also bound in the batch, its changed bindings appended to the bindings store before the
+//! transaction, which records them too (`crate::bindings`).
 
 pub mod admin;
 mod lag;
@@ -29,6 +31,7 @@ use focuser_daemon::{clock, Config, Signal};
 use focuser_formats::segment::{Cursor, Position};
 use focuser_schema::models::MultidocPosition;
 
+use crate::bindings::Bindings;
 use crate::config::YacobotConfig;
 use crate::worker::{Ctx, Step, Worker};
 use model::ModelSlot;
@@ -57,6 +60,8 @@ pub struct MultiDoc {
     damage: Episode,
     next_ageing: Instant,
     next_lag: Instant,
+    /// The pages' ad bindings (`Bindings.Enable`).
+    bindings: Option<Bindings>,
 }
 
 /// `multidoc_position.store` of an archive folder: its path as the config resolves it.
@@ -96,6 +101,7 @@ impl Worker for MultiDoc {
             MultidocPosition::open(c, &node, &store, start, now)
         })?;
         let committed = position(row.place());
+        let bindings = Bindings::open(&cfg, &ctx.db, Arc::clone(&stats.bind))?;
         log::info!(
             "multidoc: following the archive {store} from {committed} (counted up to {})",
             position(row.counted())
@@ -112,6 +118,7 @@ impl Worker for MultiDoc {
             damage: Episode::new(format!("multidoc: archive {store}")),
             next_ageing: Instant::now(),
             next_lag: Instant::now(),
+            bindings,
         };
         w.model.refresh(&model_path(&cfg), &w.stats);
         Ok(w)
@@ -146,6 +153,7 @@ impl Worker for MultiDoc {
         };
         if batch.items.is_empty() && batch.to == self.committed {
             self.stats.sample();
+            self.stats.bind.sample();
             if self
                 .stats
                 .lag_items
@@ -181,6 +189,9 @@ impl Worker for MultiDoc {
             n(&s.gone),
             self.committed
         );
+        if let Some(b) = self.bindings {
+            b.close();
+        }
     }
 }
 
@@ -206,7 +217,15 @@ impl MultiDoc {
             .db
             .run("reading the template evidence", |c| weigh::load(c, &batch))?;
         let to = batch.to;
-        let plan = weigh::plan(batch, loaded, &env, &mut self.model);
+        if let Some(b) = &mut self.bindings {
+            b.refresh(&ctx.db)?;
+        }
+        let binder = self.bindings.as_mut().map(|b| &mut b.binder);
+        let plan = weigh::plan(batch, loaded, &env, &mut self.model, binder);
+        let shipment = match &mut self.bindings {
+            Some(b) => Some(b.ship(&ctx.db, to, now)?),
+            None => None,
+        };
         let counted = self.counted.max(to);
         let m = Move {
             node: &self.node,
@@ -215,6 +234,10 @@ impl MultiDoc {
             to,
             counted,
             now,
+            bindings: match (&shipment, &self.bindings) {
+                (Some(s), Some(b)) => Some((s, b.store_name())),
+                _ => None,
+            },
         };
         if !write::commit(&ctx.db, &plan, env.expired, &m)? {
             log::info!("multidoc: the position was moved meanwhile (a rewind): the batch is left, the analysis goes on from there");
@@ -222,6 +245,9 @@ impl MultiDoc {
         }
         self.committed = to;
         self.counted = counted;
+        if let (Some(b), Some(s)) = (&mut self.bindings, &shipment) {
+            b.committed(s);
+        }
         self.damage.resolved(&"reading again");
         self.stats.batch(plan.tally);
         write::cap(&ctx.db, &plan.over_cap, md.max_fingerprints, &self.stats)
@@ -262,6 +288,10 @@ impl MultiDoc {
 
     /// The ageing (every minute, more often while there is more to forget) and the lag.
     fn housekeeping(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+        if let Some(b) = &mut self.bindings {
+            b.housekeeping()
+                .context("sealing the bindings store's segment")?;
+        }
         let now = Instant::now();
         if now >= self.next_lag {
             self.next_lag = now + LAG_EVERY;

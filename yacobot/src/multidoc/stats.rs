@@ -62,6 +62,8 @@ pub struct MultiDocStats {
     /// The model in use (`checksum`, or why there is none).
     model: Mutex<String>,
     samples: Mutex<VecDeque<(Instant, u64)>>,
+    /// The bindings made in the worker's batches (`Bindings.Enable`).
+    pub bind: std::sync::Arc<crate::bindings::BindStats>,
 }
 
 impl MultiDocStats {
@@ -279,6 +281,7 @@ impl StatusSource for MultiDocStats {
             ),
         ];
         f.extend(self.labelled());
+        f.extend(self.bind.figures());
         f
     }
 
@@ -310,6 +313,9 @@ impl StatusSource for MultiDocStats {
                 .warn_if(store > 0),
             Card::text("model", &model).warn_if(model.contains("refused")),
         ]
+        .into_iter()
+        .chain(self.bind.cards())
+        .collect()
     }
 
     fn tables(&self) -> Vec<Table> {

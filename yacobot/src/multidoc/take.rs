@@ -26,7 +26,7 @@ pub enum Taken {
     /// A page, and its analysis without evidence (or why there is none).
     Page(PageIn, Box<Result<Analysis, DecodeError>>),
     /// A `DELETE` item: the URL's analysis goes.
-    Gone { id: u64 },
+    Gone { id: u64, place: Position },
 }
 
 /// A batch: its items in archive order, and the position after them.
@@ -100,8 +100,12 @@ pub fn take(
 fn taken(s: StoredItem, max_bytes: usize) -> Option<Taken> {
     let doc_id = std::str::from_utf8(&s.item.doc_id).ok()?;
     let id = u64::from_str_radix(doc_id, 16).ok()?;
+    let place = Position {
+        file_id: s.file_id,
+        item_idx: s.item_idx,
+    };
     if s.item.status == Status::Delete {
-        return Some(Taken::Gone { id });
+        return Some(Taken::Gone { id, place });
     }
     let url = String::from_utf8(s.item.url).ok()?;
     let (_, host) = urls::host_of(&url);
@@ -111,10 +115,6 @@ fn taken(s: StoredItem, max_bytes: usize) -> Option<Taken> {
     let domain = urls::domain_of(host);
     // The archive keeps the body only: the charset comes from a BOM, a <meta> or the detector.
     let analysis = analyze(&s.item.content, None, max_bytes, None);
-    let place = Position {
-        file_id: s.file_id,
-        item_idx: s.item_idx,
-    };
     Some(Taken::Page(
         PageIn {
             id,

@@ -31,6 +31,7 @@ use md5::{Digest, Md5};
 use super::model::ModelSlot;
 use super::stats::Tally;
 use super::take::{Batch, PageIn, Taken};
+use crate::bindings::PageBinder;
 
 /// A domain's key in the evidence tables: its name's "URL id" (the first 8 bytes of its MD5,
 /// big-endian; docs/formats.md "Page analysis tables").
@@ -148,15 +149,25 @@ impl Domain {
     }
 }
 
-/// Weighs, counts and classifies the pages of `batch` in order; the rows to write.
-pub fn plan(batch: Batch, loaded: Loaded, env: &Env, slot: &mut ModelSlot) -> Plan {
+/// Weighs, counts and classifies the pages of `batch` in order, and binds them if there is a
+/// `binder` (into its outcomes); the rows to write.
+pub fn plan(
+    batch: Batch,
+    loaded: Loaded,
+    env: &Env,
+    slot: &mut ModelSlot,
+    mut binder: Option<&mut PageBinder>,
+) -> Plan {
     let mut domains = domains(&batch, &loaded, env);
     let mut counted = loaded.counted;
     let mut rows: BTreeMap<u64, Option<NewMultidocPage>> = BTreeMap::new();
     let mut tally = Tally::default();
     for item in batch.items {
         let p = match item {
-            Taken::Gone { id } => {
+            Taken::Gone { id, place } => {
+                if let Some(b) = binder.as_deref_mut() {
+                    b.none(id, place);
+                }
                 rows.insert(id, None);
                 // Gone: if it comes back, it is a new page of its domain.
                 counted.insert(id, None);
@@ -168,7 +179,12 @@ pub fn plan(batch: Batch, loaded: Loaded, env: &Env, slot: &mut ModelSlot) -> Pl
         let (p, analysis) = p;
         let (id, place) = (p.id, p.place);
         let row = match *analysis {
-            Err(e) => refused(&p, &e, env, &mut tally),
+            Err(e) => {
+                if let Some(b) = binder.as_deref_mut() {
+                    b.none(id, place);
+                }
+                refused(&p, &e, env, &mut tally)
+            }
             Ok(a) => {
                 let Some(d) = domains.get_mut(&domain_key(&p.domain)) else {
                     continue;
@@ -185,6 +201,9 @@ pub fn plan(batch: Batch, loaded: Loaded, env: &Env, slot: &mut ModelSlot) -> Pl
                 }
                 let (model, tokenizer) = slot.parts();
                 let page = Page::from_analysis(a, Some(&p.url), tokenizer, model);
+                if let Some(b) = binder.as_deref_mut() {
+                    b.page(id, &p.url, place, &page, model);
+                }
                 analysed(&p, page, model, count, env, &mut tally)
             }
         };

@@ -7,10 +7,14 @@ use diesel::result::Error;
 use diesel::Connection;
 use focuser_daemon::db::{Database, DbError};
 use focuser_formats::segment::Position;
-use focuser_schema::models::{MultidocDomain, MultidocFingerprint, MultidocPage, MultidocPosition};
+use focuser_schema::models::{
+    BindingPage, BindingPosition, MultidocDomain, MultidocFingerprint, MultidocPage,
+    MultidocPosition,
+};
 
 use super::stats::MultiDocStats;
 use super::weigh::Plan;
+use crate::bindings::Shipment;
 use crate::status::add;
 
 /// Rows a cap or an ageing statement deletes at most.
@@ -25,13 +29,15 @@ pub struct Move<'a> {
     pub to: Position,
     pub counted: Position,
     pub now: NaiveDateTime,
+    /// The batch's bindings and the bindings store's name, with `Bindings.Enable`.
+    pub bindings: Option<(&'a Shipment, &'a str)>,
 }
 
 fn place(p: Position) -> (u64, u32) {
     (p.file_id, p.item_idx)
 }
 
-/// Writes `plan` and moves the position in one transaction. `Ok(false)`: nothing written, the
+/// Writes `plan` (and the batch's bindings) and moves the position in one transaction. `Ok(false)`: nothing written, the
 /// position was no longer where the batch was read from (an operator's rewind meanwhile).
 pub fn commit(
     db: &Database,
@@ -45,6 +51,11 @@ pub fn commit(
             MultidocFingerprint::count_pages(c, &plan.fingerprints, expired)?;
             MultidocPage::delete(c, &plan.gone)?;
             MultidocPage::write(c, &plan.pages)?;
+            if let Some((s, store)) = m.bindings {
+                BindingPage::delete(c, &s.gone)?;
+                BindingPage::write(c, &s.rows)?;
+                BindingPosition::set(c, m.node, store, s.place, m.now)?;
+            }
             let moved = MultidocPosition::advance(
                 c,
                 m.node,

@@ -6,7 +6,8 @@
 //!   for it (text, or one JSON object per page);
 //! - [`train`]: `yacobot train CORPUS… -o MODEL`: a model from a labelled corpus, with its
 //!   accuracy on a held-back part;
-//! - [`classify`]: `yacobot classify --model M`: `id \t text` lines in, `id \t path` lines out.
+//! - [`classify`]: `yacobot classify --model M`: `id \t text` lines in, `id \t path` lines out;
+//! - [`tragic`]: `yacobot tragic`: `id \t text` lines in, `id \t 0|1` lines out.
 //!
 //! Bad input (a page, a corpus line, a stdin line) is said on stderr with where it was and
 //! counted; the rest goes on, and the exit status says whether everything was good.
@@ -15,6 +16,7 @@ pub mod analyze;
 pub mod classify;
 mod fetch;
 mod render;
+pub mod tragic;
 pub mod train;
 
 use std::path::{Path, PathBuf};

@@ -282,6 +282,40 @@ pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u
     .unwrap();
     n.id
 }
+pub mod bindings;
 pub mod feeds;
 pub mod multidoc;
 pub mod tools;
+
+/// Runs each statement of the first ```sql block after `heading` in docs/operations.md with the
+/// mariadb client; their outputs (a header line, then tab-separated rows).
+pub fn docs_sql(db: &focuser_tests::TestDb, heading: &str) -> Vec<String> {
+    let doc =
+        std::fs::read_to_string(focuser_tests::repo_root().join("docs/operations.md")).unwrap();
+    let from = doc.find(heading).unwrap();
+    let block = &doc[from..];
+    let block = &block[block.find("```sql\n").unwrap() + 7..];
+    let block = &block[..block.find("```").unwrap()];
+    let sql: String = block
+        .lines()
+        .filter(|l| !l.starts_with("--"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    sql.split(';')
+        .filter(|q| !q.trim().is_empty())
+        .map(|q| {
+            let out = db
+                .client()
+                .args(["--batch", "--raw", "-e", q])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{q}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        })
+        .collect()
+}
