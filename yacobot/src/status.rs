@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
 
@@ -19,6 +20,43 @@ pub fn add(counter: &AtomicU64, n: u64) {
 /// A counter's value, as a figure holds it.
 pub fn get(counter: &AtomicU64) -> f64 {
     counter.load(Ordering::Relaxed) as f64
+}
+
+/// A counter's rate over the last minute: the counter's value noted now and then
+/// ([`Rate::note`]), the rate read between the oldest and the newest note ([`Rate::per_second`]).
+#[derive(Debug, Default)]
+pub struct Rate {
+    notes: Mutex<VecDeque<(Instant, u64)>>,
+}
+
+impl Rate {
+    /// The rate is over about this long.
+    pub const WINDOW: Duration = Duration::from_secs(60);
+
+    /// Notes the counter's value now.
+    pub fn note(&self, counter: &AtomicU64) {
+        if let Ok(mut s) = self.notes.lock() {
+            let now = Instant::now();
+            s.push_back((now, counter.load(Ordering::Relaxed)));
+            while s.len() > 2 && s.front().is_some_and(|(t, _)| now - *t > Self::WINDOW) {
+                s.pop_front();
+            }
+        }
+    }
+
+    /// Per second between the oldest and the newest note, to a tenth; 0 before two notes.
+    pub fn per_second(&self) -> f64 {
+        let Ok(s) = self.notes.lock() else {
+            return 0.0;
+        };
+        match (s.front(), s.back()) {
+            (Some((t0, n0)), Some((t1, n1))) if t1 > t0 => {
+                let rate = n1.saturating_sub(*n0) as f64 / (*t1 - *t0).as_secs_f64();
+                (rate * 10.0).round() / 10.0
+            }
+            _ => 0.0,
+        }
+    }
 }
 
 /// Keeps `row` first in a table's rows, the oldest dropped beyond [`KEPT_ROWS`].

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use focuser_daemon::status::{Card, Figure};
 
 use super::store::Shipment;
-use crate::status::{add, get};
+use crate::status::{add, get, Rate};
 
 #[derive(Default)]
 pub struct BindStats {
@@ -22,8 +22,7 @@ pub struct BindStats {
     pub unchanged: AtomicU64,
     /// The dictionaries in force, as the card shows them.
     dicts: Mutex<String>,
-    /// Pages bound at the samples of the rate.
-    samples: Mutex<std::collections::VecDeque<(std::time::Instant, u64)>>,
+    rate: Rate,
 }
 
 impl BindStats {
@@ -45,29 +44,12 @@ impl BindStats {
     }
 
     pub fn sample(&self) {
-        if let Ok(mut s) = self.samples.lock() {
-            let now = std::time::Instant::now();
-            s.push_back((now, get(&self.bound) as u64));
-            while s.len() > 2
-                && s.front()
-                    .is_some_and(|(t, _)| now - *t > std::time::Duration::from_secs(60))
-            {
-                s.pop_front();
-            }
-        }
+        self.rate.note(&self.bound);
     }
 
     /// Pages bound a second over the last minute.
     pub fn rate(&self) -> f64 {
-        let Ok(s) = self.samples.lock() else {
-            return 0.0;
-        };
-        match (s.front(), s.back()) {
-            (Some((t0, n0)), Some((t1, n1))) if t1 > t0 => {
-                (n1 - n0) as f64 / (*t1 - *t0).as_secs_f64()
-            }
-            _ => 0.0,
-        }
+        self.rate.per_second()
     }
 
     fn per_binding(&self) -> f64 {

@@ -4,16 +4,12 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
 
-use crate::status::{get, keep};
-
-/// The fetch rate card is the rate over this long.
-const RATE_WINDOW: Duration = Duration::from_secs(60);
+use crate::status::{get, keep, Rate};
 
 /// A fetch that failed, for the page's table.
 #[derive(Debug, Clone)]
@@ -51,7 +47,7 @@ pub struct CrawlStats {
     pub archive_dir: Mutex<Option<PathBuf>>,
     recent_errors: Mutex<VecDeque<ErrorRow>>,
     /// Pages fetched at each sample over the last minute (the fetch rate).
-    page_samples: Mutex<VecDeque<(Instant, u64)>>,
+    page_rate: Rate,
 }
 
 impl CrawlStats {
@@ -65,27 +61,12 @@ impl CrawlStats {
 
     /// Notes the pages fetched so far (every few seconds).
     pub fn sample_pages(&self) {
-        if let Ok(mut s) = self.page_samples.lock() {
-            let now = Instant::now();
-            s.push_back((now, self.pages.load(Ordering::Relaxed)));
-            while s.len() > 2 && s.front().is_some_and(|(t, _)| now - *t > RATE_WINDOW) {
-                s.pop_front();
-            }
-        }
+        self.page_rate.note(&self.pages);
     }
 
-    /// Pages per second between the oldest and the newest sample (up to a minute apart).
+    /// Pages per second over the last minute.
     pub fn fetch_rate(&self) -> f64 {
-        let Ok(s) = self.page_samples.lock() else {
-            return 0.0;
-        };
-        match (s.front(), s.back()) {
-            (Some((t0, p0)), Some((t1, p1))) if t1 > t0 => {
-                let rate = p1.saturating_sub(*p0) as f64 / (*t1 - *t0).as_secs_f64();
-                (rate * 10.0).round() / 10.0
-            }
-            _ => 0.0,
-        }
+        self.page_rate.per_second()
     }
 
     fn archive_bytes(&self) -> Option<u64> {
@@ -266,6 +247,8 @@ impl StatusSource for CrawlStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
 
     #[test]
     fn the_fetch_rate_is_pages_per_second_between_the_samples() {

@@ -2,17 +2,14 @@
 //! and their rate, pages not analysed by kind, languages, the commonest categories, the mean
 //! template share, the model in use, and how far the worker is behind the archive.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, StatusSource, Table};
 
-use crate::status::{add, get};
+use crate::status::{add, get, Rate};
 
-/// The rate card is the rate over this long.
-const RATE_WINDOW: Duration = Duration::from_secs(60);
 /// Categories counted at most (the rarest are forgotten beyond), and shown.
 const KEPT_CATEGORIES: usize = 1000;
 const SHOWN_CATEGORIES: usize = 15;
@@ -61,7 +58,7 @@ pub struct MultiDocStats {
     uncategorised: AtomicU64,
     /// The model in use (`checksum`, or why there is none).
     model: Mutex<String>,
-    samples: Mutex<VecDeque<(Instant, u64)>>,
+    rate: Rate,
     /// The bindings made in the worker's batches (`Bindings.Enable`).
     pub bind: std::sync::Arc<crate::bindings::BindStats>,
 }
@@ -131,27 +128,12 @@ impl MultiDocStats {
 
     /// Notes the pages analysed so far (at each batch and each idle step).
     pub fn sample(&self) {
-        if let Ok(mut s) = self.samples.lock() {
-            let now = Instant::now();
-            s.push_back((now, self.analysed.load(Ordering::Relaxed)));
-            while s.len() > 2 && s.front().is_some_and(|(t, _)| now - *t > RATE_WINDOW) {
-                s.pop_front();
-            }
-        }
+        self.rate.note(&self.analysed);
     }
 
     /// Pages analysed per second over the last minute.
     pub fn rate(&self) -> f64 {
-        let Ok(s) = self.samples.lock() else {
-            return 0.0;
-        };
-        match (s.front(), s.back()) {
-            (Some((t0, p0)), Some((t1, p1))) if t1 > t0 => {
-                let rate = p1.saturating_sub(*p0) as f64 / (*t1 - *t0).as_secs_f64();
-                (rate * 10.0).round() / 10.0
-            }
-            _ => 0.0,
-        }
+        self.rate.per_second()
     }
 
     /// The mean template share of the pages analysed.
