@@ -9,6 +9,7 @@
 
 pub mod crc;
 mod cursor;
+mod lag;
 mod position;
 mod reader;
 pub mod record;
@@ -20,6 +21,7 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 pub use cursor::{Cursor, RawItem, Take};
+pub use lag::{lag, Lag};
 pub use position::{read_position, write_position, Position, PositionError};
 pub use reader::{Located, Partition, SegmentIndex};
 pub use record::{doc_hash, IndexEntry};

@@ -1,53 +1,13 @@
-//! How far behind a position is: items of a partition after it, and the age of the oldest.
+//! How far behind a sender's position is (focuser_formats::segment::lag), with the sender's
+//! own rule first: a position that cannot be this store's lags by everything it holds.
 
 use std::path::Path;
 
-use focuser_formats::segment::{list_segments, Partition, Position, SegmentError, SegmentIndex};
+pub use focuser_formats::segment::Lag;
+use focuser_formats::segment::{Partition, Position, SegmentError};
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Lag {
-    /// Durable items of the partition at or after the position (both statuses).
-    pub items: u64,
-    /// Milliseconds since the epoch of the oldest of them, if any.
-    pub oldest_ms: Option<u64>,
-}
-
-impl Lag {
-    pub fn seconds(&self, now_ms: u64) -> f64 {
-        self.oldest_ms
-            .map(|t| now_ms.saturating_sub(t) as f64 / 1000.0)
-            .unwrap_or(0.0)
-    }
-}
-
-/// The lag of `from`; a position that cannot be this store's lags by everything it holds.
+/// The lag of `from` in `store` for `partition`.
 pub fn lag(store: &Path, from: Position, partition: Partition) -> Result<Lag, SegmentError> {
     let from = super::identity::trusted(store, from);
-    let mut out = Lag::default();
-    for id in list_segments(store)? {
-        if id < from.file_id {
-            continue;
-        }
-        let seg = match SegmentIndex::open(store, id) {
-            Ok(Some(seg)) => seg,
-            // Gone, or damaged beyond reading: no item of it will be sent.
-            Ok(None) => continue,
-            Err(e) if e.is_damage() => continue,
-            Err(e) => return Err(e),
-        };
-        let first = if id == from.file_id {
-            from.item_idx.max(1)
-        } else {
-            1
-        };
-        for k in first..=seg.len() {
-            if seg.doc_hash(k).is_some_and(|h| partition.wants(h)) {
-                if out.items == 0 {
-                    out.oldest_ms = seg.read(k).ok().map(|s| s.item.time_ms);
-                }
-                out.items += 1;
-            }
-        }
-    }
-    Ok(out)
+    focuser_formats::segment::lag(store, from, partition)
 }
