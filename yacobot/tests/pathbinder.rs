@@ -25,12 +25,14 @@ use focuser_tests::{wait_for, TestDb};
 use nix::sys::signal::Signal;
 
 const MIN_URLS: usize = 3;
+/// Bindings seeded in SQL: nothing to crawl.
+const SEEDED: &str = "Crawl.Enable = 0\n";
 
 fn site(db: &TestDb, extra: &str) -> Site {
     Site::new(
         db.url(),
         &format!(
-            "Crawl.Enable = 0\nPathBinder.Enable = 1\nPathBinder.MinUrls = {MIN_URLS}\n\
+            "PathBinder.Enable = 1\nPathBinder.MinUrls = {MIN_URLS}\n\
              PathBinder.Depth = 1\nPathBinder.Interval = 1\n{extra}"
         ),
     )
@@ -127,7 +129,7 @@ fn items(site: &Site) -> Vec<(Status, String, Option<Item>)> {
 #[test]
 fn sections_with_min_urls_get_a_stub_and_lose_it_when_pages_go() {
     let db = TestDb::new();
-    let site = site(&db, "");
+    let site = site(&db, SEEDED);
     let mut news = Vec::new();
     for i in 0..MIN_URLS {
         news.push(bind(&db, &format!("http://a.test/news/{i}.html")));
@@ -212,7 +214,7 @@ fn sections_with_min_urls_get_a_stub_and_lose_it_when_pages_go() {
 #[test]
 fn insignificant_query_arguments_are_shipped_per_host() {
     let db = TestDb::new();
-    let site = site(&db, "");
+    let site = site(&db, SEEDED);
     due_url(&db, "http://q.test/list?page=2", 1, 0);
     let path_hash: u64 = focuser_formats::urls::path_hash("http://q.test/list");
     sql(
@@ -292,7 +294,7 @@ fn kill_in_a_transaction(db: &TestDb, site: &Site) {
 #[test]
 fn kill_9_inside_a_domain_ships_every_change_once() {
     let db = TestDb::new();
-    let site = site(&db, "");
+    let site = site(&db, SEEDED);
     let mut first = Vec::new();
     for d in ["a.test", "b.test", "c.test"] {
         for i in 0..MIN_URLS {
@@ -347,4 +349,57 @@ fn kill_9_inside_a_domain_ships_every_change_once() {
         "SELECT CAST(COUNT(*) AS SIGNED) AS n FROM binding_position",
     );
     assert_eq!(position, 1);
+}
+
+/// The whole road: pages crawled, analysed and bound by the same `yacobot --once`, then the
+/// section of `MinUrls` bound pages gets its stub of the phrases they share, and the section
+/// with fewer gets none.
+#[test]
+fn crawled_and_bound_pages_make_their_section_s_stub() {
+    use common::bindings::{direct, html, load, phones, serve, BINDING};
+    let db = TestDb::new();
+    let site = site(&db, BINDING);
+    let mut pages: Vec<(String, String)> = (0..MIN_URLS)
+        .map(|i| {
+            (
+                format!("shop.test/reviews/{i}.html"),
+                html(&format!("Review {i}"), &phones(i)),
+            )
+        })
+        .collect();
+    for i in 0..MIN_URLS - 1 {
+        pages.push((
+            format!("shop.test/deals/{i}.html"),
+            html(&format!("Deal {i}"), &phones(i + 10)),
+        ));
+    }
+    let urls = serve(&db, &site, &pages);
+    let dict = direct(&[("phone case", 12), ("wireless charging", 5)]);
+    load(&site, "direct", "direct.tsv", dict.as_bytes());
+    site.once();
+    assert_eq!(
+        number(&db, "SELECT COUNT(*) AS n FROM binding_page"),
+        urls.len() as i64,
+        "{}",
+        site.log()
+    );
+    let rows = stubs(&db);
+    assert!(
+        !rows.contains_key(&section_id("shop.test/deals/")),
+        "{rows:?}"
+    );
+    let reviews = &rows[&section_id("shop.test/reviews/")];
+    assert_eq!(reviews.urls as usize, MIN_URLS);
+    let Item::Stub(stub) = Item::parse(reviews.item.as_bytes()).unwrap() else {
+        panic!("not a stub")
+    };
+    let phrases: Vec<(&str, u16)> = stub.bindings[0]
+        .phrases
+        .iter()
+        .map(|p| (p.text.as_str(), p.relevance))
+        .collect();
+    assert!(phrases.contains(&("phone case", 1000)), "{phrases:?}");
+    assert_eq!(rows[&section_id("shop.test/")].urls as usize, urls.len());
+    let got = items(&site);
+    assert_eq!(got.len(), 2, "{got:?}");
 }
