@@ -403,3 +403,65 @@ fn crawled_and_bound_pages_make_their_section_s_stub() {
     let got = items(&site);
     assert_eq!(got.len(), 2, "{got:?}");
 }
+
+/// The daemon passes every `PathBinder.Interval` and counts on its status page: sections seen,
+/// stubs built, items shipped, withdrawn and unchanged.
+#[test]
+fn the_daemon_passes_every_interval_and_counts() {
+    use focuser_tests::{free_port, get, metric};
+    let db = TestDb::new();
+    let port = free_port();
+    let site = site(&db, &format!("{SEEDED}status_listen = {port}\n"));
+    let mut news = Vec::new();
+    for i in 0..MIN_URLS {
+        news.push(bind(&db, &format!("http://a.test/news/{i}.html")));
+    }
+    bind(&db, "http://a.test/shop/0.html");
+    let daemon = site.spawn();
+    let m = |s: &str| metric(port, &format!("focuser_yacobot_pathbinder_{s}")).unwrap_or(-1.0);
+    wait_for("a pass", Duration::from_secs(60), || {
+        m("passes_total") >= 1.0
+    });
+    // Sections a.test/, a.test/news/, a.test/shop/; stubs for the first two (one scrape: a
+    // pass may be under way).
+    let page = get(port, "/metrics");
+    let value = |s: &str| -> f64 {
+        let name = format!("focuser_yacobot_pathbinder_{s}");
+        let line = page
+            .lines()
+            .find(|l| {
+                l.strip_prefix(&name)
+                    .is_some_and(|r| r.starts_with([' ', '{']))
+            })
+            .unwrap_or_else(|| panic!("no {name} in {page}"));
+        line.rsplit_once(' ').unwrap().1.trim().parse().unwrap()
+    };
+    let passes = value("passes_total");
+    assert!(passes >= 1.0);
+    assert!(
+        [3.0 * passes, 3.0 * (passes + 1.0)].contains(&value("sections_total")),
+        "{page}"
+    );
+    assert!(
+        [2.0 * passes, 2.0 * (passes + 1.0)].contains(&value("stubs_total")),
+        "{page}"
+    );
+    assert_eq!(value("shipped_total"), 2.0);
+    wait_for("a second pass", Duration::from_secs(60), || {
+        m("passes_total") >= 2.0
+    });
+    assert_eq!(m("shipped_total"), 2.0, "unchanged stubs not shipped again");
+    assert!(m("unchanged_total") >= 2.0);
+    sql(
+        &db,
+        &format!("DELETE FROM binding_page WHERE id = {}", news[0]),
+    );
+    wait_for("the withdrawal", Duration::from_secs(60), || {
+        m("withdrawn_total") == 1.0
+    });
+    wait_for("the root's new stub", Duration::from_secs(60), || {
+        m("shipped_total") == 3.0
+    });
+    daemon.stop();
+    assert_eq!(items(&site).len(), 4);
+}
