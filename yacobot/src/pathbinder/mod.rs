@@ -307,6 +307,7 @@ fn row(item: Item, md5: String, domain: &str, now: chrono::NaiveDateTime) -> Pat
             String::new(),
             q.args.len() as u32,
         ),
+        // The path binder builds no bindings.
         Item::Binding(b) => (0, b.url.clone(), String::new(), 0),
     };
     PathStub {
