@@ -224,8 +224,23 @@ pub enum Change {
 /// The changes from the stored stubs (`key`, MD5) of a site to the ones just built: unchanged
 /// stubs are not shipped again. Withdrawals first, then by section.
 pub fn changes(stored: &[(u64, String)], built: Vec<Stub>) -> Vec<Change> {
+    let (withdrawn, shipped) = diff(stored, built, |s| s.key, Stub::md5);
+    let mut out: Vec<Change> = withdrawn.into_iter().map(Change::Withdraw).collect();
+    out.extend(shipped.into_iter().map(Change::Ship));
+    out
+}
+
+/// The same comparison for any keyed things with an MD5 (the path binder's stubs and query
+/// arguments items): the stored keys no longer built (sorted, each once), and the things built
+/// that are new or changed, in their order.
+pub fn diff<T>(
+    stored: &[(u64, String)],
+    built: Vec<T>,
+    key: impl Fn(&T) -> u64,
+    md5: impl Fn(&T) -> String,
+) -> (Vec<u64>, Vec<T>) {
     let stored_md5: FxHashMap<u64, &str> = stored.iter().map(|(k, m)| (*k, m.as_str())).collect();
-    let built_keys: rustc_hash::FxHashSet<u64> = built.iter().map(|s| s.key).collect();
+    let built_keys: rustc_hash::FxHashSet<u64> = built.iter().map(&key).collect();
     let mut withdrawn: Vec<u64> = stored
         .iter()
         .map(|(k, _)| *k)
@@ -233,14 +248,11 @@ pub fn changes(stored: &[(u64, String)], built: Vec<Stub>) -> Vec<Change> {
         .collect();
     withdrawn.sort_unstable();
     withdrawn.dedup();
-    let mut out: Vec<Change> = withdrawn.into_iter().map(Change::Withdraw).collect();
-    out.extend(
-        built
-            .into_iter()
-            .filter(|s| stored_md5.get(&s.key) != Some(&s.md5().as_str()))
-            .map(Change::Ship),
-    );
-    out
+    let shipped = built
+        .into_iter()
+        .filter(|s| stored_md5.get(&key(s)) != Some(&md5(s).as_str()))
+        .collect();
+    (withdrawn, shipped)
 }
 
 #[cfg(test)]

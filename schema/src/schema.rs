@@ -240,6 +240,34 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// the path binder's stubs and query_args items, as last shipped
+    path_stub (id) {
+        /// the item's key: the section's id (stub) or the host's id (query_args), first 8 bytes of the MD5 of its name, big-endian
+        id -> Unsigned<Bigint>,
+        /// 1 a section's stub, 2 a host's insignificant query arguments
+        kind -> Unsigned<Tinyint>,
+        /// routing domain (url.domain) of the pages it was made from
+        #[max_length = 253]
+        domain -> Varchar,
+        /// the host (with a non-default port)
+        #[max_length = 255]
+        host -> Varchar,
+        /// the section's path prefix, from / and ending in / (empty for query_args)
+        #[max_length = 1024]
+        prefix -> Varchar,
+        /// the section's bound pages the stub was made from (query_args: the arguments)
+        urls -> Unsigned<Integer>,
+        /// hex MD5 of item: what was last shipped
+        #[max_length = 32]
+        md5 -> Char,
+        /// the ad-server item (docs/formats.md "Ad-server items"), its canonical form
+        item -> Mediumtext,
+        /// when this item was built (UTC)
+        built_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// one row per fetch run of a resource
     process_timestamp (id) {
         /// run id
@@ -561,6 +589,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     open_xml_format,
     partner_domain,
     path_arg_name,
+    path_stub,
     process_timestamp,
     query_args,
     queue_applied,

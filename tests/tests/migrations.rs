@@ -11,7 +11,7 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 21] = [
+const TABLES: [&str; 22] = [
     "binding_dict",
     "binding_dict_phrase",
     "binding_page",
@@ -23,6 +23,7 @@ const TABLES: [&str; 21] = [
     "open_xml_format",
     "partner_domain",
     "path_arg_name",
+    "path_stub",
     "process_timestamp",
     "query_args",
     "queue_applied",

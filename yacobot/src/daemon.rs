@@ -12,7 +12,7 @@ use crate::config::YacobotConfig;
 use crate::runner::Workers;
 use crate::status::NodeStats;
 use crate::worker::Ctx;
-use crate::{crawl, loader, multidoc, qargfilter, resources};
+use crate::{crawl, loader, multidoc, pathbinder, qargfilter, resources};
 
 /// How often the main loop counts the due URLs (and reads the resources in error) for the
 /// status page.
@@ -35,6 +35,7 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
     workers.run::<loader::Loader>(rt)?;
     workers.run::<crawl::Crawler>(rt)?;
     workers.run::<multidoc::MultiDoc>(rt)?;
+    workers.run::<pathbinder::PathBinder>(rt)?;
     workers.run::<resources::Resources>(rt)?;
     if rt.once() {
         return Ok(());

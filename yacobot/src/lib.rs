@@ -16,6 +16,7 @@ pub mod crawl;
 pub mod daemon;
 pub mod loader;
 pub mod multidoc;
+pub mod pathbinder;
 pub mod qargfilter;
 pub mod resources;
 pub mod runner;

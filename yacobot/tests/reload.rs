@@ -39,7 +39,8 @@ const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n
     Resources.ScanInterval = 30\nResources.Parallel = 2\nResources.ClaimTtl = 1800\n\
     Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\n\
     MultiDoc.Model = model/other.nb\nMultiDoc.Batch = 50\nMultiDoc.MaxBytes = 8388608\n\
-    MultiDoc.MaxFingerprints = 5000\nMultiDoc.ExpireDays = 10\n";
+    MultiDoc.MaxFingerprints = 5000\nMultiDoc.ExpireDays = 10\nPathBinder.Interval = 60\n\
+    PathBinder.MinUrls = 5\nPathBinder.Depth = 3\n";
 
 /// A queue file of master m1 for node `node`, published in `dir`.
 fn queue_for(dir: &std::path::Path, name: &str, node: u32) {

@@ -24,6 +24,7 @@ mod yacobot_node;
 
 pub use binding::{
     BindingDict, BindingDictPhrase, BindingPage, BindingPosition, NewBindingDict, NewBindingPage,
+    PathStub,
 };
 pub use codes::{
     DataFrom, DataStatus, EmitStatus, FeedUrlStatus, FetchState, FetchStatus, GroupType, IndexType,

@@ -129,28 +129,16 @@ impl Store {
     }
 
     fn read_tail(&mut self) -> anyhow::Result<()> {
-        let mut cursor = Cursor::new(&self.dir, self.committed, None);
-        loop {
-            let s = match cursor.next() {
-                Ok(Some(s)) => s,
-                Ok(None) => return Ok(()),
-                Err(e) if e.is_damage() => {
-                    log::warn!("bindings store {}: reading its tail: {e}", self.name);
-                    continue;
-                }
-                Err(e) => return Err(e).context("reading the bindings store's tail"),
-            };
-            let id = std::str::from_utf8(&s.item.doc_id)
-                .ok()
-                .and_then(|d| u64::from_str_radix(d, 16).ok());
-            let Some(id) = id else { continue };
-            let md5 = (s.item.status == Status::Update).then(|| md5_hex(&s.item.content));
-            let from = Position {
-                file_id: s.item.origin.file_id,
-                item_idx: s.item.origin.item_idx,
-            };
-            self.pending.insert(id, Pending { md5, from });
+        for t in read_tail(&self.dir, self.committed, &self.name)? {
+            self.pending.insert(
+                t.key,
+                Pending {
+                    md5: t.md5,
+                    from: t.from,
+                },
+            );
         }
+        Ok(())
     }
 
     /// Compares the batch's outcomes with what the ad server last got, appends and syncs the
@@ -243,9 +231,6 @@ impl Store {
         if changes.is_empty() {
             return Ok(());
         }
-        let at = self.writer.position();
-        let items = u64::from(at.item_idx.saturating_sub(1));
-        let bytes = std::fs::metadata(item_path(&self.dir, at.file_id)).map_or(0, |m| m.len());
         let need: u64 = changes
             .iter()
             .map(|c| {
@@ -253,14 +238,7 @@ impl Store {
                 record_len(16, url, c.content.len()).unwrap_or(usize::MAX) as u64
             })
             .sum();
-        if items > 0
-            && (items + changes.len() as u64 > u64::from(self.opts.max_items)
-                || bytes.saturating_add(need) > self.opts.max_bytes)
-        {
-            self.writer
-                .rotate()
-                .context("sealing the bindings store's segment")?;
-        }
+        make_room(&mut self.writer, &self.dir, &self.opts, changes.len(), need)?;
         let time_ms = now_ms();
         for c in changes {
             let o = c.outcome;
@@ -317,6 +295,69 @@ impl Store {
         self.writer.close()?;
         Ok(())
     }
+}
+
+/// An item of a store's tail: its key (the record's doc id), its MD5 (`None`: a withdrawal)
+/// and the place it was made from (the record's origin).
+pub(crate) struct TailItem {
+    pub key: u64,
+    pub md5: Option<String>,
+    pub from: Position,
+}
+
+/// The items of the store in `dir` from `from` on (what a batch that was not committed may
+/// have appended), damaged records logged and passed over.
+pub(crate) fn read_tail(dir: &Path, from: Position, name: &str) -> anyhow::Result<Vec<TailItem>> {
+    let mut cursor = Cursor::new(dir, from, None);
+    let mut out = Vec::new();
+    loop {
+        let s = match cursor.next() {
+            Ok(Some(s)) => s,
+            Ok(None) => return Ok(out),
+            Err(e) if e.is_damage() => {
+                log::warn!("store {name}: reading its tail: {e}");
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| format!("reading the tail of {name}")),
+        };
+        let key = std::str::from_utf8(&s.item.doc_id)
+            .ok()
+            .and_then(|d| u64::from_str_radix(d, 16).ok());
+        let Some(key) = key else { continue };
+        out.push(TailItem {
+            key,
+            md5: (s.item.status == Status::Update).then(|| md5_hex(&s.item.content)),
+            from: Position {
+                file_id: s.item.origin.file_id,
+                item_idx: s.item.origin.item_idx,
+            },
+        });
+    }
+}
+
+/// Seals the active segment when `items` records of `need` bytes in all would not fit in it:
+/// a batch's items go into one segment (the segments a reader may delete once shipped never
+/// hold part of a batch that is not committed, so recovery finds a crashed batch whole in the
+/// tail).
+pub(crate) fn make_room(
+    writer: &mut Writer,
+    dir: &Path,
+    opts: &WriterOptions,
+    items: usize,
+    need: u64,
+) -> anyhow::Result<()> {
+    let at = writer.position();
+    let held = u64::from(at.item_idx.saturating_sub(1));
+    let bytes = std::fs::metadata(item_path(dir, at.file_id)).map_or(0, |m| m.len());
+    if held > 0
+        && (held + items as u64 > u64::from(opts.max_items)
+            || bytes.saturating_add(need) > opts.max_bytes)
+    {
+        writer
+            .rotate()
+            .with_context(|| format!("sealing the active segment of {}", dir.display()))?;
+    }
+    Ok(())
 }
 
 fn row(

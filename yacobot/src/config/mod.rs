@@ -11,10 +11,12 @@ use serde::{Deserialize, Serialize};
 mod bindings;
 mod fetch;
 mod multidoc;
+mod pathbinder;
 mod resources;
 pub use bindings::BindingsConfig;
 pub use fetch::{FetchConfig, CURL, MIRROR};
 pub use multidoc::MultiDocConfig;
+pub use pathbinder::PathBinderConfig;
 pub use resources::ResourcesConfig;
 
 /// The workers take the running config at each step, so a reload applies every key but the
@@ -49,6 +51,8 @@ pub struct YacobotConfig {
     pub multidoc: MultiDocConfig,
     #[serde(rename = "Bindings", default)]
     pub bindings: BindingsConfig,
+    #[serde(rename = "PathBinder", default)]
+    pub pathbinder: PathBinderConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -405,6 +409,8 @@ impl DaemonConfig for YacobotConfig {
         self.multidoc.validate()?;
         self.bindings
             .validate(self.multidoc.enable, &self.archive.dir)?;
+        self.pathbinder
+            .validate(&self.archive.dir, &self.bindings.dir)?;
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }

@@ -1,7 +1,8 @@
 //! The binding tables (migration `2026-11-26-000100_bindings`, docs/formats.md "Binding
 //! tables"): the ad dictionaries loaded ([`BindingDict`] and their phrases,
 //! [`BindingDictPhrase`]), each URL's current binding ([`BindingPage`]) and how far the
-//! bindings store is reflected in it ([`BindingPosition`]).
+//! bindings store is reflected in it ([`BindingPosition`]); the path binder's stubs
+//! ([`PathStub`]).
 //!
 //! A dictionary is loaded in one transaction ([`BindingDict::load`]): a reader sees the old
 //! version or the new, never a half. Bindings and the position are written in the multidoc
@@ -10,12 +11,13 @@
 mod dict;
 mod page;
 mod position;
+mod stub;
 
 use chrono::NaiveDateTime;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
-use crate::schema::{binding_dict, binding_dict_phrase, binding_page, binding_position};
+use crate::schema::{binding_dict, binding_dict_phrase, binding_page, binding_position, path_stub};
 
 /// A dictionary loaded: one row per load, the newest of a kind in force.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
@@ -94,4 +96,30 @@ pub struct BindingPosition {
     pub file_id: u64,
     pub item_idx: u32,
     pub updated_at: NaiveDateTime,
+}
+
+/// What the path binder last shipped for one key (docs/formats.md "Path stub table").
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = path_stub, check_for_backend(Mysql))]
+pub struct PathStub {
+    /// The item's key: a section's id or a host's id.
+    pub id: u64,
+    /// [`PathStub::STUB`] or [`PathStub::QUERY_ARGS`].
+    pub kind: u8,
+    pub domain: String,
+    pub host: String,
+    /// The section's path prefix (`/news/`); empty for query arguments.
+    pub prefix: String,
+    /// The section's bound pages (query arguments: how many).
+    pub urls: u32,
+    pub md5: String,
+    pub item: String,
+    pub built_at: NaiveDateTime,
+}
+
+impl PathStub {
+    /// `kind` of a section's stub.
+    pub const STUB: u8 = 1;
+    /// `kind` of a host's insignificant query arguments.
+    pub const QUERY_ARGS: u8 = 2;
 }
