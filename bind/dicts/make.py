@@ -55,8 +55,11 @@ def catalog():
     return nodes
 
 
-def key(words):
-    return tuple(w.lower().replace("ё", "е")[:4] for w in words)
+def key(words, stop):
+    """A crude stem set: the first 4 letters of each content word (hyphens and apostrophes
+    split words, as the tokenizer does)."""
+    parts = re.split(r"[\s'’-]+", " ".join(words).lower().replace("ё", "е"))
+    return tuple(w[:4] for w in parts if len(w) > 1 and w not in stop)
 
 
 def header(kind, what):
@@ -73,7 +76,7 @@ def catalog_lines(nodes, stop, keep):
             continue
         words = WORD.findall(name)
         content = [w for w in words if w.lower() not in stop and len(w) > 1]
-        k = key(content)
+        k = key(content, stop)
         if not content or len(words) > 8 or k in seen:
             continue
         seen.add(k)
@@ -111,8 +114,8 @@ def direct_lines(nodes, stop):
     )
     seen, lines = set(), []
     for phrase in ranked:
-        k = key(phrase.split())
-        if k in seen:
+        k = key(phrase.split(), stop)
+        if not k or k in seen:
             continue
         seen.add(k)
         advertisers = 1 + int(hashlib.md5(phrase.encode()).hexdigest()[:8], 16) % 40
