@@ -49,6 +49,7 @@ pub fn start_pipeline(phases: usize, paths_per_host: usize, host_delay: f64) -> 
         // The feeds are fetched and their items checked like the pages'.
         feeds_on: true,
         multidoc: false,
+        bindings: false,
         seed: 7,
         web_port: web.port(),
         host_delay,
