@@ -303,3 +303,148 @@ fn bad_pages_get_clear_errors_and_the_rest_goes_on() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--url goes with one FILE"));
 }
+
+/// A shop page: a menu of links and an article about phone cases; and a news page about an
+/// earthquake that killed people.
+fn binding_pages(dir: &Path) -> (String, String) {
+    let menu = "<ul><li><a href=\"/a\">Wireless charging</a></li><li><a href=\"/b\">Home</a></li><li><a href=\"/c\">Contacts</a></li></ul>";
+    let calm = format!(
+        "<html><head><title>Phone cases</title></head><body><nav>{menu}</nav><article><h1>The best phone case of the year</h1>\
+         <p>We tested every phone case we could find. A good phone case protects the screen and keeps the battery life of the phone intact, \
+         and a thin phone case fits the pocket.</p><p>Our favourite phone case is made of leather; its battery life test went well.</p></article></body></html>"
+    );
+    let tragic = format!(
+        "<html><head><title>Earthquake</title></head><body><nav>{menu}</nav><article><h1>Earthquake kills dozens</h1>\
+         <p>At least forty people were killed and hundreds injured when a powerful earthquake struck the city at night. \
+         Rescue workers searched the rubble for survivors; the death toll is expected to rise, officials said.</p>\
+         <p>Many victims died in collapsed buildings. The phone case factory was destroyed.</p></article></body></html>"
+    );
+    let calm_file = dir.join("calm.html");
+    let tragic_file = dir.join("tragic.html");
+    std::fs::write(&calm_file, calm).unwrap();
+    std::fs::write(&tragic_file, tragic).unwrap();
+    (
+        calm_file.display().to_string(),
+        tragic_file.display().to_string(),
+    )
+}
+
+fn phrases(binding: &Value) -> Vec<(String, f64)> {
+    binding["phrases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["text"].as_str().unwrap().to_owned(),
+                p["relevance"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `--dict KIND=FILE`: the JSON has the tragic flag and, per type given, the phrases the
+/// collector kept with their relevance (an article's phrase above a menu link's) and the
+/// categories; a tragic page keeps its flag and gets no phrases; without `--dict` only the
+/// flag; a bad dictionary file is refused with its line.
+#[test]
+fn analyze_shows_the_tragic_flag_and_the_bindings_of_the_dictionaries_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (calm, tragic) = binding_pages(dir.path());
+    let direct = dir.path().join("direct.tsv");
+    std::fs::write(
+        &direct,
+        "#focuser-dictionary 1 kind=direct\nphone case\t7\nbattery life\t2\nwireless charging\t3\nearthquake insurance\t4\n",
+    )
+    .unwrap();
+    let media = dir.path().join("media.tsv");
+    std::fs::write(&media, "#focuser-dictionary 1 kind=media\nphones\t632\n").unwrap();
+    let d = format!("direct={}", direct.display());
+    let m = format!("media={}", media.display());
+
+    let out = run(&[
+        "analyze", &calm, &tragic, "--dict", &m, "--dict", &d, "--format", "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let pages = json_lines(&out.stdout);
+    assert_eq!(pages.len(), 2);
+    let (c, t) = (&pages[0], &pages[1]);
+    assert_eq!(c["tragic"], 0, "{c}");
+    let types: Vec<&str> = c["bindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["direct", "media"], "in binding-type order: {c}");
+    let direct_of = |p: &Value| p["bindings"][0].clone();
+    let got = phrases(&direct_of(c));
+    assert_eq!(got[0].0, "phone case", "{got:?}");
+    assert!(got[0].1 > 0.1 && got[0].1 <= 1.0, "{got:?}");
+    assert_eq!(direct_of(c)["phrases"][0]["advertisers"], 7);
+    assert_eq!(direct_of(c)["dict"].as_str().unwrap().len(), 16);
+    let rel = |name: &str| got.iter().find(|(t, _)| t == name).map(|(_, r)| *r);
+    // The menu link's phrase ranks below the article's, if it is kept at all.
+    assert!(
+        rel("wireless charging").unwrap_or(0.0) < got[0].1,
+        "{got:?}"
+    );
+    assert!(rel("battery life").is_some(), "{got:?}");
+    assert_eq!(
+        phrases(&c["bindings"][1]),
+        [("phones".to_string(), phrases(&c["bindings"][1])[0].1)]
+    );
+    assert!(
+        c["bindings"][0]["categories"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "no model: {c}"
+    );
+
+    assert_eq!(t["tragic"], 1, "{t}");
+    for b in t["bindings"].as_array().unwrap() {
+        assert!(phrases(b).is_empty(), "a tragic page gets no phrases: {t}");
+    }
+
+    // Without --dict: the flag, no bindings; the text report says the same.
+    let out = run(&["analyze", &tragic, "--format", "json"]);
+    let p = &json_lines(&out.stdout)[0];
+    assert_eq!(
+        (p["tragic"].as_u64(), p["bindings"].as_array().map(Vec::len)),
+        (Some(1), Some(0))
+    );
+    let out = run(&["analyze", &calm, "--dict", &d]);
+    let report = text(&out.stdout);
+    assert!(report.contains("\ntragic      0\n"), "{report}");
+    assert!(
+        report.contains("\nbinding     direct  dictionary "),
+        "{report}"
+    );
+    assert!(report.contains("  phone case\n"), "{report}");
+
+    // A bad dictionary: refused with its file and line, nothing analysed.
+    let bad = dir.path().join("bad.tsv");
+    std::fs::write(
+        &bad,
+        "#focuser-dictionary 1 kind=direct\nphone case\tmany\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "analyze",
+        &calm,
+        "--dict",
+        &format!("direct={}", bad.display()),
+    ]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("{}:2: ", bad.display())), "{err}");
+    assert!(out.stdout.is_empty());
+    let out = run(&["analyze", &calm, "--dict", "direct"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("KIND=FILE"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -71,6 +71,10 @@ struct UpArgs {
     /// Leave page analysis out of the run (no sample model, `MultiDoc.Enable = 0`)
     #[arg(long)]
     no_multidoc: bool,
+    /// Leave bindings out of the run (no dictionaries, `Bindings.Enable = 0`, no ad-server
+    /// receiver); --no-multidoc leaves them out too
+    #[arg(long)]
+    no_bindings: bool,
     /// Seconds to wait for the pipeline to settle
     #[arg(long, default_value_t = 240)]
     timeout: u64,
@@ -135,6 +139,7 @@ fn up(dir: &Path, a: UpArgs) -> anyhow::Result<()> {
         feeds: a.nodes.min(3),
         feeds_on: !a.no_feeds,
         multidoc: !a.no_multidoc,
+        bindings: !a.no_multidoc && !a.no_bindings,
         seed: 20261124,
         web_port,
         host_delay: a.host_delay,
@@ -172,6 +177,12 @@ fn up(dir: &Path, a: UpArgs) -> anyhow::Result<()> {
             pipeline::multidoc::corpus(plan).display()
         );
         for l in pipeline::multidoc::trained_lines(said) {
+            println!("  {l}");
+        }
+    }
+    if !run.dictionaries.is_empty() {
+        println!("sample dictionaries (bind/dicts/) loaded on every node with yacobot dict load:");
+        for l in &run.dictionaries {
             println!("  {l}");
         }
     }
@@ -257,6 +268,9 @@ fn print_summary(
     for line in pipeline::multidoc::summary(plan, &r.analysis, &r.labels, per_node) {
         println!("{line}");
     }
+    for line in pipeline::bindings::summary(plan, r.bindings.as_ref(), per_node) {
+        println!("{line}");
+    }
     let recv: Vec<String> = r
         .received
         .iter()
@@ -274,7 +288,12 @@ fn print_summary(
         } else {
             ""
         };
-        println!("check              every forwarded URL went to the node owning its domain and was crawled there; every document reached the receiver its doc id hashes to, once{analysed}");
+        let bound = if plan.bindings {
+            "; every binding the nodes hold reached the ad server, each change once"
+        } else {
+            ""
+        };
+        println!("check              every forwarded URL went to the node owning its domain and was crawled there; every document reached the receiver its doc id hashes to, once{analysed}{bound}");
     } else {
         println!("check              FAILED:");
         for p in &r.problems {

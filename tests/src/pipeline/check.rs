@@ -12,7 +12,7 @@ use focuser_schema::models::{DataStatus, FetchState};
 use super::observe::{self, Received};
 use super::plan::Plan;
 use super::sample::{self, Expect, Reflog};
-use super::{daemons, db, multidoc, pages};
+use super::{bindings, daemons, db, multidoc, pages};
 use crate::Error;
 
 /// Stop listing problems of one kind after this many (the count says the rest).
@@ -36,6 +36,8 @@ pub struct Report {
     pub received: BTreeMap<usize, (u64, u64)>,
     /// Documents that arrived more than once (allowed only where a crawler was killed).
     pub repeated_docs: usize,
+    /// With bindings on: what the ad-server receiver got.
+    pub bindings: Option<bindings::Summary>,
 }
 
 impl Report {
@@ -231,6 +233,11 @@ pub fn check(
     check_documents(plan, &mut r, &items, &outcome, &node_of, &feed, allow);
     if written {
         check_items(plan, &mut r, &items)?;
+    }
+    if plan.bindings {
+        let b = bindings::check(plan, written)?;
+        r.problems.extend(b.problems.iter().cloned());
+        r.bindings = Some(b);
     }
     Ok(r)
 }

@@ -12,6 +12,9 @@ use super::plan::Plan;
 /// The master's name: its queue files are `master1-<cycle>.q`.
 pub const MASTER_NAME: &str = "master1";
 
+/// The ad-server receiver's name (`Plan::bindings`).
+pub const ADSERVER: &str = "adserver1";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Master,
@@ -20,7 +23,11 @@ pub enum Kind {
     Sender,
     /// A node's reader of the resources' store (`Plan::feeds_on`).
     FeedSender,
+    /// A node's reader of the bindings store (`Plan::bindings`), shipping to the ad server.
+    BindingsSender,
     Receiver,
+    /// The ad server's receiver of bindings (`Plan::bindings`): a `reader --recv`.
+    AdServer,
 }
 
 /// One daemon of the run.
@@ -126,6 +133,18 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             status_port: plan.ports.receivers_status[k - 1],
         });
     }
+    if plan.bindings {
+        all.push(Instance {
+            name: ADSERVER.into(),
+            kind: Kind::AdServer,
+            number: 1,
+            binary: bin("reader"),
+            config: conf(ADSERVER),
+            args: "--recv",
+            rootdir: plan.dir.join(ADSERVER),
+            status_port: plan.ports.adserver_status,
+        });
+    }
     for n in 1..=plan.nodes {
         let name = format!("reader-{}", plan.node_name(n));
         all.push(Instance {
@@ -150,6 +169,19 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             binary: bin("reader"),
             args: "",
             status_port: plan.ports.feed_senders[n - 1],
+        });
+    }
+    for n in (1..=plan.nodes).filter(|_| plan.bindings) {
+        let name = format!("reader-bind-{}", plan.node_name(n));
+        all.push(Instance {
+            config: conf(&name),
+            rootdir: plan.dir.join(&name),
+            name,
+            kind: Kind::BindingsSender,
+            number: n,
+            binary: bin("reader"),
+            args: "",
+            status_port: plan.ports.bindings_senders[n - 1],
         });
     }
     for n in 1..=plan.nodes {
@@ -208,6 +240,18 @@ pub fn feed_segments(plan: &Plan, node: usize) -> PathBuf {
         .join("segments-vr")
 }
 
+/// A node's bindings store (`Bindings.Dir`, the default `bindings`).
+pub fn bindings_store(plan: &Plan, node: usize) -> PathBuf {
+    plan.dir
+        .join(format!("yacobot-{}", plan.node_name(node)))
+        .join("bindings")
+}
+
+/// The ad-server receiver's store.
+pub fn adserver_received(plan: &Plan) -> PathBuf {
+    plan.dir.join(ADSERVER).join("received")
+}
+
 /// A receiver's store.
 pub fn received(plan: &Plan, k: usize) -> PathBuf {
     plan.dir.join(format!("recv{k}")).join("received")
@@ -247,8 +291,8 @@ pub fn config_text(plan: &Plan, i: &Instance) -> std::io::Result<String> {
     let template = match i.kind {
         Kind::Master => "master.cf",
         Kind::Yacobot => "yacobot.cf",
-        Kind::Sender | Kind::FeedSender => "reader.cf",
-        Kind::Receiver => "reader-recv.cf",
+        Kind::Sender | Kind::FeedSender | Kind::BindingsSender => "reader.cf",
+        Kind::Receiver | Kind::AdServer => "reader-recv.cf",
     };
     let text = std::fs::read_to_string(plan.repo.join("conf").join(template))?;
     let mut keys = common_keys(i);
@@ -257,7 +301,13 @@ pub fn config_text(plan: &Plan, i: &Instance) -> std::io::Result<String> {
         Kind::Yacobot => yacobot_keys(plan, i.number),
         Kind::Sender => sender_keys(plan, i.number),
         Kind::FeedSender => feed_sender_keys(plan, i.number),
+        Kind::BindingsSender => bindings_sender_keys(plan, i.number),
         Kind::Receiver => receiver_keys(plan, i.number),
+        Kind::AdServer => vec![
+            ("name", s(ADSERVER)),
+            ("secret_file", p(&secret_file(plan))),
+            ("Recv.Listen", s(adserver_address(plan))),
+        ],
     });
     let mut out = render(&text, &keys);
     if i.kind == Kind::Yacobot && !plan.feeds_on {
@@ -305,6 +355,7 @@ fn yacobot_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
         ("Resources.Enable", s(u8::from(plan.feeds_on))),
         ("Resources.ScanInterval", s(2)),
         ("MultiDoc.Enable", s(u8::from(plan.multidoc))),
+        ("Bindings.Enable", s(u8::from(plan.bindings))),
         (
             "MultiDoc.Model",
             match plan.multidoc {
@@ -366,6 +417,22 @@ fn feed_sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
     keys
 }
 
+fn adserver_address(plan: &Plan) -> String {
+    format!("127.0.0.1:{}", plan.ports.adserver_listen)
+}
+
+/// A third reader per node, for the bindings store: to the ad-server receiver only.
+fn bindings_sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
+    let mut keys = feed_sender_keys(plan, n);
+    keys.retain(|(k, _)| !matches!(*k, "name" | "store_dir" | "Index.0.Addresses"));
+    keys.extend([
+        ("name", s(format!("node{n}-bind"))),
+        ("store_dir", p(&bindings_store(plan, n))),
+        ("Index.0.Addresses", s(adserver_address(plan))),
+    ]);
+    keys
+}
+
 fn receiver_keys(plan: &Plan, k: usize) -> Vec<(&'static str, Set)> {
     vec![
         ("name", s(format!("recv{k}"))),
@@ -399,6 +466,7 @@ pub fn write_all(plan: &Plan) -> std::io::Result<()> {
         std::fs::create_dir_all(inbox(plan, n))?;
         std::fs::create_dir_all(segments(plan, n))?;
         std::fs::create_dir_all(feed_segments(plan, n))?;
+        std::fs::create_dir_all(bindings_store(plan, n))?;
     }
     std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o700))
 }

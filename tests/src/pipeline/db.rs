@@ -210,3 +210,13 @@ pub fn domain_owners(master_db: &str) -> Result<std::collections::BTreeMap<Strin
         .load(&mut c)?;
     Ok(rows.into_iter().collect())
 }
+
+/// A node's stored bindings: (doc id, MD5 of the binding shipped).
+pub fn bindings(node_db: &str) -> Result<Vec<(u64, String)>, Error> {
+    use focuser_schema::schema::binding_page;
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(binding_page::table
+        .select((binding_page::id, binding_page::md5))
+        .order(binding_page::id)
+        .load(&mut c)?)
+}

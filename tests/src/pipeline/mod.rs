@@ -7,8 +7,10 @@
 //! ```text
 //! reflog ─▶ master ─queue/N/*.q─▶ reader-ybN (sendfile) ─▶ recv1/inbox/master1-ybN ─▶ yacobot-ybN
 //!   yacobot-ybN ─fetch─▶ sample web;  yacobot-ybN ─segments─▶ reader-ybN ─items─▶ recv1, recv2
+//!   yacobot-ybN ─bindings─▶ reader-bind-ybN ─ad-server items─▶ adserver1   (Plan::bindings)
 //! ```
 
+pub mod bindings;
 pub mod check;
 pub mod configs;
 pub mod daemons;
@@ -34,6 +36,8 @@ pub struct Run {
     /// What `yacobot train` printed of the sample model (with `Plan::multidoc`, after
     /// [`Run::prepare`]).
     pub trained: Option<String>,
+    /// What `yacobot dict load` printed on the first node (with `Plan::bindings`).
+    pub dictionaries: Vec<String>,
 }
 
 impl Run {
@@ -57,7 +61,15 @@ impl Run {
             true => Some(multidoc::train_sample(&plan)?),
             false => None,
         };
-        Ok(Run { plan, trained })
+        let dictionaries = match plan.bindings {
+            true => bindings::load_dictionaries(&plan)?,
+            false => Vec::new(),
+        };
+        Ok(Run {
+            plan,
+            trained,
+            dictionaries,
+        })
     }
 
     /// A run whose plan is saved in `dir`.
@@ -65,6 +77,7 @@ impl Run {
         Ok(Run {
             plan: Plan::load(dir)?,
             trained: None,
+            dictionaries: Vec::new(),
         })
     }
 
@@ -220,6 +233,7 @@ pub(crate) fn test_plan(dir: &std::path::Path) -> Plan {
         feeds: 1,
         feeds_on: true,
         multidoc: false,
+        bindings: false,
         seed: 1,
         web_port: 1,
         host_delay: 0.1,

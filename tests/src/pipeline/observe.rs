@@ -200,7 +200,7 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
             daemons::Kind::Yacobot if plan.multidoc => {
                 analysed.insert(i.number, multidoc::Figures::of(&status));
             }
-            daemons::Kind::Sender | daemons::Kind::FeedSender => {
+            daemons::Kind::Sender | daemons::Kind::FeedSender | daemons::Kind::BindingsSender => {
                 p.lag_items
                     .push(figure_sum(&status, "reader_sender_lag_items"));
                 p.sendfile_pending

@@ -32,6 +32,11 @@ pub struct Plan {
     /// run with `MultiDoc.Enable = 1` and that model (`pipeline::multidoc`).
     #[serde(default)]
     pub multidoc: bool,
+    /// Bindings (with `multidoc`): the sample dictionaries (`bind/dicts/`) loaded on every
+    /// node, every yacobot run with `Bindings.Enable = 1`, a third reader per node shipping
+    /// its bindings store to the ad-server receiver (`pipeline::bindings`).
+    #[serde(default)]
+    pub bindings: bool,
     pub seed: u64,
     /// The sample web's loopback port.
     pub web_port: u16,
@@ -65,6 +70,14 @@ pub struct Ports {
     pub feed_senders: Vec<u16>,
     pub receivers_status: Vec<u16>,
     pub receivers_listen: Vec<u16>,
+    /// The readers of the bindings stores, and the ad-server receiver's status page and
+    /// listener (used with `Plan::bindings`).
+    #[serde(default)]
+    pub bindings_senders: Vec<u16>,
+    #[serde(default)]
+    pub adserver_status: u16,
+    #[serde(default)]
+    pub adserver_listen: u16,
 }
 
 impl Ports {
@@ -90,6 +103,9 @@ impl Ports {
             feed_senders: take(nodes)?,
             receivers_status: take(receivers)?,
             receivers_listen: take(receivers)?,
+            bindings_senders: take(nodes)?,
+            adserver_status: take(1)?[0],
+            adserver_listen: take(1)?[0],
         })
     }
 }

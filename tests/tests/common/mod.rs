@@ -31,6 +31,17 @@ impl Drop for Pipeline {
 }
 
 pub fn start_pipeline(phases: usize, paths_per_host: usize, host_delay: f64) -> Pipeline {
+    start_pipeline_with(phases, paths_per_host, host_delay, false)
+}
+
+/// `bindings`: page analysis and bindings on (the sample model trained, the sample
+/// dictionaries loaded, the bindings readers and the ad-server receiver started).
+pub fn start_pipeline_with(
+    phases: usize,
+    paths_per_host: usize,
+    host_delay: f64,
+    bindings: bool,
+) -> Pipeline {
     let bin_dir = pipeline::built_binaries().unwrap();
     let dbs: Vec<TestDb> = (0..=NODES).map(|_| TestDb::new()).collect();
     let dir = tempfile::Builder::new()
@@ -48,7 +59,8 @@ pub fn start_pipeline(phases: usize, paths_per_host: usize, host_delay: f64) -> 
         feeds: 3,
         // The feeds are fetched and their items checked like the pages'.
         feeds_on: true,
-        multidoc: false,
+        multidoc: bindings,
+        bindings,
         seed: 7,
         web_port: web.port(),
         host_delay,

@@ -24,7 +24,7 @@ use focuser_daemon::Config;
 use focuser_formats::segment::Position;
 
 use crate::config::YacobotConfig;
-pub use page::PageBinder;
+pub use page::{BindReader, PageBinder};
 pub use stats::BindStats;
 pub use store::{Shipment, Store};
 
@@ -62,7 +62,10 @@ impl Bindings {
     /// At each batch: a dictionary loaded since is compiled and used from this batch on.
     pub fn refresh(&mut self, db: &Database) -> anyhow::Result<()> {
         self.binder.outcomes.clear();
-        let news = self.binder.dicts.refresh(db, &mut self.binder.tokenizer)?;
+        let news = self
+            .binder
+            .dicts
+            .refresh(db, &mut self.binder.reader.tokenizer)?;
         for n in &news {
             log::info!("bindings: dictionary {n} in force");
         }

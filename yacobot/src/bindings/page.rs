@@ -7,7 +7,7 @@ use focuser_bind::binder::Finder;
 use focuser_bind::binding::{bind, TypeParams};
 use focuser_bind::page::PageText;
 use focuser_bind::tragic::{self, Lexicon};
-use focuser_bind::PageBinding;
+use focuser_bind::{Dictionary, PageBinding};
 use focuser_formats::segment::Position;
 use focuser_multidoc::classify::Model;
 use focuser_multidoc::tokenize::Tokenizer;
@@ -24,30 +24,20 @@ pub struct Outcome {
     pub binding: Option<PageBinding>,
 }
 
-/// Binds pages; keeps its buffers and the dictionaries from batch to batch.
+/// Binds pages with the dictionaries in force; keeps its buffers and the dictionaries from
+/// batch to batch.
 pub struct PageBinder {
     pub dicts: Dicts,
-    /// The binders' own tokenizer (the default options, as `yacobot dict load` stems
-    /// phrases): a page and a phrase must be stemmed alike whatever the model's options.
-    pub tokenizer: Tokenizer,
-    lexicon: Lexicon,
-    text: PageText,
-    finder: Finder,
+    pub reader: BindReader,
     /// The batch's outcomes, taken by the worker once the batch is planned.
     pub outcomes: Vec<Outcome>,
 }
 
 impl PageBinder {
     pub fn new() -> anyhow::Result<PageBinder> {
-        let mut tokenizer = Tokenizer::default();
-        let lexicon = Lexicon::builtin(&mut tokenizer)
-            .map_err(|e| anyhow::anyhow!("the tragic lexicon: {e}"))?;
         Ok(PageBinder {
             dicts: Dicts::default(),
-            tokenizer,
-            lexicon,
-            text: PageText::new(),
-            finder: Finder::new(),
+            reader: BindReader::new()?,
             outcomes: Vec::new(),
         })
     }
@@ -62,6 +52,59 @@ impl PageBinder {
         page: &Page,
         model: Option<&Model>,
     ) {
+        let dicts: Vec<&Dictionary> = self.dicts.all().iter().map(|l| &l.dict).collect();
+        let binding = self.reader.bind(id, url, page, model, &dicts);
+        self.outcomes.push(Outcome {
+            id,
+            place,
+            binding: Some(binding),
+        });
+    }
+
+    /// A URL with no binding any more: gone, or its page could not be analysed.
+    pub fn none(&mut self, id: u64, place: Position) {
+        self.outcomes.push(Outcome {
+            id,
+            place,
+            binding: None,
+        });
+    }
+}
+
+/// What binding a page needs besides the dictionaries: the tokenizer, the tragic lexicon and
+/// the buffers. The worker and `yacobot analyze --dict` bind with it alike.
+pub struct BindReader {
+    /// The binders' own tokenizer (the default options, as `yacobot dict load` stems
+    /// phrases): a page and a phrase must be stemmed alike whatever the model's options.
+    pub tokenizer: Tokenizer,
+    lexicon: Lexicon,
+    text: PageText,
+    finder: Finder,
+}
+
+impl BindReader {
+    pub fn new() -> anyhow::Result<BindReader> {
+        let mut tokenizer = Tokenizer::default();
+        let lexicon = Lexicon::builtin(&mut tokenizer)
+            .map_err(|e| anyhow::anyhow!("the tragic lexicon: {e}"))?;
+        Ok(BindReader {
+            tokenizer,
+            lexicon,
+            text: PageText::new(),
+            finder: Finder::new(),
+        })
+    }
+
+    /// The page's binding with `dicts` (in [`focuser_bind::Kind`]'s order): its words read
+    /// once, the tragic filter, then each dictionary through the binders and the collector.
+    pub fn bind(
+        &mut self,
+        id: u64,
+        url: &str,
+        page: &Page,
+        model: Option<&Model>,
+        dicts: &[&Dictionary],
+    ) -> PageBinding {
         let a = &page.analysis;
         self.text.read(
             &mut self.tokenizer,
@@ -77,14 +120,12 @@ impl PageBinder {
             &mut self.finder,
             &tragic::Params::default(),
         );
-        let bindings = self
-            .dicts
-            .all()
+        let bindings = dicts
             .iter()
-            .map(|l| {
-                let params = TypeParams::default_for(l.dict.kind());
+            .map(|d| {
+                let params = TypeParams::default_for(d.kind());
                 bind(
-                    &l.dict,
+                    d,
                     &self.text,
                     &categories,
                     &params,
@@ -93,20 +134,7 @@ impl PageBinder {
                 )
             })
             .collect();
-        self.outcomes.push(Outcome {
-            id,
-            place,
-            binding: Some(PageBinding::new(id, url, verdict.tragic, bindings)),
-        });
-    }
-
-    /// A URL with no binding any more: gone, or its page could not be analysed.
-    pub fn none(&mut self, id: u64, place: Position) {
-        self.outcomes.push(Outcome {
-            id,
-            place,
-            binding: None,
-        });
+        PageBinding::new(id, url, verdict.tragic, bindings)
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
+use focuser_bind::Dictionary;
 use focuser_daemon::Config;
 use focuser_feed::encoding::charset_of_content_type;
 use focuser_multidoc::classify::Model;
@@ -16,8 +17,10 @@ use focuser_multidoc::template::{DomainEvidence, DEFAULT_CAP};
 use focuser_multidoc::tokenize::Tokenizer;
 use focuser_multidoc::{analyze, understand, Evidence};
 
+use super::bound;
 use super::render::{self, Shown};
 use super::{fetch, files_under, load_model, Done};
+use crate::bindings::BindReader;
 use crate::config::{FetchConfig, MultiDocConfig};
 use crate::YacobotConfig;
 
@@ -57,6 +60,10 @@ pub struct AnalyzeArgs {
     /// Top weighted words shown (0: all)
     #[arg(long, value_name = "N", default_value_t = 20)]
     words: usize,
+    /// Bind the pages with this ad dictionary file too (KIND: direct, market or media; the
+    /// dictionary file format); repeat for each kind. The tragic flag is shown without any
+    #[arg(long = "dict", value_name = "KIND=FILE")]
+    dicts: Vec<String>,
 }
 
 /// What the config gives the tool (the defaults without `-c`).
@@ -108,6 +115,8 @@ struct Analyzer<'a> {
     settings: Settings,
     model: Option<(String, Model)>,
     tokenizer: Tokenizer,
+    dicts: Vec<Dictionary>,
+    binder: BindReader,
     out: std::io::StdoutLock<'static>,
     bad: usize,
 }
@@ -126,11 +135,14 @@ pub fn run(config: Option<&Path>, args: &AnalyzeArgs) -> anyhow::Result<Done> {
         || Tokenizer::new(Default::default()),
         |(_, m)| m.tokenizer(),
     );
+    let dicts = bound::load_dicts(&args.dicts)?;
     let mut a = Analyzer {
         args,
         settings,
         model,
         tokenizer,
+        dicts,
+        binder: BindReader::new()?,
         out: std::io::stdout().lock(),
         bad: 0,
     };
@@ -204,12 +216,17 @@ impl Analyzer<'_> {
                 return Ok(());
             }
         };
+        let url = input.url.as_deref().unwrap_or(&input.source);
+        let dicts: Vec<&Dictionary> = self.dicts.iter().collect();
+        let model = self.model.as_ref().map(|(_, m)| m);
+        let binding = self.binder.bind(0, url, &page, model, &dicts);
         let shown = Shown {
             source: &input.source,
             url: input.url.as_deref(),
             page: &page,
             model: self.model.as_ref().map(|(f, m)| (f.as_str(), m)),
             words: self.args.words,
+            binding: &binding,
         };
         match self.args.format {
             Format::Text => render::text(&mut self.out, &shown),

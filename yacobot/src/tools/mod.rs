@@ -13,6 +13,7 @@
 //! counted; the rest goes on, and the exit status says whether everything was good.
 
 pub mod analyze;
+mod bound;
 pub mod classify;
 mod fetch;
 mod render;

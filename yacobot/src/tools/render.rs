@@ -10,7 +10,9 @@ use focuser_multidoc::tokenize::Bag;
 use focuser_multidoc::Page;
 use serde::Serialize;
 
-use super::round;
+use focuser_bind::PageBinding;
+
+use super::{bound, round};
 
 /// Characters of a block's text the text report shows (JSON has it whole).
 const SHOWN_CHARS: usize = 100;
@@ -26,6 +28,8 @@ pub struct Shown<'a> {
     pub model: Option<(&'a str, &'a Model)>,
     /// Top words shown (0: all).
     pub words: usize,
+    /// The page's binding with the dictionaries given (none given: only the tragic flag).
+    pub binding: &'a PageBinding,
 }
 
 #[derive(Serialize)]
@@ -45,6 +49,8 @@ struct PageJson<'a> {
     categories: Option<Vec<CategoryJson<'a>>>,
     evidence: Vec<WordJson>,
     model: Option<ModelJson<'a>>,
+    tragic: u8,
+    bindings: Vec<bound::BindingJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -174,6 +180,8 @@ pub fn json(out: &mut impl Write, s: &Shown<'_>) -> std::io::Result<()> {
             file,
             checksum: format!("{:08x}", m.checksum()),
         }),
+        tragic: u8::from(s.binding.tragic),
+        bindings: bound::json(s.binding),
     };
     serde_json::to_writer(&mut *out, &j)?;
     writeln!(out)
@@ -250,6 +258,7 @@ pub fn text(out: &mut impl Write, s: &Shown<'_>) -> std::io::Result<()> {
         word_list(&top(&s.page.features.url, s.words))
     )?;
     categories_text(out, s)?;
+    bound::text(out, s.binding)?;
     writeln!(out)
 }
 
