@@ -87,6 +87,11 @@ impl Floor {
         }
     }
 
+    /// The floor last published (or found already published).
+    pub fn published(&self) -> Option<u64> {
+        self.published.map(|(_, id)| id)
+    }
+
     /// Recomputes the floor when due (or `now`) and writes it atomically if it moved.
     pub fn tend(&mut self, keep_days: f64, keep_bytes: u64, now: bool) {
         if !now && self.published.is_some_and(|(t, _)| t.elapsed() < EVERY) {

@@ -275,6 +275,9 @@ impl Crawler {
         let d = &cfg.daemon;
         if let Some(floor) = self.floor.as_mut() {
             floor.tend(d.url.steady_max, d.archive.keep_bytes, now);
+            if let Some(id) = floor.published() {
+                self.stats.archive_floor.store(id, Ordering::Relaxed);
+            }
         }
     }
 
