@@ -8,15 +8,21 @@
 //! `steady_level`: no URL is re-indexed from an older copy), but at most `Archive.KeepBytes`
 //! (0: no cap) counted from the newest segment: past the cap the oldest go first. The active
 //! segment is always kept. A segment's age is its item file's modification time: the time of
-//! its last write (sealed segments are not written again).
+//! its last write (sealed segments are not written again). Never above where the node's page
+//! analysis (multidoc) is: what it has not read yet stays, whatever its age or the cap.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use focuser_daemon::episode::Episode;
+use focuser_daemon::Config;
 use focuser_formats::segment::{
     index_path, item_path, list_segments, read_position, write_position, Position, SegmentError,
 };
+use focuser_schema::models::MultidocPosition;
+
+use crate::config::YacobotConfig;
+use crate::worker::Ctx;
 
 /// The floor file's name in the archive directory.
 pub const FLOOR_FILE: &str = "retention.floor";
@@ -64,6 +70,20 @@ pub fn floor(
     Ok(Some(by_age.max(by_size).min(active)))
 }
 
+/// The segment the node's page analysis (multidoc) is reading the archive in: `None` when it is
+/// off; not started yet: the first (everything stays).
+pub fn analysis_at(ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<Option<u64>> {
+    let d = &cfg.daemon;
+    if !d.multidoc.enable {
+        return Ok(None);
+    }
+    let store = crate::multidoc::store_name(&cfg.common.path(&d.archive.dir));
+    let at = ctx.db.run("reading the page analysis position", |c| {
+        MultidocPosition::find(c, &d.node, &store)
+    })?;
+    Ok(Some(at.map_or(Position::START.file_id, |p| p.file_id)))
+}
+
 /// Publishes the floor now and then, and whenever asked to (a segment was sealed).
 pub struct Floor {
     dir: PathBuf,
@@ -92,21 +112,34 @@ impl Floor {
         self.published.map(|(_, id)| id)
     }
 
-    /// Recomputes the floor when due (or `now`) and writes it atomically if it moved.
-    pub fn tend(&mut self, keep_days: f64, keep_bytes: u64, now: bool) {
+    /// Recomputes the floor when due (or `now`) and writes it atomically if it moved;
+    /// `reading` says which segment the archive's other reader (multidoc) is in, if any.
+    pub fn tend(
+        &mut self,
+        keep_days: f64,
+        keep_bytes: u64,
+        now: bool,
+        reading: impl FnOnce() -> anyhow::Result<Option<u64>>,
+    ) {
         if !now && self.published.is_some_and(|(t, _)| t.elapsed() < EVERY) {
             return;
         }
-        match self.publish(keep_days, keep_bytes) {
+        match reading().and_then(|r| self.publish(keep_days, keep_bytes, r)) {
             Ok(()) => self.failing.resolved(&"published again"),
             Err(e) => self.failing.occurred(log::Level::Error, &format!("{e:#}")),
         };
     }
 
-    fn publish(&mut self, keep_days: f64, keep_bytes: u64) -> anyhow::Result<()> {
+    fn publish(
+        &mut self,
+        keep_days: f64,
+        keep_bytes: u64,
+        reading: Option<u64>,
+    ) -> anyhow::Result<()> {
         let Some(id) = floor(&self.dir, keep_days, keep_bytes, SystemTime::now())? else {
             return Ok(());
         };
+        let id = reading.map_or(id, |r| id.min(r));
         let at = Position {
             file_id: id,
             item_idx: 1,
@@ -175,6 +208,30 @@ mod tests {
         assert_eq!(
             floor(tempfile::tempdir().unwrap().path(), 1.0, 0, now).unwrap(),
             None
+        );
+    }
+
+    #[test]
+    fn published_atomically_and_never_above_the_other_reader() {
+        let dir = store(3); // 1..=3 sealed, 4 active
+        let d = dir.path();
+        for id in 1..=3 {
+            age(d, id, 30);
+        }
+        let file = d.join(FLOOR_FILE);
+        let mut f = Floor::new(d);
+        f.tend(10.0, 0, true, || Ok(Some(2)));
+        assert_eq!(read_position(&file).unwrap().map(|p| p.file_id), Some(2));
+        f.tend(10.0, 0, true, || Ok(None));
+        assert_eq!(read_position(&file).unwrap().map(|p| p.file_id), Some(4));
+        assert_eq!(f.published(), Some(4));
+        // The other reader's position unknown: the floor published stays.
+        f.tend(10.0, 0, true, || Err(anyhow::anyhow!("database away")));
+        assert_eq!(read_position(&file).unwrap().map(|p| p.file_id), Some(4));
+        assert_eq!(
+            list_segments(d).unwrap(),
+            vec![1, 2, 3, 4],
+            "the owner deletes nothing"
         );
     }
 }

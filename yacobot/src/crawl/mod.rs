@@ -141,7 +141,7 @@ impl Worker for Crawler {
 
     fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
         let cfg = ctx.config();
-        self.housekeeping(&cfg)?;
+        self.housekeeping(ctx, &cfg)?;
         self.look_at_dictionaries(ctx)?;
         self.reconfigure(&cfg);
         let claimed_now = self.refill(ctx, &cfg, once)?;
@@ -211,7 +211,7 @@ impl Worker for Crawler {
             if let Err(e) = a.close() {
                 log::error!("archive: {e}");
             }
-            self.tend_floor(&ctx.config(), true);
+            self.tend_floor(ctx, &ctx.config(), true);
         }
     }
 }
@@ -271,17 +271,18 @@ impl Crawler {
     }
 
     /// Publishes the archive's retention floor when due, or `now`.
-    fn tend_floor(&mut self, cfg: &Config<YacobotConfig>, now: bool) {
+    fn tend_floor(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>, now: bool) {
         let d = &cfg.daemon;
+        let reading = || floor::analysis_at(ctx, cfg);
         if let Some(floor) = self.floor.as_mut() {
-            floor.tend(d.url.steady_max, d.archive.keep_bytes, now);
+            floor.tend(d.url.steady_max, d.archive.keep_bytes, now, reading);
             if let Some(id) = floor.published() {
                 self.stats.archive_floor.store(id, Ordering::Relaxed);
             }
         }
     }
 
-    fn housekeeping(&mut self, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+    fn housekeeping(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
         let rotate = std::mem::take(&mut self.rotate);
         let Some(archive) = self.archive.as_mut() else {
             return Ok(());
@@ -300,7 +301,7 @@ impl Crawler {
         if sealed {
             add(&self.stats.segments_sealed, 1);
         }
-        self.tend_floor(cfg, sealed);
+        self.tend_floor(ctx, cfg, sealed);
         Ok(())
     }
 
