@@ -112,6 +112,11 @@ pub struct StoreConfig {
     /// Seconds between retention checks.
     #[serde(rename = "CheckInterval", default = "default_check_interval")]
     pub check_interval: u64,
+    /// The store's owner keeps a retention of its own: segments below the floor this file
+    /// names (yacobot's `<Archive.Dir>/retention.floor`) are the only ones deleted, even past
+    /// `MaxBytes`; unreadable, missing or a symlink: nothing is deleted. Empty: no floor.
+    #[serde(rename = "FloorFile", default)]
+    pub floor_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -297,6 +302,7 @@ defaults!(SendConfig {
 defaults!(StoreConfig {
     max_bytes: 0,
     check_interval: default_check_interval(),
+    floor_file: None,
 });
 defaults!(RecvConfig {
     listen: default_listen(),

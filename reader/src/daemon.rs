@@ -29,6 +29,7 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
     let (figures, threads) = start_senders(rt)?;
     let mut last_check = Instant::now();
     let mut failing = Episode::new(format!("retention in {}", figures.store.display()));
+    let mut floor_failing = FloorTrouble::default();
     loop {
         match rt.next_signal(Duration::from_millis(250)) {
             Some(Signal::Stop) => break,
@@ -43,7 +44,10 @@ fn senders(rt: &mut Runtime<ReaderConfig>) -> anyhow::Result<()> {
         let keep = &rt.config().daemon.store;
         if last_check.elapsed() >= Duration::from_secs(keep.check_interval.max(1)) {
             last_check = Instant::now();
-            enforce_retention(&figures, keep.max_bytes, &mut failing);
+            let floor = keep.floor_file.as_ref().map(|f| rt.config().common.path(f));
+            if let Some(floor) = floor_failing.floor(&figures, floor.as_deref()) {
+                enforce_retention(&figures, keep.max_bytes, floor, &mut failing);
+            }
         }
         if rt.once() && all_shipped(&figures) {
             log::info!("--once: everything durable has been shipped");
@@ -119,10 +123,10 @@ fn start_senders(
     Ok((figures, threads))
 }
 
-/// One retention check of the store (`Store.MaxBytes`), counted on the status page; its
-/// failures are an episode.
-fn enforce_retention(figures: &SenderFigures, max_bytes: u64, failing: &mut Episode) {
-    match retention::enforce(&figures.store, &figures.senders, max_bytes) {
+/// One retention check of the store (`Store.MaxBytes`, below the owner's floor with
+/// `Store.FloorFile`), counted on the status page; its failures are an episode.
+fn enforce_retention(figures: &SenderFigures, max_bytes: u64, floor: u64, failing: &mut Episode) {
+    match retention::enforce_below(&figures.store, &figures.senders, max_bytes, floor) {
         Ok(r) => {
             failing.resolved(&"works again");
             if r.deleted > 0 {
@@ -137,6 +141,54 @@ fn enforce_retention(figures: &SenderFigures, max_bytes: u64, failing: &mut Epis
         }
         Err(e) => {
             failing.occurred(log::Level::Error, &e);
+        }
+    }
+}
+
+/// A floor file that cannot be read: a check that deletes nothing, counted; an episode per
+/// kind of trouble (missing, a symlink, damaged), so that a new kind is logged at once.
+#[derive(Default)]
+struct FloorTrouble {
+    open: Option<(&'static str, Episode)>,
+}
+
+impl FloorTrouble {
+    /// The floor to delete below (none configured: no limit); `None`: delete nothing.
+    fn floor(&mut self, figures: &SenderFigures, file: Option<&std::path::Path>) -> Option<u64> {
+        match file.map(retention::read_floor).transpose() {
+            Ok(floor) => {
+                self.resolved();
+                Some(floor.unwrap_or(u64::MAX))
+            }
+            Err(e) => {
+                self.occurred(figures, e);
+                None
+            }
+        }
+    }
+
+    fn occurred(&mut self, figures: &SenderFigures, e: retention::FloorError) {
+        if self
+            .open
+            .as_ref()
+            .is_some_and(|(kind, _)| *kind != e.kind())
+        {
+            self.resolved();
+        }
+        let (_, episode) = self.open.get_or_insert_with(|| {
+            let what = format!("retention in {}", figures.store.display());
+            (e.kind(), Episode::new(what))
+        });
+        episode.occurred(log::Level::Error, &e);
+        if let Ok(mut t) = figures.retention.lock() {
+            t.checks += 1;
+            t.floor_errors += 1;
+        }
+    }
+
+    fn resolved(&mut self) {
+        if let Some((_, mut episode)) = self.open.take() {
+            episode.resolved(&"the floor file is readable again");
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct RetentionTotals {
     pub deleted: u64,
     pub overflowed: u64,
     pub lost_items: u64,
+    /// Checks that deleted nothing because the owner's floor file could not be read.
+    pub floor_errors: u64,
 }
 
 /// The sender daemon's figures: the store, each sender, each sendfile shipper.
@@ -64,6 +66,11 @@ impl StatusSource for SenderFigures {
                 "reader_segments_overflowed_total",
                 "segments deleted past Store.MaxBytes while a sender needed them",
                 t.overflowed as f64,
+            ));
+            f.push(Figure::counter(
+                "reader_retention_floor_errors_total",
+                "retention checks that kept everything: Store.FloorFile unreadable, missing or a symlink",
+                t.floor_errors as f64,
             ));
         }
         for s in &self.senders {

@@ -8,12 +8,11 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::bindings::{direct_v1, load, rows, shipped};
 use common::multidoc::{id_of, page};
+use common::reader::Reader;
 use common::{archive_items, due_url, number, Site};
 use diesel::connection::SimpleConnection;
 use focuser_formats::segment::{Cursor, Position, Status};
@@ -24,46 +23,6 @@ use nix::sys::signal::Signal;
 const DOMAINS: usize = 3;
 const PER_DOMAIN: usize = 60;
 const TOTAL: usize = DOMAINS * PER_DOMAIN;
-
-/// A reader (sender or receiver) in the foreground.
-struct Reader {
-    child: Child,
-    config: PathBuf,
-}
-
-impl Reader {
-    fn start(config: &Path, args: &[&str]) -> Reader {
-        let bin = focuser_tests::pipeline::built_binaries()
-            .unwrap()
-            .join("reader");
-        let child = Command::new(bin)
-            .arg("-c")
-            .arg(config)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Reader {
-            child,
-            config: config.to_path_buf(),
-        }
-    }
-
-    fn kill9_and_restart(&mut self, args: &[&str]) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        *self = Reader::start(&self.config.clone(), args);
-    }
-}
-
-impl Drop for Reader {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A receiver group of one (`reader --recv`) and a sender of the bindings store to it.
 fn readers(site: &Site) -> (Reader, Reader) {

@@ -270,7 +270,7 @@ fn a_url_downloaded_recently_is_reindexed_from_the_archive() {
     );
     site.once();
     let first = url_row(&db, url).unwrap();
-    // The page changes on the site, and the URL is due again (new hits, new updatetag) a
+    // The page changes on the site, and the URL is due again (new hits, the same updatetag) a
     // day after its download: less than steady_level (5 days) ago.
     site.page("r.ru/index.html", "new content");
     due_again(&db, url, 1);

@@ -46,6 +46,11 @@ fn queue_to_archive_with_figures_and_signals() {
     );
     assert_eq!(metric(port, "focuser_yacobot_bytes_total"), Some(18.0));
     assert!(metric(port, "focuser_yacobot_archive_bytes").unwrap() > 0.0);
+    // Every segment is young: the retention floor keeps them all.
+    assert_eq!(
+        metric(port, "focuser_yacobot_archive_floor_segment"),
+        Some(1.0)
+    );
     assert_eq!(metric(port, "focuser_yacobot_in_flight"), Some(0.0));
     wait_for("the due count", Duration::from_secs(30), || {
         metric(port, "focuser_yacobot_due_urls") == Some(0.0)

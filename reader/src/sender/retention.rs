@@ -2,13 +2,21 @@
 //! `Store.MaxBytes`, the oldest anyway, with the items senders had not sent counted as lost.
 //! A saved position that cannot be this store's (a stream identity mismatch) counts as the
 //! oldest segment: nothing is deleted on its account.
+//!
+//! A store whose owner keeps a retention of its own (`Store.FloorFile`: yacobot's archive,
+//! which it re-indexes pages from) loses nothing at or above the floor the owner publishes,
+//! not even past `Store.MaxBytes`: the owner's cap bounds the store. A floor file that
+//! cannot be read deletes nothing (fail safe).
 
-use std::path::Path;
+use std::io::ErrorKind;
+
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use focuser_formats::segment::{
-    delete_segment, list_segments, store_bytes, SegmentError, SegmentIndex,
+    delete_segment, list_segments, read_position, store_bytes, PositionError, SegmentError,
+    SegmentIndex,
 };
 
 use super::identity::trusted;
@@ -22,24 +30,70 @@ pub struct Retention {
     pub lost_items: u64,
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum FloorError {
+    #[error("{}: the store's owner publishes no retention floor (yet): nothing is deleted", .0.display())]
+    Missing(PathBuf),
+    #[error("{}: a symbolic link, not the owner's floor file: nothing is deleted", .0.display())]
+    Symlink(PathBuf),
+    #[error("{0}: nothing is deleted")]
+    Bad(#[from] PositionError),
+}
+
+impl FloorError {
+    /// What kind of trouble: a new kind is logged as a new episode.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FloorError::Missing(_) => "missing",
+            FloorError::Symlink(_) => "symlink",
+            FloorError::Bad(_) => "bad",
+        }
+    }
+}
+
+/// The oldest segment the store's owner still needs, from its floor file (a position file
+/// written atomically by the owner).
+pub fn read_floor(file: &Path) -> Result<u64, FloorError> {
+    match std::fs::symlink_metadata(file) {
+        Ok(m) if m.file_type().is_symlink() => return Err(FloorError::Symlink(file.into())),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Err(FloorError::Missing(file.into())),
+        _ => {}
+    }
+    match read_position(file)? {
+        Some(p) => Ok(p.file_id),
+        None => Err(FloorError::Missing(file.into())),
+    }
+}
+
 pub fn enforce(
     store: &Path,
     senders: &[Arc<SenderState>],
     max_bytes: u64,
+) -> Result<Retention, SegmentError> {
+    enforce_below(store, senders, max_bytes, u64::MAX)
+}
+
+/// [`enforce`], deleting only segments below `floor`.
+pub fn enforce_below(
+    store: &Path,
+    senders: &[Arc<SenderState>],
+    max_bytes: u64,
+    floor: u64,
 ) -> Result<Retention, SegmentError> {
     let mut r = Retention::default();
     if senders.is_empty() {
         return Ok(r);
     }
     let ids = list_segments(store)?;
-    // The active segment (the last one) is never deleted.
+    // The active segment (the last one) is never deleted, nor what the owner keeps.
     let Some((_, sealed)) = ids.split_last() else {
         return Ok(r);
     };
+    let sealed: Vec<u64> = sealed.iter().copied().filter(|&id| id < floor).collect();
     let positions: Vec<Position> = senders.iter().map(|s| trusted(store, s.saved())).collect();
     let min = positions.iter().map(|p| p.file_id).min().unwrap_or(0);
     let mut left: Vec<u64> = Vec::new();
-    for &id in sealed {
+    for &id in &sealed {
         if id < min {
             delete_segment(store, id)?;
             r.deleted += 1;

@@ -133,6 +133,10 @@ pub struct ArchiveConfig {
     /// The node's item/index segment store (what the reader ships).
     #[serde(rename = "Dir", default = "default_archive_dir")]
     pub dir: PathBuf,
+    /// The archive's own retention (crawl/floor.rs): at most this many bytes are kept for
+    /// re-indexing, the newest first (0: no cap); by age, `Url.SteadyMax` days are kept.
+    #[serde(rename = "KeepBytes", default)]
+    pub keep_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -295,6 +299,7 @@ defaults!(CrawlConfig {
 defaults!(ArchiveConfig {
     enable: true,
     dir: default_archive_dir(),
+    keep_bytes: 0,
 });
 defaults!(SegmentConfig {
     max_age: default_max_age(),

@@ -11,6 +11,7 @@ pub mod book;
 pub mod bookkeeping;
 pub mod downloader;
 pub mod fetch;
+pub mod floor;
 pub mod hand;
 pub mod mirror;
 mod outcome;
@@ -29,6 +30,7 @@ use focuser_schema::models::{BindingDict, Url};
 use archive::Archive;
 use book::{Booking, Env};
 use downloader::{Completed, Downloader, FetchStats, Request};
+use floor::Floor;
 use hand::{Hand, Limits};
 pub use stats::{CrawlStats, ErrorRow};
 
@@ -50,6 +52,8 @@ pub struct Crawler {
     owner: String,
     downloader: Box<dyn Downloader>,
     archive: Option<Archive>,
+    /// The archive's retention floor, published for the reader.
+    floor: Option<Floor>,
     /// URLs claimed and handed to the downloader.
     hand: Hand,
     /// No URL was due at the last look: the next one is not before this.
@@ -120,6 +124,7 @@ impl Worker for Crawler {
             stats,
             owner: format!("{}/{}", d.node, std::process::id()),
             downloader,
+            floor: archive.as_ref().map(|a| Floor::new(a.dir())),
             archive,
             hand: Hand::default(),
             idle_until: None,
@@ -136,7 +141,7 @@ impl Worker for Crawler {
 
     fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
         let cfg = ctx.config();
-        self.housekeeping()?;
+        self.housekeeping(ctx, &cfg)?;
         self.look_at_dictionaries(ctx)?;
         self.reconfigure(&cfg);
         let claimed_now = self.refill(ctx, &cfg, once)?;
@@ -206,6 +211,7 @@ impl Worker for Crawler {
             if let Err(e) = a.close() {
                 log::error!("archive: {e}");
             }
+            self.tend_floor(ctx, &ctx.config(), true);
         }
     }
 }
@@ -264,7 +270,19 @@ impl Crawler {
         Ok(())
     }
 
-    fn housekeeping(&mut self) -> anyhow::Result<()> {
+    /// Publishes the archive's retention floor when due, or `now`.
+    fn tend_floor(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>, now: bool) {
+        let d = &cfg.daemon;
+        let reading = || floor::analysis_at(ctx, cfg);
+        if let Some(floor) = self.floor.as_mut() {
+            floor.tend(d.url.steady_max, d.archive.keep_bytes, now, reading);
+            if let Some(id) = floor.published() {
+                self.stats.archive_floor.store(id, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn housekeeping(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
         let rotate = std::mem::take(&mut self.rotate);
         let Some(archive) = self.archive.as_mut() else {
             return Ok(());
@@ -283,6 +301,7 @@ impl Crawler {
         if sealed {
             add(&self.stats.segments_sealed, 1);
         }
+        self.tend_floor(ctx, cfg, sealed);
         Ok(())
     }
 

@@ -43,6 +43,8 @@ pub struct CrawlStats {
     pub claims_taken_back: AtomicU64,
     pub claims_lost: AtomicU64,
     pub segments_sealed: AtomicU64,
+    /// The oldest archive segment kept for re-indexing (the published retention floor).
+    pub archive_floor: AtomicU64,
     pub errors: Mutex<BTreeMap<String, u64>>,
     pub archive_dir: Mutex<Option<PathBuf>>,
     recent_errors: Mutex<VecDeque<ErrorRow>>,
@@ -191,6 +193,11 @@ impl StatusSource for CrawlStats {
                 "yacobot_archive_bytes",
                 "bytes of the archive's segments",
                 bytes as f64,
+            ));
+            f.push(Figure::gauge(
+                "yacobot_archive_floor_segment",
+                "the oldest archive segment kept for re-indexing (retention.floor)",
+                get(&self.archive_floor),
             ));
         }
         f

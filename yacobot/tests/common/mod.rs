@@ -285,6 +285,7 @@ pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u
 pub mod bindings;
 pub mod feeds;
 pub mod multidoc;
+pub mod reader;
 pub mod tools;
 
 /// Runs each statement of the first ```sql block after `heading` in docs/operations.md with the

@@ -1,0 +1,168 @@
+//! The archive's own retention, through the real yacobot and a real reader shipping the
+//! archive to a real receiver: yacobot publishes a floor (`<Archive.Dir>/retention.floor`)
+//! and the reader deletes only below it, so a URL due again is still re-indexed from its
+//! archived copy after the reader has shipped it; and a URL due because its updatetag
+//! changed is downloaded, never re-indexed from a stale copy.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use common::reader::Reader;
+use common::{archive_items, due_url, record, sql, url_row, Site};
+use focuser_formats::segment::{item_path, list_segments, read_position, Position};
+use focuser_tests::{free_port, wait_for, TestDb};
+
+const CRAWL_ONLY: &str = "Loader.Enable = 0\nQargfilter.Enable = 0\n";
+
+/// Makes segment `id` of `dir` look written `days` ago.
+fn age(dir: &Path, id: u64, days: u64) {
+    let f = std::fs::File::options()
+        .append(true)
+        .open(item_path(dir, id))
+        .unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(days * 86_400))
+        .unwrap();
+}
+
+/// A receiver and a sender of the archive with the archive's floor file.
+fn readers(site: &Site) -> (Reader, Reader) {
+    let root = site.root();
+    let secret = root.join("reader.secret");
+    std::fs::write(&secret, "a-secret-for-the-archive-retention-test").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(root.join("hosts.allow"), "127.0.0.1\n").unwrap();
+    let port = free_port();
+    for d in ["index/logs", "sender/logs"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    let recv = root.join("index.cf");
+    std::fs::write(
+        &recv,
+        format!(
+            "rootdir = {r}/index\nlogfile = logs/reader.log\npidfile = logs/reader.pid\n\
+             allowdb = {r}/hosts.allow\nname = index1\nsecret_file = {s}\n\
+             Recv.Listen = 127.0.0.1:{port}\nRecv.StoreDir = received\nRecv.InboxDir = inbox\n",
+            r = root.display(),
+            s = secret.display()
+        ),
+    )
+    .unwrap();
+    let send = root.join("sender.cf");
+    std::fs::write(
+        &send,
+        format!(
+            "rootdir = {r}/sender\nlogfile = logs/reader.log\npidfile = logs/reader.pid\n\
+             name = yb1\nstore_dir = {r}/segments\nsecret_file = {s}\n\
+             Send.RetryMin = 0.1\nSend.RetryMax = 0.5\nStore.CheckInterval = 1\n\
+             Store.FloorFile = {r}/segments/retention.floor\n\
+             Index.0.Addresses = 127.0.0.1:{port}\n",
+            r = root.display(),
+            s = secret.display()
+        ),
+    )
+    .unwrap();
+    (Reader::start(&recv, &["--recv"]), Reader::start(&send, &[]))
+}
+
+#[test]
+fn a_url_due_again_is_reindexed_from_its_archived_copy_after_the_reader_shipped_it() {
+    let db = TestDb::new();
+    // One page a segment; copies are kept for 10 days (the largest steady_level).
+    let site = Site::new(
+        db.url(),
+        &format!("{CRAWL_ONLY}Segment.MaxItems = 1\nUrl.SteadyMax = 10\n"),
+    );
+    let urls = ["http://k.ru/1", "http://k.ru/2", "http://k.ru/3"];
+    for (i, u) in urls.iter().enumerate() {
+        site.page(&format!("k.ru/{}", i + 1), &format!("first copy {}", i + 1));
+        due_url(&db, u, 1, 10 - i as u64);
+    }
+    site.once();
+    let store = site.root().join("segments");
+    let sealed = list_segments(&store).unwrap();
+    assert!(sealed.len() >= 3, "{sealed:?}");
+    let floor = || read_position(&store.join("retention.floor")).unwrap();
+    assert_eq!(
+        floor(),
+        Some(Position {
+            file_id: 1,
+            item_idx: 1
+        }),
+        "all young: all kept"
+    );
+    let (_recv, _send) = readers(&site);
+    let received = site.root().join("index/received");
+    wait_for("the archive shipped", Duration::from_secs(60), || {
+        received.is_dir() && archive_items(&received).len() == 3
+    });
+    // Segment 1 is old now; the second page is due again a day after its download, and
+    // changed on the site meanwhile.
+    age(&store, 1, 20);
+    site.page("k.ru/2", "changed on the site");
+    sql(
+        &db,
+        "UPDATE url SET hits = 4, download_prio = 4, next_indexed = UTC_TIMESTAMP(), steady_level = 5, \
+         last_downloaded = UTC_TIMESTAMP() - INTERVAL 1 DAY WHERE url = 'http://k.ru/2'",
+    );
+    site.once();
+    assert_eq!(floor().map(|p| p.file_id), Some(2));
+    wait_for("segment 1 to go", Duration::from_secs(30), || {
+        list_segments(&store).unwrap().first() == Some(&2)
+    });
+    let items = site.archive();
+    let last = items.last().unwrap();
+    assert_eq!(
+        (last.url.as_str(), last.content.as_str()),
+        ("http://k.ru/2", "first copy 2"),
+        "re-indexed from the archive"
+    );
+    assert!(site
+        .log()
+        .contains("0 pages fetched, 1 re-indexed from the archive"));
+    wait_for(
+        "the re-indexed copy shipped",
+        Duration::from_secs(30),
+        || archive_items(&received).len() == 4,
+    );
+    // Shipped everywhere, yet kept: younger than the floor.
+    assert_eq!(list_segments(&store).unwrap()[..2], [2, 3]);
+    let row = url_row(&db, "http://k.ru/2").unwrap();
+    assert!(
+        row.last_downloaded < row.last_indexed,
+        "not downloaded again"
+    );
+}
+
+#[test]
+fn a_url_due_because_its_updatetag_changed_is_downloaded() {
+    let db = TestDb::new();
+    let site = Site::new(db.url(), "Qargfilter.Enable = 0\n");
+    let url = "http://t.ru/";
+    site.page("t.ru/index.html", "old content");
+    site.queue("m1-0000000001.q", &[record(url, 3, "v1")]);
+    site.once();
+    site.once();
+    assert_eq!(site.archive().len(), 1);
+    // Downloaded a day ago, steady for 5 days: due again now it would come from the archive.
+    let recent =
+        "UPDATE url SET steady_level = 5, last_downloaded = UTC_TIMESTAMP() - INTERVAL 1 DAY";
+    sql(&db, recent);
+    site.page("t.ru/index.html", "new content");
+    // A new updatetag: the page changed; it is downloaded.
+    site.queue("m1-0000000002.q", &[record(url, 1, "v2")]);
+    site.once();
+    site.once();
+    let items = site.archive();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[1].content, "new content", "downloaded");
+    let row = url_row(&db, url).unwrap();
+    assert_eq!(row.updatetag, "v2");
+    assert!(
+        row.archive_file.is_some(),
+        "its new copy is where it is re-indexed from"
+    );
+}
