@@ -345,3 +345,23 @@ pub fn received_counts(items: &[Received]) -> BTreeMap<usize, (u64, u64)> {
     }
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The path binder has passed since an earlier look only when every node finished two
+    /// passes more: the one in hand then may have begun before the last binding.
+    #[test]
+    fn the_path_binder_passed_since_a_look_after_two_passes_on_every_node() {
+        let at = |passes: &[Option<f64>]| Progress {
+            stub_passes: passes.to_vec(),
+            ..Progress::default()
+        };
+        let then = at(&[Some(3.0), Some(5.0)]);
+        assert!(!at(&[Some(4.0), Some(7.0)]).stubs_since(&then));
+        assert!(!at(&[Some(5.0), None]).stubs_since(&then));
+        assert!(!at(&[Some(5.0), Some(7.0)]).stubs_since(&at(&[None, Some(5.0)])));
+        assert!(at(&[Some(5.0), Some(7.0)]).stubs_since(&then));
+    }
+}
