@@ -96,7 +96,7 @@ fn key_figures(i: &Instance, s: &Value) {
             );
             assert_eq!(table(s, "sendfile").len(), 1);
         }
-        Kind::FeedSender | Kind::BindingsSender => {
+        Kind::FeedSender | Kind::BindingsSender | Kind::StubsSender => {
             let rows = table(s, "receivers");
             assert_eq!(rows.len(), RECEIVERS, "{rows:?}");
             assert!(rows.iter().all(|r| r["cells"][3] == "yes"), "{rows:?}");

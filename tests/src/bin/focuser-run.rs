@@ -71,8 +71,8 @@ struct UpArgs {
     /// Leave page analysis out of the run (no sample model, `MultiDoc.Enable = 0`)
     #[arg(long)]
     no_multidoc: bool,
-    /// Leave bindings out of the run (no dictionaries, `Bindings.Enable = 0`, no ad-server
-    /// receiver); --no-multidoc leaves them out too
+    /// Leave bindings out of the run (no dictionaries, `Bindings.Enable = 0`, no path binder,
+    /// no ad-server receiver); --no-multidoc leaves them out too
     #[arg(long)]
     no_bindings: bool,
     /// Seconds to wait for the pipeline to settle
@@ -289,7 +289,7 @@ fn print_summary(
             ""
         };
         let bound = if plan.bindings {
-            "; every binding the nodes hold reached the ad server, each change once"
+            "; every binding and stub the nodes hold reached the ad server, each change once"
         } else {
             ""
         };

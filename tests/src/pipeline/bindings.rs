@@ -1,12 +1,13 @@
 //! Bindings in the pipeline (`Plan::bindings`, with page analysis): the sample dictionaries
 //! (`bind/dicts/`) loaded on every node with `yacobot dict load`, every yacobot run with
 //! `Bindings.Enable = 1`, and a third reader per node (`reader-bind-ybN`) shipping the node's
-//! bindings store to the ad-server receiver (`adserver1`, a `reader --recv`).
+//! bindings store to the ad-server receiver (`adserver1`, a `reader --recv`); the path
+//! binder's stubs go there too (`stubs`).
 //!
-//! The check reads both ends, as the ad server would: every binding a node's database holds
-//! (`binding_page`) arrived at the ad-server receiver, its last item being exactly the stored
-//! one (same MD5), and no change arrived twice (two items in a row for a page with the same
-//! content); with the stores whole, every item of every bindings store arrived once.
+//! The check reads both ends, as the ad server would (`adserver::judge`): every binding a
+//! node's database holds (`binding_page`) arrived at the ad-server receiver, its last item
+//! being exactly the stored one (same MD5), and no change arrived twice (two items in a row
+//! for a page with the same content); every item the bindings stores hold arrived once.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,13 +15,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use focuser_bind::adserver::Item;
-use focuser_bind::binding::md5_hex;
-use focuser_formats::segment::{Cursor, Position, Status};
+use focuser_formats::segment::Status;
 use focuser_formats::urls;
 
+use super::adserver::{self, Held, Noun};
 use super::daemons::{self, Kind};
-use super::db;
 use super::plan::Plan;
+use super::{db, stubs};
 use crate::Error;
 
 /// The binding types and their sample dictionaries, in the order they are loaded.
@@ -65,31 +66,7 @@ pub fn load_dictionaries(plan: &Plan) -> Result<Vec<String>, Error> {
     Ok(said)
 }
 
-/// One item the ad-server receiver holds.
-#[derive(Debug, Clone)]
-pub struct Delivered {
-    pub doc: String,
-    pub status: Status,
-    pub content: Vec<u8>,
-    pub file_id: u64,
-    pub item_idx: u32,
-}
-
-/// Every item of the ad-server receiver's store, in the order it stored them.
-pub fn delivered(plan: &Plan) -> Result<Vec<Delivered>, Error> {
-    let mut out = Vec::new();
-    let mut c = Cursor::new(&daemons::adserver_received(plan), Position::START, None);
-    while let Some(s) = c.next()? {
-        out.push(Delivered {
-            doc: String::from_utf8_lossy(&s.item.doc_id).into_owned(),
-            status: s.item.status,
-            content: s.item.content,
-            file_id: s.item.origin.file_id,
-            item_idx: s.item.origin.item_idx,
-        });
-    }
-    Ok(out)
-}
+pub use super::adserver::{delivered, Delivered};
 
 /// What the ad server got, from the last item of each page.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -104,6 +81,8 @@ pub struct Summary {
     pub tragic: usize,
     /// Phrases of those bindings, per binding type (`direct`, `market`, `media`).
     pub phrases: BTreeMap<String, usize>,
+    /// What the path binder's stubs stores delivered.
+    pub stubs: stubs::Summary,
     pub problems: Vec<String>,
 }
 
@@ -113,123 +92,44 @@ impl Summary {
     }
 }
 
-/// Reads both ends and checks them (module doc); `written`: the nodes' bindings stores are
-/// whole (retention off), compare them item by item too.
+/// Reads both ends and checks them, the bindings and the stubs (module doc); `written`: the
+/// nodes' stores are whole (retention off), nothing may arrive that they do not hold.
 pub fn check(plan: &Plan, written: bool) -> Result<Summary, Error> {
-    let mut stored: BTreeMap<String, String> = BTreeMap::new();
-    let mut s = Summary::default();
+    let items = adserver::delivered(plan)?;
+    let mut bindings = Held {
+        whole: written,
+        ..Held::default()
+    };
     for n in 1..=plan.nodes {
         let rows = db::bindings(&plan.node_dbs[n - 1])?;
-        s.stored.push(rows.len());
-        stored.extend(rows.into_iter().map(|(id, md5)| (urls::doc_id(id), md5)));
+        bindings.stored_per_node.push(rows.len());
+        (bindings.stored).extend(rows.into_iter().map(|(id, md5)| (urls::doc_id(id), md5)));
+        (bindings.items).extend(adserver::store_items(&daemons::bindings_store(plan, n))?);
     }
-    let items = delivered(plan)?;
-    let mut wrote = Vec::new();
-    if written {
-        for n in 1..=plan.nodes {
-            wrote.extend(store_items(plan, n)?);
-        }
-    }
-    judge(&mut s, &stored, &items, written.then_some(&wrote[..]));
+    let stubs = stubs::held(plan, written)?;
+    let (stub_items, binding_items) = adserver::split(&items, &stubs::docs(&stubs));
+    let mut s = Summary::default();
+    judge(&mut s, &bindings, &binding_items);
+    s.stubs = stubs::judge(&mut s.problems, &stubs, &stub_items);
     Ok(s)
 }
 
-/// A node's bindings store: (doc id, file id, item index) of each item.
-fn store_items(plan: &Plan, node: usize) -> Result<Vec<(String, u64, u32)>, Error> {
-    let mut out = Vec::new();
-    let mut c = Cursor::new(&daemons::bindings_store(plan, node), Position::START, None);
-    while let Some(s) = c.next()? {
-        let doc = String::from_utf8_lossy(&s.item.doc_id).into_owned();
-        out.push((doc, s.file_id, s.item_idx));
-    }
-    Ok(out)
-}
-
-/// The check and the figures, from what each side holds: `stored` doc id → MD5 (the nodes'
-/// databases), `items` (the receiver), `wrote` (the nodes' stores, when whole).
-pub fn judge(
-    s: &mut Summary,
-    stored: &BTreeMap<String, String>,
-    items: &[Delivered],
-    wrote: Option<&[(String, u64, u32)]>,
-) {
-    let mut last: BTreeMap<&str, &Delivered> = BTreeMap::new();
-    let (mut twice, mut bad) = (Vec::new(), Vec::new());
-    for it in items {
-        match it.status {
-            Status::Update => s.updates += 1,
-            Status::Delete => s.deletes += 1,
-        }
-        if let Some(prev) = last.insert(&it.doc, it) {
-            if prev.status == it.status && prev.content == it.content {
-                twice.push(format!("{} arrived twice in a row unchanged", it.doc));
-            }
-        }
-        if it.status == Status::Update {
-            if let Err(e) = Item::parse(&it.content) {
-                bad.push(format!("{}: {e}", it.doc));
-            }
-        }
-    }
-    let (mut lost, mut stale, mut stray) = (Vec::new(), Vec::new(), Vec::new());
-    for (doc, md5) in stored {
-        match last.get(doc.as_str()) {
-            None => lost.push(format!("{doc} never reached the ad server")),
-            Some(it) if it.status == Status::Delete => stale.push(format!(
-                "{doc}: its last item is a DELETE, the node holds a binding"
-            )),
-            Some(it) if &md5_hex(&it.content) != md5 => stale.push(format!(
-                "{doc}: its last item is not the binding the node holds"
-            )),
-            Some(_) => {}
-        }
-    }
-    for (doc, it) in &last {
-        if it.status == Status::Update && !stored.contains_key(*doc) {
-            stray.push(format!("{doc}: a binding no node holds"));
-        }
-        if it.status == Status::Delete {
-            continue;
-        }
+/// The check and the figures of the bindings, from what the nodes hold and the items of the
+/// bindings stores the ad server got.
+pub fn judge(s: &mut Summary, held: &Held, items: &[Delivered]) {
+    let noun = Noun {
+        one: "binding",
+        many: "bindings",
+    };
+    let a = adserver::judge(noun, held, items, &mut s.problems);
+    (s.stored, s.updates, s.deletes) = (held.stored_per_node.clone(), a.updates, a.deletes);
+    for it in a.last.values().filter(|it| it.status == Status::Update) {
         if let Ok(Item::Binding(b)) = Item::parse(&it.content) {
             s.bindings += 1;
             s.tragic += usize::from(b.tragic);
             for t in &b.bindings {
                 *s.phrases.entry(t.kind.name().to_string()).or_default() += t.phrases.len();
             }
-        }
-    }
-    let mut once = Vec::new();
-    if let Some(wrote) = wrote {
-        let mut seen: BTreeMap<(&str, u64, u32), usize> = BTreeMap::new();
-        for it in items {
-            *seen.entry((&it.doc, it.file_id, it.item_idx)).or_default() += 1;
-        }
-        for (doc, file, idx) in wrote {
-            match seen.remove(&(doc.as_str(), *file, *idx)).unwrap_or(0) {
-                1 => {}
-                n => once.push(format!("item {file}:{idx} ({doc}) arrived {n} times")),
-            }
-        }
-        for ((doc, file, idx), n) in seen {
-            once.push(format!("item {file}:{idx} ({doc}) x{n}: no node wrote it"));
-        }
-    }
-    for (what, list) in [
-        ("bindings lost", lost),
-        ("bindings stale at the ad server", stale),
-        ("binding changes delivered twice", twice),
-        ("malformed ad-server items", bad),
-        ("bindings no node holds", stray),
-        ("bindings store items not delivered exactly once", once),
-    ] {
-        if !list.is_empty() {
-            let shown: Vec<&str> = list.iter().take(5).map(String::as_str).collect();
-            s.problems.push(format!(
-                "{what} ({} cases): {}",
-                list.len(),
-                shown.join("; ")
-            ));
         }
     }
 }
@@ -278,7 +178,7 @@ pub fn summary(
             "tragic pages       {} of {} bindings (their phrases withheld)",
             s.tragic, s.bindings
         ),
-        "stubs              none: no path binder in this build".into(),
+        stubs::summary_line(&s.stubs, per_node),
     ]
 }
 
@@ -286,6 +186,7 @@ pub fn summary(
 mod tests {
     use super::super::test_plan;
     use super::*;
+    use focuser_bind::binding::md5_hex;
     use focuser_schema::models::BindingDict;
 
     /// The committed sample dictionaries load with `yacobot dict load` on every node of a
@@ -358,12 +259,17 @@ mod tests {
             (b.to_string(), md5_hex(b1.as_bytes())),
         ]
         .into();
-        let wrote: Vec<(String, u64, u32)> = items
-            .iter()
-            .map(|i| (i.doc.clone(), i.file_id, i.item_idx))
-            .collect();
+        let held = Held {
+            stored_per_node: vec![2],
+            stored,
+            items: items
+                .iter()
+                .map(|i| (i.doc.clone(), i.file_id, i.item_idx))
+                .collect(),
+            whole: true,
+        };
         let mut s = Summary::default();
-        judge(&mut s, &stored, &items, Some(&wrote));
+        judge(&mut s, &held, &items);
         assert!(s.problems.is_empty(), "{:?}", s.problems);
         assert_eq!((s.updates, s.deletes, s.bindings, s.tragic), (3, 1, 2, 1));
         assert_eq!(s.phrases, [("direct".to_string(), 1)].into());
@@ -373,10 +279,10 @@ mod tests {
         let mut bad = items.clone();
         bad.push(item(a, Status::Update, &a2, 2));
         bad.push(item(b, Status::Update, &binding(b, 0, ""), 9));
-        let mut stored = stored;
-        stored.insert("000000000000000d".into(), "x".into());
+        let mut held = held;
+        held.stored.insert("000000000000000d".into(), "x".into());
         let mut s = Summary::default();
-        judge(&mut s, &stored, &bad, Some(&wrote));
+        judge(&mut s, &held, &bad);
         let p = s.problems.join("\n");
         assert_eq!(s.problems.len(), 4, "{p}");
         assert!(
@@ -406,8 +312,11 @@ mod tests {
             ..test_plan(tempfile::tempdir().unwrap().path())
         };
         let mut s = Summary::default();
-        judge(&mut s, &BTreeMap::new(), &items[..2], None);
-        s.stored = vec![1, 1];
+        let held = Held {
+            stored_per_node: vec![1, 1],
+            ..Held::default()
+        };
+        judge(&mut s, &held, &items[..2]);
         let lines = summary(&plan, Some(&s), |v| format!("{v:?}"));
         assert_eq!(lines[0], "bindings stored    [1, 1]");
         assert_eq!(
@@ -418,6 +327,10 @@ mod tests {
         assert_eq!(
             lines[3],
             "tragic pages       1 of 2 bindings (their phrases withheld)"
+        );
+        assert_eq!(
+            lines[4],
+            "stubs              0 stubs, 0 query_args (0 UPDATE, 0 DELETE items at adserver1); path_stub rows []"
         );
         let off = Plan {
             bindings: false,

@@ -25,6 +25,8 @@ pub enum Kind {
     FeedSender,
     /// A node's reader of the bindings store (`Plan::bindings`), shipping to the ad server.
     BindingsSender,
+    /// A node's reader of the path binder's stubs store (`Plan::bindings`), to the ad server.
+    StubsSender,
     Receiver,
     /// The ad server's receiver of bindings (`Plan::bindings`): a `reader --recv`.
     AdServer,
@@ -114,8 +116,9 @@ pub fn tail(path: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// Every daemon of the plan, in the order they start: receivers, senders, crawlers, master
-/// (each finds the one it hands work to already listening). They stop in reverse.
+/// Every daemon of the plan, in the order they start: receivers, crawlers, senders, master
+/// (each finds the one it hands work to already listening, and each reader the store it
+/// ships). They stop in reverse.
 pub fn instances(plan: &Plan) -> Vec<Instance> {
     let bin = |b: &str| plan.bin_dir.join(b);
     let conf = |n: &str| plan.dir.join("conf").join(format!("{n}.cf"));
@@ -143,6 +146,21 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             args: "--recv",
             rootdir: plan.dir.join(ADSERVER),
             status_port: plan.ports.adserver_status,
+        });
+    }
+    // The crawlers before the readers of their stores: the crawl archive's reader finds the
+    // retention floor yacobot publishes at start (`Store.FloorFile`).
+    for n in 1..=plan.nodes {
+        let name = format!("yacobot-{}", plan.node_name(n));
+        all.push(Instance {
+            config: conf(&name),
+            rootdir: plan.dir.join(&name),
+            name,
+            kind: Kind::Yacobot,
+            number: n,
+            binary: bin("yacobot"),
+            args: "",
+            status_port: plan.ports.yacobots[n - 1],
         });
     }
     for n in 1..=plan.nodes {
@@ -184,17 +202,17 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             status_port: plan.ports.bindings_senders[n - 1],
         });
     }
-    for n in 1..=plan.nodes {
-        let name = format!("yacobot-{}", plan.node_name(n));
+    for n in (1..=plan.nodes).filter(|_| plan.bindings) {
+        let name = format!("reader-stubs-{}", plan.node_name(n));
         all.push(Instance {
             config: conf(&name),
             rootdir: plan.dir.join(&name),
             name,
-            kind: Kind::Yacobot,
+            kind: Kind::StubsSender,
             number: n,
-            binary: bin("yacobot"),
+            binary: bin("reader"),
             args: "",
-            status_port: plan.ports.yacobots[n - 1],
+            status_port: plan.ports.stubs_senders[n - 1],
         });
     }
     all.push(Instance {
@@ -247,6 +265,13 @@ pub fn bindings_store(plan: &Plan, node: usize) -> PathBuf {
         .join("bindings")
 }
 
+/// A node's stubs store (`PathBinder.Dir`, the default `stubs`).
+pub fn stubs_store(plan: &Plan, node: usize) -> PathBuf {
+    plan.dir
+        .join(format!("yacobot-{}", plan.node_name(node)))
+        .join("stubs")
+}
+
 /// The ad-server receiver's store.
 pub fn adserver_received(plan: &Plan) -> PathBuf {
     plan.dir.join(ADSERVER).join("received")
@@ -291,7 +316,7 @@ pub fn config_text(plan: &Plan, i: &Instance) -> std::io::Result<String> {
     let template = match i.kind {
         Kind::Master => "master.cf",
         Kind::Yacobot => "yacobot.cf",
-        Kind::Sender | Kind::FeedSender | Kind::BindingsSender => "reader.cf",
+        Kind::Sender | Kind::FeedSender | Kind::BindingsSender | Kind::StubsSender => "reader.cf",
         Kind::Receiver | Kind::AdServer => "reader-recv.cf",
     };
     let text = std::fs::read_to_string(plan.repo.join("conf").join(template))?;
@@ -301,7 +326,8 @@ pub fn config_text(plan: &Plan, i: &Instance) -> std::io::Result<String> {
         Kind::Yacobot => yacobot_keys(plan, i.number),
         Kind::Sender => sender_keys(plan, i.number),
         Kind::FeedSender => feed_sender_keys(plan, i.number),
-        Kind::BindingsSender => bindings_sender_keys(plan, i.number),
+        Kind::BindingsSender => bindings_sender_keys(plan, i.number, "bind", bindings_store),
+        Kind::StubsSender => bindings_sender_keys(plan, i.number, "stubs", stubs_store),
         Kind::Receiver => receiver_keys(plan, i.number),
         Kind::AdServer => vec![
             ("name", s(ADSERVER)),
@@ -356,6 +382,11 @@ fn yacobot_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
         ("Resources.ScanInterval", s(2)),
         ("MultiDoc.Enable", s(u8::from(plan.multidoc))),
         ("Bindings.Enable", s(u8::from(plan.bindings))),
+        // A pass every 2 s in a run of about 40; a sample section (`/section-N/`, 5 to 10
+        // pages of a host) with 3 bound pages gets a stub.
+        ("PathBinder.Enable", s(u8::from(plan.bindings))),
+        ("PathBinder.Interval", s(2)),
+        ("PathBinder.MinUrls", s(3)),
         (
             "MultiDoc.Model",
             match plan.multidoc {
@@ -380,6 +411,11 @@ fn sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
         ("secret_file", p(&secret_file(plan))),
         ("Send.RetryMax", s(5)),
         ("Store.CheckInterval", s(plan.retention_check)),
+        // yacobot re-indexes from its archive: only below its floor are segments deleted.
+        (
+            "Store.FloorFile",
+            p(&segments(plan, n).join("retention.floor")),
+        ),
         ("Index.0.Addresses", s(addresses.join(", "))),
         ("Index.0.Statuses", s("UPDATE, DELETE")),
         (
@@ -405,10 +441,16 @@ fn sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
 /// A second reader per node, for the resources' store: no queue files, its own streams.
 fn feed_sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
     let mut keys = sender_keys(plan, n);
-    keys.retain(|(k, _)| !k.starts_with("SendFile.") && !matches!(*k, "name" | "store_dir"));
+    keys.retain(|(k, _)| {
+        !k.starts_with("SendFile.") && !matches!(*k, "name" | "store_dir" | "Store.FloorFile")
+    });
     keys.extend([
         ("name", s(format!("node{n}-vr"))),
         ("store_dir", p(&feed_segments(plan, n))),
+        (
+            "Store.FloorFile",
+            Set::Off("no owner's retention: segments go once shipped"),
+        ),
         (
             "SendFile.0.Address",
             Set::Off("the crawl archive's reader ships the queue files"),
@@ -421,13 +463,19 @@ fn adserver_address(plan: &Plan) -> String {
     format!("127.0.0.1:{}", plan.ports.adserver_listen)
 }
 
-/// A third reader per node, for the bindings store: to the ad-server receiver only.
-fn bindings_sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
+/// A third and fourth reader per node, for the bindings store (`what` = `bind`) and the
+/// stubs store (`stubs`): to the ad-server receiver only.
+fn bindings_sender_keys(
+    plan: &Plan,
+    n: usize,
+    what: &str,
+    store: fn(&Plan, usize) -> PathBuf,
+) -> Vec<(&'static str, Set)> {
     let mut keys = feed_sender_keys(plan, n);
     keys.retain(|(k, _)| !matches!(*k, "name" | "store_dir" | "Index.0.Addresses"));
     keys.extend([
-        ("name", s(format!("node{n}-bind"))),
-        ("store_dir", p(&bindings_store(plan, n))),
+        ("name", s(format!("node{n}-{what}"))),
+        ("store_dir", p(&store(plan, n))),
         ("Index.0.Addresses", s(adserver_address(plan))),
     ]);
     keys
@@ -467,6 +515,7 @@ pub fn write_all(plan: &Plan) -> std::io::Result<()> {
         std::fs::create_dir_all(segments(plan, n))?;
         std::fs::create_dir_all(feed_segments(plan, n))?;
         std::fs::create_dir_all(bindings_store(plan, n))?;
+        std::fs::create_dir_all(stubs_store(plan, n))?;
     }
     std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o700))
 }
@@ -487,3 +536,6 @@ fn getrandom(buf: &mut [u8]) -> std::io::Result<()> {
     use std::io::Read;
     std::fs::File::open("/dev/urandom")?.read_exact(buf)
 }
+
+#[cfg(test)]
+mod tests;

@@ -220,3 +220,13 @@ pub fn bindings(node_db: &str) -> Result<Vec<(u64, String)>, Error> {
         .order(binding_page::id)
         .load(&mut c)?)
 }
+
+/// A node's stubs (`path_stub`, stubs and query_args items): (key, MD5 of the item shipped).
+pub fn stubs(node_db: &str) -> Result<Vec<(u64, String)>, Error> {
+    use focuser_schema::schema::path_stub;
+    let mut c = focuser_schema::db::connect(node_db)?;
+    Ok(path_stub::table
+        .select((path_stub::id, path_stub::md5))
+        .order(path_stub::id)
+        .load(&mut c)?)
+}

@@ -8,8 +8,10 @@
 //! reflog ─▶ master ─queue/N/*.q─▶ reader-ybN (sendfile) ─▶ recv1/inbox/master1-ybN ─▶ yacobot-ybN
 //!   yacobot-ybN ─fetch─▶ sample web;  yacobot-ybN ─segments─▶ reader-ybN ─items─▶ recv1, recv2
 //!   yacobot-ybN ─bindings─▶ reader-bind-ybN ─ad-server items─▶ adserver1   (Plan::bindings)
+//!   yacobot-ybN ─stubs─▶ reader-stubs-ybN ─ad-server items─▶ adserver1      (Plan::bindings)
 //! ```
 
+pub mod adserver;
 pub mod bindings;
 pub mod check;
 pub mod configs;
@@ -20,6 +22,7 @@ pub mod observe;
 pub mod pages;
 pub mod plan;
 pub mod sample;
+pub mod stubs;
 
 use std::time::{Duration, Instant};
 
@@ -152,20 +155,25 @@ impl Run {
     ) -> Result<observe::Progress, Error> {
         let start = Instant::now();
         let mut last_report = Instant::now();
-        let mut settled_once = false;
+        // Settled at two looks in a row. With bindings on, the path binder must also have
+        // made a whole pass after the first look (every binding was stored by then: the
+        // analysis lag was 0), and the senders be done at a look after that pass too.
+        let (mut settled_at, mut stubs_done): (Option<observe::Progress>, bool) = (None, false);
         loop {
             let p = observe::progress(&self.plan)?;
             if last_report.elapsed() >= every {
                 last_report = Instant::now();
                 report(&p);
             }
-            if p.settled() {
-                if settled_once {
+            if !p.settled() {
+                (settled_at, stubs_done) = (None, false);
+            } else if let Some(then) = &settled_at {
+                if !self.plan.bindings || stubs_done {
                     return Ok(p);
                 }
-                settled_once = true;
+                stubs_done = p.stubs_since(then);
             } else {
-                settled_once = false;
+                settled_at = Some(p.clone());
             }
             if start.elapsed() > timeout {
                 return Err(format!(

@@ -45,6 +45,17 @@ pub fn figure_sum(status: &Value, name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The path binder's passes done, a yacobot's figure.
+pub const PASSES: &str = "yacobot_pathbinder_passes_total";
+
+/// A figure's sum over its labels, `None` when the status has no such figure.
+pub fn figure(status: &Value, name: &str) -> Option<f64> {
+    let fs = status["figures"].as_array()?;
+    let mut values = fs.iter().filter(|f| f["name"] == name).peekable();
+    values.peek()?;
+    Some(values.filter_map(|f| f["value"].as_f64()).sum())
+}
+
 /// Files in `dir` whose names end in `suffix` (not hidden ones, being written).
 fn files(dir: &Path, suffix: &str) -> Vec<std::path::PathBuf> {
     let mut out: Vec<_> = std::fs::read_dir(dir)
@@ -92,6 +103,8 @@ pub struct Progress {
     /// Per node, with page analysis on: its multidoc worker's figures, when its status
     /// endpoint has them (without them there is nothing to wait for: the check says so).
     pub analysed: Vec<Option<multidoc::Figures>>,
+    /// Per node, with bindings on: path binder passes done (`None`: no such figure yet).
+    pub stub_passes: Vec<Option<f64>>,
     /// Per sender: items not yet acknowledged, and files not yet shipped.
     pub lag_items: Vec<f64>,
     pub sendfile_pending: Vec<f64>,
@@ -112,6 +125,18 @@ impl Progress {
             && self.lag_items.iter().all(|&n| n == 0.0)
             && self.sendfile_pending.iter().all(|&n| n == 0.0)
             && self.silent.is_empty()
+    }
+
+    /// Whether the path binder has passed since `then` (an earlier look): on every node,
+    /// `then`'s pass in hand (if any) finished and a whole pass more, begun after `then`.
+    pub fn stubs_since(&self, then: &Progress) -> bool {
+        self.stub_passes
+            .iter()
+            .zip(&then.stub_passes)
+            .all(|(now, then)| match (now, then) {
+                (Some(now), Some(then)) => *now >= then + 2.0,
+                _ => false,
+            })
     }
 
     /// Every node with analysis figures has analysed every archived item: its lag is 0, or
@@ -160,6 +185,16 @@ impl Progress {
         } else {
             format!("{feeds}; pages analysed {}", analysed.join("/"))
         };
+        let passes: Vec<String> = self
+            .stub_passes
+            .iter()
+            .map(|p| p.map_or("?".into(), |n| n.to_string()))
+            .collect();
+        let feeds = if passes.is_empty() {
+            feeds
+        } else {
+            format!("{feeds}; path binder passes {}", passes.join("/"))
+        };
         format!(
             "master cycles {}{}; queue files {} to ship, {} to load; {}{feeds}; sender lag {} items{}",
             self.master_cycles,
@@ -185,6 +220,7 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
         ..Progress::default()
     };
     let mut analysed = std::collections::BTreeMap::new();
+    let mut passes = std::collections::BTreeMap::new();
     for i in daemons::instances(plan) {
         let status = match status_json(&i) {
             Ok(s) => s,
@@ -199,8 +235,12 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
             }
             daemons::Kind::Yacobot if plan.multidoc => {
                 analysed.insert(i.number, multidoc::Figures::of(&status));
+                passes.insert(i.number, figure(&status, PASSES));
             }
-            daemons::Kind::Sender | daemons::Kind::FeedSender | daemons::Kind::BindingsSender => {
+            daemons::Kind::Sender
+            | daemons::Kind::FeedSender
+            | daemons::Kind::BindingsSender
+            | daemons::Kind::StubsSender => {
                 p.lag_items
                     .push(figure_sum(&status, "reader_sender_lag_items"));
                 p.sendfile_pending
@@ -217,6 +257,9 @@ pub fn progress(plan: &Plan) -> Result<Progress, Error> {
         p.states.push(db::states(&plan.node_dbs[n - 1])?);
         if plan.multidoc {
             p.analysed.push(analysed.remove(&n).flatten());
+        }
+        if plan.bindings {
+            p.stub_passes.push(passes.remove(&n).flatten());
         }
         if plan.feeds_on {
             p.feeds_pending
@@ -301,4 +344,24 @@ pub fn received_counts(items: &[Received]) -> BTreeMap<usize, (u64, u64)> {
         }
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The path binder has passed since an earlier look only when every node finished two
+    /// passes more: the one in hand then may have begun before the last binding.
+    #[test]
+    fn the_path_binder_passed_since_a_look_after_two_passes_on_every_node() {
+        let at = |passes: &[Option<f64>]| Progress {
+            stub_passes: passes.to_vec(),
+            ..Progress::default()
+        };
+        let then = at(&[Some(3.0), Some(5.0)]);
+        assert!(!at(&[Some(4.0), Some(7.0)]).stubs_since(&then));
+        assert!(!at(&[Some(5.0), None]).stubs_since(&then));
+        assert!(!at(&[Some(5.0), Some(7.0)]).stubs_since(&at(&[None, Some(5.0)])));
+        assert!(at(&[Some(5.0), Some(7.0)]).stubs_since(&then));
+    }
 }

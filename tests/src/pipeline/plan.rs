@@ -78,6 +78,8 @@ pub struct Ports {
     pub adserver_status: u16,
     #[serde(default)]
     pub adserver_listen: u16,
+    #[serde(default)]
+    pub stubs_senders: Vec<u16>,
 }
 
 impl Ports {
@@ -106,6 +108,7 @@ impl Ports {
             bindings_senders: take(nodes)?,
             adserver_status: take(1)?[0],
             adserver_listen: take(1)?[0],
+            stubs_senders: take(nodes)?,
         })
     }
 }
