@@ -19,6 +19,7 @@ pub mod dict;
 pub mod index;
 pub mod page;
 pub mod path;
+pub mod place;
 pub mod tragic;
 
 pub use adserver::Item;

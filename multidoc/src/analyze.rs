@@ -13,6 +13,15 @@ pub struct Evidence<'a> {
     pub includes_page: bool,
 }
 
+impl Evidence<'_> {
+    /// Whether the evidence calls the block of `fingerprint` template (what the template
+    /// share counts).
+    pub fn is_template(&self, fingerprint: u64) -> bool {
+        let d = self.domain;
+        d.trust(self.includes_page) * d.template(fingerprint, self.includes_page) >= 0.5
+    }
+}
+
 /// What the analysis made of a page.
 #[derive(Debug, Clone)]
 pub struct Analysis {
@@ -77,8 +86,7 @@ impl Analysis {
             .map(|(b, &fp)| {
                 bytes += b.text.len();
                 let Some(e) = evidence else { return b.weight };
-                let t = e.domain.trust(e.includes_page) * e.domain.template(fp, e.includes_page);
-                if t >= 0.5 {
+                if e.is_template(fp) {
                     template_bytes += b.text.len();
                 }
                 e.domain.weight(b.weight, fp, e.includes_page)

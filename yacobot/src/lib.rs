@@ -62,11 +62,11 @@ pub fn dict_command(
     bindings::admin::dict(&mut conn, cmd)
 }
 
-/// `yacobot bindings URL`: a page's stored binding.
+/// `yacobot bindings URL`: a page's stored binding and where its phrases matched.
 pub fn bindings_command(config_file: &std::path::Path, url: &str) -> anyhow::Result<String> {
     let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
     let mut conn = db::connect(&config.common)?;
-    bindings::admin::show(&mut conn, url)
+    bindings::admin::show(&config, &mut conn, url)
 }
 
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what

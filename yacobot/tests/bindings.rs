@@ -338,3 +338,77 @@ fn yacobot_tragic_prints_a_flag_per_line_in_order() {
     assert!(err.contains("stdin line 5: not UTF-8"), "{err}");
     assert!(!out.status.success(), "a bad line makes the exit status 1");
 }
+
+/// The lines under `phrase` in `yacobot bindings` output: where it matched.
+fn places_of<'a>(text: &'a str, phrase: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| !(l.starts_with("  ") && l.ends_with(&format!("\t{phrase}"))))
+        .skip(1)
+        .take_while(|l| l.starts_with("    block "))
+        .collect()
+}
+
+#[test]
+fn yacobot_bindings_shows_where_each_phrase_matched_and_says_when_the_copy_is_gone() {
+    let db = TestDb::new();
+    let site = Site::new(db.url(), BINDING);
+    // Five pages: the evidence trusted enough to call the menu template, not so much that
+    // it weighs nothing (docs/multidoc.md).
+    let urls = serve(&db, &site, &shop()[..5]);
+    load(&site, "direct", "direct.tsv", dictionary().as_bytes());
+    site.once();
+    let url = &urls[4];
+    let out = show(&site, url);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("where\t"), "{text}");
+    assert!(!text.contains("stored binding alone"), "{text}");
+    // Only in the article: its paragraph, weighty, the page's own.
+    let battery = places_of(&text, "battery life");
+    assert_eq!(battery.len(), 1, "{text}");
+    let cols: Vec<&str> = battery[0].split('\t').collect();
+    let weight: f32 = cols[1].trim_start_matches("weight ").parse().unwrap();
+    assert!(weight >= 0.5, "{text}");
+    assert_eq!(cols[2], "own", "{text}");
+    assert!(cols[3].ends_with('p'), "{text}");
+    assert!(cols[4].contains("[Battery life] is long"), "{text}");
+    // Also in the menu: the menu's block is there too, marked template, weighing less.
+    let case = places_of(&text, "phone case");
+    let menu: Vec<&&str> = case.iter().filter(|l| l.contains("\ttemplate\t")).collect();
+    let own: Vec<&&str> = case.iter().filter(|l| l.contains("\town\t")).collect();
+    assert_eq!(menu.len(), 1, "{text}");
+    assert!(menu[0].contains("[Phone case] shop"), "{text}");
+    assert!(!own.is_empty() && own[0].contains("[phone case]"), "{text}");
+    let w = |l: &str| -> f32 {
+        l.split('\t')
+            .nth(1)
+            .unwrap()
+            .trim_start_matches("weight ")
+            .parse()
+            .unwrap()
+    };
+    assert!(w(menu[0]) < w(own[0]), "{text}");
+
+    // The copy gone (retention deleted the archive's segments): said plainly, the stored
+    // binding alone.
+    for f in std::fs::read_dir(site.root().join("segments")).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    let out = show(&site, url);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("is gone (the archive's retention deleted it): the stored binding alone"),
+        "{text}"
+    );
+    assert!(text.contains("\t12\tphone case"), "{text}");
+    assert!(!text.contains("    block "), "{text}");
+}

@@ -1,7 +1,9 @@
 //! The operator's binding commands: `yacobot dict load KIND FILE` and `dict list` (the ad
-//! dictionaries in SQL), `yacobot bindings URL` (a page's stored binding). They only touch the
+//! dictionaries in SQL), `yacobot bindings URL` (a page's stored binding, and where its phrases
+//! matched in its archived copy: [`super::places`]). They only read the archive and touch the
 //! database: a running worker uses a dictionary loaded from its next batch on.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -11,12 +13,14 @@ use diesel::mysql::MysqlConnection;
 use focuser_bind::adserver::Item;
 use focuser_bind::binding::md5_hex;
 use focuser_bind::{Dictionary, Kind};
-use focuser_daemon::clock;
+use focuser_daemon::{clock, Config};
 use focuser_formats::urls;
 use focuser_multidoc::tokenize::Tokenizer;
 use focuser_schema::models::{BindingDict, BindingPage, NewBindingDict};
 
 use super::dicts::phrase_rows;
+use super::places::{places, Places};
+use crate::YacobotConfig;
 
 #[derive(Debug, Subcommand)]
 pub enum DictCmd {
@@ -109,8 +113,13 @@ fn list(conn: &mut MysqlConnection) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// `yacobot bindings URL`: the page's stored binding.
-pub fn show(conn: &mut MysqlConnection, url: &str) -> anyhow::Result<String> {
+/// `yacobot bindings URL`: the page's stored binding, and under each phrase where it matched
+/// (docs/operations.md "yacobot: bindings").
+pub fn show(
+    config: &Config<YacobotConfig>,
+    conn: &mut MysqlConnection,
+    url: &str,
+) -> anyhow::Result<String> {
     let n = urls::normalize(url, usize::MAX / 8).map_err(|e| anyhow!("URL {url:?}: {e}"))?;
     let Some(row) = BindingPage::find(conn, n.id)? else {
         return Err(anyhow!("{} (doc id {:016x}): no binding", n.url, n.id));
@@ -131,6 +140,16 @@ pub fn show(conn: &mut MysqlConnection, url: &str) -> anyhow::Result<String> {
     );
     let _ = writeln!(out, "md5\t{}", row.md5);
     let _ = writeln!(out, "tragic\t{}", u8::from(b.tragic));
+    let (places, note) = match places(config, conn, &b)? {
+        Places::Found { places, note } => (places, note),
+        Places::Unknown(why) => (HashMap::new(), Some(why)),
+    };
+    let _ = writeln!(
+        out,
+        "where\t{}",
+        note.as_deref()
+            .unwrap_or("as its archived copy is bound now: the same binding")
+    );
     for t in &b.bindings {
         let cats: Vec<String> = t
             .categories
@@ -159,6 +178,17 @@ pub fn show(conn: &mut MysqlConnection, url: &str) -> anyhow::Result<String> {
                 p.advertisers,
                 p.text
             );
+            for at in places.get(&(t.kind, p.text.clone())).into_iter().flatten() {
+                let _ = writeln!(
+                    out,
+                    "    block {}\tweight {:.3}\t{}\t{}\t{}",
+                    at.block,
+                    at.weight,
+                    if at.template { "template" } else { "own" },
+                    at.path,
+                    at.snippet
+                );
+            }
         }
     }
     Ok(out)

@@ -13,6 +13,7 @@
 pub mod admin;
 pub mod dicts;
 pub mod page;
+pub mod places;
 pub mod stats;
 pub mod store;
 

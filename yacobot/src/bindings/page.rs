@@ -4,7 +4,8 @@
 //! (`focuser_bind::binding::bind`, docs/bindings.md).
 
 use focuser_bind::binder::Finder;
-use focuser_bind::binding::{bind, TypeParams};
+use focuser_bind::binding::{bind, collected, TypeParams};
+use focuser_bind::collect::Collected;
 use focuser_bind::page::PageText;
 use focuser_bind::tragic::{self, Lexicon};
 use focuser_bind::{Dictionary, PageBinding};
@@ -135,6 +136,21 @@ impl BindReader {
             })
             .collect();
         PageBinding::new(id, url, verdict.tragic, bindings)
+    }
+}
+
+impl BindReader {
+    /// After [`BindReader::bind`] of `page`: what the binder and the collector keep of
+    /// `dict`'s phrases there, with the blocks they matched in (`yacobot bindings URL`).
+    pub fn kept(
+        &mut self,
+        page: &Page,
+        model: Option<&Model>,
+        dict: &Dictionary,
+    ) -> Vec<Collected> {
+        let params = TypeParams::default_for(dict.kind());
+        let categories = categories(page, model);
+        collected(dict, &self.text, &categories, &params, &mut self.finder)
     }
 }
 

@@ -10,6 +10,7 @@
 //! transaction, which records them too (`crate::bindings`).
 
 pub mod admin;
+pub mod again;
 mod lag;
 mod model;
 mod stats;
@@ -204,15 +205,8 @@ impl MultiDoc {
         batch: take::Batch,
     ) -> anyhow::Result<()> {
         let md = &cfg.daemon.multidoc;
-        let now = clock::db_now();
-        let today = now.date();
-        let env = Env {
-            now,
-            today,
-            expired: today - TimeDelta::days(i64::from(md.expire_days)),
-            counted_to: self.counted,
-            max_fingerprints: md.max_fingerprints,
-        };
+        let env = Env::now(md, self.counted);
+        let now = env.now;
         let loaded = ctx
             .db
             .run("reading the template evidence", |c| weigh::load(c, &batch))?;

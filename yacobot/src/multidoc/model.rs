@@ -41,6 +41,16 @@ impl Default for ModelSlot {
 }
 
 impl ModelSlot {
+    /// The model of `path` (empty: none) read once, for a tool; or why it cannot be read.
+    pub fn open(path: &Path) -> Result<ModelSlot, String> {
+        let mut slot = ModelSlot::default();
+        if !path.as_os_str().is_empty() {
+            let m = read(path).map_err(|why| format!("model {}: {why}", path.display()))?;
+            slot.set(Some(m));
+        }
+        Ok(slot)
+    }
+
     pub fn model(&self) -> Option<&Model> {
         self.model.as_ref()
     }

@@ -97,7 +97,7 @@ pub fn take(
 
 /// What item `s` asks for; `None` if it is not a page's item (its doc id is not a URL id in
 /// hex, or its URL is not a URL).
-fn taken(s: StoredItem, max_bytes: usize) -> Option<Taken> {
+pub fn taken(s: StoredItem, max_bytes: usize) -> Option<Taken> {
     let doc_id = std::str::from_utf8(&s.item.doc_id).ok()?;
     let id = u64::from_str_radix(doc_id, 16).ok()?;
     let place = Position {

@@ -13,8 +13,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use chrono::{NaiveDate, NaiveDateTime};
+use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use diesel::prelude::*;
+use focuser_daemon::clock;
 use focuser_formats::segment::Position;
 use focuser_formats::urls;
 use focuser_multidoc::analyze::{Analysis, Evidence};
@@ -32,6 +33,7 @@ use super::model::ModelSlot;
 use super::stats::Tally;
 use super::take::{Batch, PageIn, Taken};
 use crate::bindings::PageBinder;
+use crate::config::MultiDocConfig;
 
 /// A domain's key in the evidence tables: its name's "URL id" (the first 8 bytes of its MD5,
 /// big-endian; docs/formats.md "Page analysis tables").
@@ -83,6 +85,21 @@ pub struct Env {
     /// Items before this were counted already.
     pub counted_to: Position,
     pub max_fingerprints: u32,
+}
+
+impl Env {
+    /// A batch's clock now, with `md`'s settings; items before `counted_to` were counted.
+    pub fn now(md: &MultiDocConfig, counted_to: Position) -> Env {
+        let now = clock::db_now();
+        let today = now.date();
+        Env {
+            now,
+            today,
+            expired: today - TimeDelta::days(i64::from(md.expire_days)),
+            counted_to,
+            max_fingerprints: md.max_fingerprints,
+        }
+    }
 }
 
 /// What the batch's transaction writes, and what it adds to the figures once committed.
@@ -189,8 +206,7 @@ pub fn plan(
                 let Some(d) = domains.get_mut(&domain_key(&p.domain)) else {
                     continue;
                 };
-                let prior = counted.get(&id).copied().flatten();
-                let in_evidence = prior.is_some_and(|t| t >= d.since);
+                let in_evidence = in_evidence(&counted, id, d);
                 let count = place >= env.counted_to && !in_evidence;
                 let a = weighed(a, d, in_evidence, count);
                 if count {
@@ -223,6 +239,39 @@ pub fn plan(
         counts(key, d, env, &mut plan);
     }
     plan
+}
+
+/// A one-page `batch`'s page weighed as the worker weighs it when it analyses it again
+/// (`yacobot bindings URL`), counting nothing; and per block, whether the evidence calls it
+/// template. `None`: the batch holds no page, or its page could not be analysed.
+pub fn reweigh(
+    batch: Batch,
+    loaded: Loaded,
+    env: &Env,
+    slot: &mut ModelSlot,
+) -> Option<(PageIn, Page, Vec<bool>)> {
+    let mut domains = domains(&batch, &loaded, env);
+    let Some(Taken::Page(p, a)) = batch.items.into_iter().next() else {
+        return None;
+    };
+    let a = (*a).ok()?;
+    let d = domains.get_mut(&domain_key(&p.domain))?;
+    let in_evidence = in_evidence(&loaded.counted, p.id, d);
+    let a = weighed(a, d, in_evidence, false);
+    let e = Evidence {
+        domain: &d.evidence,
+        includes_page: in_evidence,
+    };
+    let template = a.fingerprints.iter().map(|&fp| e.is_template(fp)).collect();
+    let (model, tokenizer) = slot.parts();
+    let page = Page::from_analysis(a, Some(&p.url), tokenizer, model);
+    Some((p, page, template))
+}
+
+/// Whether page `id` is counted in its domain's evidence already (since it began).
+fn in_evidence(counted: &HashMap<u64, Option<NaiveDateTime>>, id: u64, d: &Domain) -> bool {
+    let prior = counted.get(&id).copied().flatten();
+    prior.is_some_and(|t| t >= d.since)
 }
 
 /// The batch's domains with their evidence as loaded (an expired domain, or one row of an
