@@ -34,6 +34,9 @@ pub use writer::{SyncPolicy, Writer, WriterOptions};
 pub enum Status {
     Update = 1,
     Delete = 2,
+    /// A copy the store's owner keeps for itself (yacobot's compaction moves a page's current
+    /// copy out of a segment its retention lets go): never shipped, never a document again.
+    Keep = 3,
 }
 
 impl Status {
@@ -41,6 +44,7 @@ impl Status {
         match b {
             1 => Some(Status::Update),
             2 => Some(Status::Delete),
+            3 => Some(Status::Keep),
             _ => None,
         }
     }
@@ -49,9 +53,11 @@ impl Status {
         match self {
             Status::Update => "UPDATE",
             Status::Delete => "DELETE",
+            Status::Keep => "KEEP",
         }
     }
 
+    /// A status a receiver group may ask for: `KEEP` is not one (never shipped).
     pub fn parse(s: &str) -> Option<Status> {
         match s.trim().to_ascii_uppercase().as_str() {
             "UPDATE" => Some(Status::Update),

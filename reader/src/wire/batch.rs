@@ -132,7 +132,10 @@ impl<'a> BatchRef<'a> {
             Vec::with_capacity(count.min(b.len() / WIRE_ITEM_FIXED));
         for _ in 0..count {
             let at = position(&mut f)?;
-            let status = Status::from_byte(f.u8()?).ok_or(bad("unknown status"))?;
+            // KEEP stays in its owner's store: never on the wire.
+            let status = Status::from_byte(f.u8()?)
+                .filter(|s| *s != Status::Keep)
+                .ok_or(bad("unknown status"))?;
             let time_ms = f.u64()?;
             let d = f.u16()? as usize;
             let u = f.u32()? as usize;

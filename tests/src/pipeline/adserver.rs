@@ -136,6 +136,8 @@ pub fn judge<'a>(
         match it.status {
             Status::Update => a.updates += 1,
             Status::Delete => a.deletes += 1,
+            // Never shipped: the wire refuses it.
+            Status::Keep => {}
         }
         if let Some(prev) = a.last.insert(&it.doc, it) {
             if prev.status == it.status && prev.content == it.content {

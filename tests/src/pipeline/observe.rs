@@ -341,6 +341,8 @@ pub fn received_counts(items: &[Received]) -> BTreeMap<usize, (u64, u64)> {
         match r.status {
             Status::Update => e.0 += 1,
             Status::Delete => e.1 += 1,
+            // Never shipped: the wire refuses it.
+            Status::Keep => {}
         }
     }
     m

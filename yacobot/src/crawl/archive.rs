@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use focuser_formats::segment::{
-    ItemRef, Origin, Position, SegmentError, SegmentIndex, Status, Writer, WriterOptions,
+    Item, ItemRef, Origin, Position, SegmentError, SegmentIndex, Status, Writer, WriterOptions,
 };
 use focuser_formats::urls;
 
@@ -111,16 +111,22 @@ impl Archive {
     }
 
     /// The content of the archived copy of URL `id` at `file_id`/`item_idx`: `None` if it is
-    /// not there any more (retention deleted its segment) or is not that URL's `UPDATE` item.
+    /// not there any more (retention deleted its segment) or is not that URL's copy.
     pub fn read(&self, file_id: u64, item_idx: u32, id: u64) -> Option<Vec<u8>> {
+        self.copy(file_id, item_idx, id).map(|item| item.content)
+    }
+
+    /// The archived copy of URL `id` at `file_id`/`item_idx` (an `UPDATE` item, or a `KEEP`
+    /// one the compaction moved), whole.
+    pub fn copy(&self, file_id: u64, item_idx: u32, id: u64) -> Option<Item> {
         let found = SegmentIndex::open(&self.dir, file_id)
             .and_then(|seg| seg.map(|s| s.read(item_idx)).transpose());
         match found {
             Ok(Some(stored))
-                if stored.item.status == Status::Update
+                if matches!(stored.item.status, Status::Update | Status::Keep)
                     && stored.item.doc_id == urls::doc_id(id).as_bytes() =>
             {
-                Some(stored.item.content)
+                Some(stored.item)
             }
             Ok(_) => None,
             Err(e) => {
@@ -131,6 +137,20 @@ impl Archive {
                 None
             }
         }
+    }
+
+    /// Appends `copy` again as a `KEEP` item (never shipped; [`super::compact`]), with its
+    /// original time; durable only after [`Archive::sync`].
+    pub fn keep(&mut self, copy: &Item) -> Result<Position, SegmentError> {
+        let put = self.writer.append_ref(&ItemRef {
+            status: Status::Keep,
+            doc_id: &copy.doc_id,
+            url: &copy.url,
+            content: &copy.content,
+            time_ms: copy.time_ms,
+            origin: Origin::default(),
+        });
+        self.note(put)
     }
 
     /// Syncs and closes.

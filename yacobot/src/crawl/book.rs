@@ -31,6 +31,11 @@ pub struct Booking {
 }
 
 impl Booking {
+    /// The segment its archived copy is in, if it has one.
+    pub fn archived_at(&self) -> Option<u64> {
+        self.base.archive_file.flatten()
+    }
+
     pub fn changes(&self) -> UrlChanges<'_> {
         UrlChanges {
             content_md5: self.md5.as_deref().map(Some).or(self.base.content_md5),

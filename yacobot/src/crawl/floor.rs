@@ -113,18 +113,21 @@ impl Floor {
     }
 
     /// Recomputes the floor when due (or `now`) and writes it atomically if it moved;
-    /// `reading` says which segment the archive's other reader (multidoc) is in, if any.
+    /// `reading` says which segment the archive's other reader (multidoc) is in, if any;
+    /// `compact(from, below)` moves the copies still needed out of the segments the new floor
+    /// lets go (`super::compact`) before it is written: if it fails, the old floor stays.
     pub fn tend(
         &mut self,
         keep_days: f64,
         keep_bytes: u64,
         now: bool,
         reading: impl FnOnce() -> anyhow::Result<Option<u64>>,
+        compact: impl FnOnce(u64, u64) -> anyhow::Result<()>,
     ) {
         if !now && self.published.is_some_and(|(t, _)| t.elapsed() < EVERY) {
             return;
         }
-        match reading().and_then(|r| self.publish(keep_days, keep_bytes, r)) {
+        match reading().and_then(|r| self.publish(keep_days, keep_bytes, r, compact)) {
             Ok(()) => self.failing.resolved(&"published again"),
             Err(e) => self.failing.occurred(log::Level::Error, &format!("{e:#}")),
         };
@@ -135,6 +138,7 @@ impl Floor {
         keep_days: f64,
         keep_bytes: u64,
         reading: Option<u64>,
+        compact: impl FnOnce(u64, u64) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let Some(id) = floor(&self.dir, keep_days, keep_bytes, SystemTime::now())? else {
             return Ok(());
@@ -149,6 +153,9 @@ impl Floor {
             None => read_position(&self.file).ok().flatten() == Some(at),
         };
         if !same {
+            if let Some(&oldest) = list_segments(&self.dir)?.first() {
+                compact(oldest, id)?;
+            }
             write_position(&self.file, at)?;
             log::info!("archive: retention floor at segment {id}");
         }
@@ -220,13 +227,19 @@ mod tests {
         }
         let file = d.join(FLOOR_FILE);
         let mut f = Floor::new(d);
-        f.tend(10.0, 0, true, || Ok(Some(2)));
+        f.tend(10.0, 0, true, || Ok(Some(2)), |_, _| Ok(()));
         assert_eq!(read_position(&file).unwrap().map(|p| p.file_id), Some(2));
-        f.tend(10.0, 0, true, || Ok(None));
+        f.tend(10.0, 0, true, || Ok(None), |_, _| Ok(()));
         assert_eq!(read_position(&file).unwrap().map(|p| p.file_id), Some(4));
         assert_eq!(f.published(), Some(4));
         // The other reader's position unknown: the floor published stays.
-        f.tend(10.0, 0, true, || Err(anyhow::anyhow!("database away")));
+        f.tend(
+            10.0,
+            0,
+            true,
+            || Err(anyhow::anyhow!("database away")),
+            |_, _| Ok(()),
+        );
         assert_eq!(read_position(&file).unwrap().map(|p| p.file_id), Some(4));
         assert_eq!(
             list_segments(d).unwrap(),

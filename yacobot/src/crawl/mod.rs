@@ -9,6 +9,7 @@
 pub mod archive;
 pub mod book;
 pub mod bookkeeping;
+pub mod compact;
 pub mod downloader;
 pub mod fetch;
 pub mod floor;
@@ -207,11 +208,12 @@ impl Worker for Crawler {
             Ok(_) => {}
             Err(e) => log::warn!("claims not released (they expire by themselves): {e}"),
         }
+        // The floor first: its compaction appends to the archive.
+        self.tend_floor(ctx, &ctx.config(), true);
         if let Some(a) = self.archive.take() {
             if let Err(e) = a.close() {
                 log::error!("archive: {e}");
             }
-            self.tend_floor(ctx, &ctx.config(), true);
         }
     }
 }
@@ -273,9 +275,27 @@ impl Crawler {
     /// Publishes the archive's retention floor when due, or `now`.
     fn tend_floor(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>, now: bool) {
         let d = &cfg.daemon;
-        let reading = || floor::analysis_at(ctx, cfg);
+        // Nor above a copy whose booking is still pending: its row does not point at it yet,
+        // so the compaction would not see it.
+        let pending = self.unbooked.iter().filter_map(Booking::archived_at).min();
+        let reading = || {
+            let at = floor::analysis_at(ctx, cfg)?;
+            Ok(at.into_iter().chain(pending).min())
+        };
+        let archive = self.archive.as_mut();
+        let compact = |from, below| match archive {
+            Some(a) => compact::compact(a, ctx, from, below).map(|_| ()),
+            // Stopping: the archive is closed; the floor stays until the next start.
+            None => Err(anyhow::anyhow!("the archive is closed: not compacted")),
+        };
         if let Some(floor) = self.floor.as_mut() {
-            floor.tend(d.url.steady_max, d.archive.keep_bytes, now, reading);
+            floor.tend(
+                d.url.steady_max,
+                d.archive.keep_bytes,
+                now,
+                reading,
+                compact,
+            );
             if let Some(id) = floor.published() {
                 self.stats.archive_floor.store(id, Ordering::Relaxed);
             }

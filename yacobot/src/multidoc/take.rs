@@ -78,6 +78,10 @@ pub fn take(
                 "multidoc: archive segments {from}..{to} were deleted before they were analysed"
             );
         }
+        // A copy kept by the archive's compaction: the page was analysed when downloaded.
+        if stored.item.status == Status::Keep {
+            continue;
+        }
         let Some(t) = taken(stored, max_bytes) else {
             stats.error("store", 1);
             damage.occurred(

@@ -7,10 +7,12 @@ use super::FetchState;
 use crate::schema::url;
 
 mod claim;
+mod compact;
 mod finish;
 mod load;
 
 pub use claim::Claimed;
+pub use compact::{ArchivedCopy, MovedCopy};
 pub use load::{LoadRow, NEW_URL_BOOST};
 
 /// A page in a node's frontier.
