@@ -176,7 +176,12 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             status_port: plan.ports.senders[n - 1],
         });
     }
-    for n in (1..=plan.nodes).filter(|_| plan.feeds_on) {
+    // A plan written before a reader kind existed has no ports for it (and did not start it):
+    // `run.sh` stops such a run from its plan.json.
+    for (n, &status_port) in (1..=plan.nodes)
+        .zip(&plan.ports.feed_senders)
+        .filter(|_| plan.feeds_on)
+    {
         let name = format!("reader-vr-{}", plan.node_name(n));
         all.push(Instance {
             config: conf(&name),
@@ -186,10 +191,13 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             number: n,
             binary: bin("reader"),
             args: "",
-            status_port: plan.ports.feed_senders[n - 1],
+            status_port,
         });
     }
-    for n in (1..=plan.nodes).filter(|_| plan.bindings) {
+    for (n, &status_port) in (1..=plan.nodes)
+        .zip(&plan.ports.bindings_senders)
+        .filter(|_| plan.bindings)
+    {
         let name = format!("reader-bind-{}", plan.node_name(n));
         all.push(Instance {
             config: conf(&name),
@@ -199,10 +207,13 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             number: n,
             binary: bin("reader"),
             args: "",
-            status_port: plan.ports.bindings_senders[n - 1],
+            status_port,
         });
     }
-    for n in (1..=plan.nodes).filter(|_| plan.bindings) {
+    for (n, &status_port) in (1..=plan.nodes)
+        .zip(&plan.ports.stubs_senders)
+        .filter(|_| plan.bindings)
+    {
         let name = format!("reader-stubs-{}", plan.node_name(n));
         all.push(Instance {
             config: conf(&name),
@@ -212,7 +223,7 @@ pub fn instances(plan: &Plan) -> Vec<Instance> {
             number: n,
             binary: bin("reader"),
             args: "",
-            status_port: plan.ports.stubs_senders[n - 1],
+            status_port,
         });
     }
     all.push(Instance {

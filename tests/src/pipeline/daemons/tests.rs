@@ -64,3 +64,24 @@ fn the_path_binder_runs_and_only_the_archive_reader_has_the_floor() {
     let yacobot = config_text(&off, &i.unwrap()).unwrap();
     assert!(line(&yacobot, "PathBinder.Enable").unwrap().contains("= 0"));
 }
+
+/// A plan saved by an older build has no ports for the readers added since: its daemons are
+/// listed without them (so that `run.sh` can stop that run), never a panic.
+#[test]
+fn a_plan_without_the_newer_readers_ports_lists_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = Plan {
+        multidoc: true,
+        bindings: true,
+        ..test_plan(dir.path())
+    };
+    plan.ports.stubs_senders.clear();
+    let all = instances(&plan);
+    assert!(all.iter().all(|i| i.kind != Kind::StubsSender));
+    assert_eq!(
+        all.iter()
+            .filter(|i| i.kind == Kind::BindingsSender)
+            .count(),
+        plan.nodes
+    );
+}
