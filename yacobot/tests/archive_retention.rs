@@ -10,12 +10,12 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use common::reader::Reader;
+use common::reader::{self, Reader};
 use common::{archive_items, due_url, record, sql, url_row, Site};
 use diesel::RunQueryDsl;
 use focuser_formats::segment::Status;
 use focuser_formats::segment::{item_path, list_segments, read_position, Position};
-use focuser_tests::{free_port, wait_for, TestDb};
+use focuser_tests::{wait_for, TestDb};
 
 const CRAWL_ONLY: &str = "Loader.Enable = 0\nQargfilter.Enable = 0\n";
 
@@ -31,43 +31,17 @@ fn age(dir: &Path, id: u64, days: u64) {
 
 /// A receiver and a sender of the archive with the archive's floor file.
 fn readers(site: &Site) -> (Reader, Reader) {
-    let root = site.root();
-    let secret = root.join("reader.secret");
-    std::fs::write(&secret, "a-secret-for-the-archive-retention-test").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
-    std::fs::write(root.join("hosts.allow"), "127.0.0.1\n").unwrap();
-    let port = free_port();
-    for d in ["index/logs", "sender/logs"] {
-        std::fs::create_dir_all(root.join(d)).unwrap();
-    }
-    let recv = root.join("index.cf");
-    std::fs::write(
-        &recv,
-        format!(
-            "rootdir = {r}/index\nlogfile = logs/reader.log\npidfile = logs/reader.pid\n\
-             allowdb = {r}/hosts.allow\nname = index1\nsecret_file = {s}\n\
-             Recv.Listen = 127.0.0.1:{port}\nRecv.StoreDir = received\nRecv.InboxDir = inbox\n",
-            r = root.display(),
-            s = secret.display()
+    let floor = site.root().join("segments/retention.floor");
+    reader::pair(
+        site.root(),
+        "index",
+        "yb1",
+        "segments",
+        &format!(
+            "Store.CheckInterval = 1\nStore.FloorFile = {}\n",
+            floor.display()
         ),
     )
-    .unwrap();
-    let send = root.join("sender.cf");
-    std::fs::write(
-        &send,
-        format!(
-            "rootdir = {r}/sender\nlogfile = logs/reader.log\npidfile = logs/reader.pid\n\
-             name = yb1\nstore_dir = {r}/segments\nsecret_file = {s}\n\
-             Send.RetryMin = 0.1\nSend.RetryMax = 0.5\nStore.CheckInterval = 1\n\
-             Store.FloorFile = {r}/segments/retention.floor\n\
-             Index.0.Addresses = 127.0.0.1:{port}\n",
-            r = root.display(),
-            s = secret.display()
-        ),
-    )
-    .unwrap();
-    (Reader::start(&recv, &["--recv"]), Reader::start(&send, &[]))
 }
 
 #[test]

@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use common::bindings::{direct_v1, load, rows, shipped};
 use common::multidoc::{id_of, page};
-use common::reader::Reader;
+use common::reader::{self, Reader};
 use common::{archive_items, due_url, number, Site};
 use diesel::connection::SimpleConnection;
 use focuser_formats::segment::{Cursor, Position, Status};
 use focuser_schema::models::BindingPosition;
-use focuser_tests::{free_port, wait_for, TestDb};
+use focuser_tests::{wait_for, TestDb};
 use nix::sys::signal::Signal;
 
 const DOMAINS: usize = 3;
@@ -26,43 +26,13 @@ const TOTAL: usize = DOMAINS * PER_DOMAIN;
 
 /// A receiver group of one (`reader --recv`) and a sender of the bindings store to it.
 fn readers(site: &Site) -> (Reader, Reader) {
-    let root = site.root();
-    let secret = root.join("reader.secret");
-    std::fs::write(&secret, "a-secret-for-the-ad-server-group-test").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
-    std::fs::write(root.join("hosts.allow"), "127.0.0.1\n").unwrap();
-    let port = free_port();
-    for d in ["adserver/logs", "sender/logs"] {
-        std::fs::create_dir_all(root.join(d)).unwrap();
-    }
-    let recv = root.join("adserver.cf");
-    std::fs::write(
-        &recv,
-        format!(
-            "rootdir = {r}/adserver\nlogfile = logs/reader.log\npidfile = logs/reader.pid\n\
-             allowdb = {r}/hosts.allow\nname = adserver1\nsecret_file = {s}\n\
-             Recv.Listen = 127.0.0.1:{port}\nRecv.StoreDir = received\nRecv.InboxDir = inbox\n",
-            r = root.display(),
-            s = secret.display()
-        ),
+    reader::pair(
+        site.root(),
+        "adserver",
+        "yb1-bindings",
+        "bindings",
+        "Store.CheckInterval = 3600\nIndex.0.Statuses = UPDATE, DELETE\n",
     )
-    .unwrap();
-    let send = root.join("sender.cf");
-    std::fs::write(
-        &send,
-        format!(
-            "rootdir = {r}/sender\nlogfile = logs/reader.log\npidfile = logs/reader.pid\n\
-             name = yb1-bindings\nstore_dir = {r}/bindings\nsecret_file = {s}\n\
-             Send.RetryMin = 0.1\nSend.RetryMax = 0.5\nStore.CheckInterval = 3600\n\
-             Index.0.Addresses = 127.0.0.1:{port}\nIndex.0.Statuses = UPDATE, DELETE\n",
-            r = root.display(),
-            s = secret.display()
-        ),
-    )
-    .unwrap();
-    std::fs::create_dir_all(root.join("bindings")).unwrap();
-    (Reader::start(&recv, &["--recv"]), Reader::start(&send, &[]))
 }
 
 /// Runs the daemon until `n` pages have their binding, then kills it with SIGKILL.

@@ -77,6 +77,38 @@ pub struct Shipment {
     reached: Position,
 }
 
+/// Opens an ad-server item store's writer (cutting a torn tail, said in the log) and reads
+/// its committed place (`binding_position`, keyed by node and the folder as the config
+/// resolves it). `what` names the store in messages: `bindings`, `stubs`.
+pub fn open_writer(
+    dir: &Path,
+    opts: WriterOptions,
+    db: &Database,
+    node: &str,
+    what: &str,
+) -> anyhow::Result<(Writer, String, Position)> {
+    let (writer, rec) = Writer::open(dir, opts)
+        .with_context(|| format!("opening the {what} store {}", dir.display()))?;
+    if rec.cut_bytes > 0 || rec.index_rebuilt {
+        log::warn!(
+            "{what} store {}: recovered segment {}: cut {} bytes, index rebuilt: {}",
+            dir.display(),
+            rec.file_id,
+            rec.cut_bytes,
+            rec.index_rebuilt
+        );
+    }
+    let name = dir.display().to_string();
+    let row = db.run(&format!("reading the {what} position"), |c| {
+        BindingPosition::find(c, node, &name)
+    })?;
+    let committed = row.map_or(Position::START, |r| Position {
+        file_id: r.file_id,
+        item_idx: r.item_idx,
+    });
+    Ok((writer, name, committed))
+}
+
 /// An item's doc id: 16 lower-case hex digits.
 pub fn doc_id(id: u64) -> String {
     format!("{id:016x}")
@@ -90,25 +122,7 @@ impl Store {
         db: &Database,
         node: &str,
     ) -> anyhow::Result<Store> {
-        let (writer, rec) = Writer::open(dir, opts)
-            .with_context(|| format!("opening the bindings store {}", dir.display()))?;
-        if rec.cut_bytes > 0 || rec.index_rebuilt {
-            log::warn!(
-                "bindings store {}: recovered segment {}: cut {} bytes, index rebuilt: {}",
-                dir.display(),
-                rec.file_id,
-                rec.cut_bytes,
-                rec.index_rebuilt
-            );
-        }
-        let name = dir.display().to_string();
-        let row = db.run("reading the bindings position", |c| {
-            BindingPosition::find(c, node, &name)
-        })?;
-        let committed = row.map_or(Position::START, |r| Position {
-            file_id: r.file_id,
-            item_idx: r.item_idx,
-        });
+        let (writer, name, committed) = open_writer(dir, opts, db, node, "bindings")?;
         let mut store = Store {
             dir: dir.to_path_buf(),
             opts,

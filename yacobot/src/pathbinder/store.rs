@@ -22,9 +22,8 @@ use focuser_bind::Item;
 use focuser_daemon::db::Database;
 use focuser_formats::segment::record::record_len;
 use focuser_formats::segment::{now_ms, ItemRef, Origin, Position, Status, Writer, WriterOptions};
-use focuser_schema::models::BindingPosition;
 
-use crate::bindings::store::{doc_id, make_room, read_tail};
+use crate::bindings::store::{doc_id, make_room, open_writer, read_tail};
 
 /// A change to append: a new or changed item, or the withdrawal of a key.
 pub enum Change {
@@ -60,25 +59,7 @@ impl StubStore {
         db: &Database,
         node: &str,
     ) -> anyhow::Result<StubStore> {
-        let (writer, rec) = Writer::open(dir, opts)
-            .with_context(|| format!("opening the stubs store {}", dir.display()))?;
-        if rec.cut_bytes > 0 || rec.index_rebuilt {
-            log::warn!(
-                "stubs store {}: recovered segment {}: cut {} bytes, index rebuilt: {}",
-                dir.display(),
-                rec.file_id,
-                rec.cut_bytes,
-                rec.index_rebuilt
-            );
-        }
-        let name = dir.display().to_string();
-        let row = db.run("reading the stubs position", |c| {
-            BindingPosition::find(c, node, &name)
-        })?;
-        let committed = row.map_or(Position::START, |r| Position {
-            file_id: r.file_id,
-            item_idx: r.item_idx,
-        });
+        let (writer, name, committed) = open_writer(dir, opts, db, node, "stubs")?;
         let mut pending = HashMap::new();
         for t in read_tail(dir, committed, &name)? {
             pending.insert(t.key, t.md5);
