@@ -1,0 +1,1 @@
+DROP INDEX ix_url_archive ON url;
