@@ -136,6 +136,8 @@ diesel::table! {
         /// hex MD5 of the main text (UTF-8); NULL: not analysed
         #[max_length = 32]
         main_md5 -> Nullable<Char>,
+        /// 64-bit SimHash of the main text's word 3-shingles: near-duplicates are at most 3 bits apart; NULL: not analysed, or no word in the main text
+        main_simhash -> Nullable<Unsigned<Bigint>>,
         /// share of the blocks' text the domain's evidence calls template (0-1); NULL: not analysed
         template_share -> Nullable<Float>,
         /// CRC-32C of the model file that classified the page; NULL: no model

@@ -21,6 +21,7 @@ use focuser_formats::urls;
 use focuser_multidoc::analyze::{Analysis, Evidence};
 use focuser_multidoc::classify::{Catalog, Categories, Model};
 use focuser_multidoc::decode::DecodeError;
+use focuser_multidoc::simhash::simhash;
 use focuser_multidoc::template::{DomainEvidence, Row, Seen};
 use focuser_multidoc::Page;
 use focuser_schema::models::{
@@ -340,6 +341,7 @@ fn refused(p: &PageIn, e: &DecodeError, env: &Env, tally: &mut Tally) -> NewMult
         categories: None,
         category_names: None,
         main_md5: None,
+        main_simhash: None,
         template_share: None,
         model_checksum: None,
         analysed_at: env.now,
@@ -381,6 +383,7 @@ fn analysed(
         categories,
         category_names: names,
         main_md5: Some(hex_md5(a.main_text.as_bytes())),
+        main_simhash: simhash(&a.main_text),
         template_share: Some(a.template_share),
         model_checksum: model.map(Model::checksum),
         analysed_at: env.now,

@@ -56,6 +56,8 @@ pub struct MultidocPage {
     pub categories: Option<String>,
     pub category_names: Option<String>,
     pub main_md5: Option<String>,
+    /// The main text's near-duplicate fingerprint (`focuser_multidoc::simhash`).
+    pub main_simhash: Option<u64>,
     pub template_share: Option<f32>,
     pub model_checksum: Option<u32>,
     pub analysed_at: NaiveDateTime,
@@ -73,6 +75,8 @@ pub struct NewMultidocPage {
     pub categories: Option<String>,
     pub category_names: Option<String>,
     pub main_md5: Option<String>,
+    /// The main text's near-duplicate fingerprint (`focuser_multidoc::simhash`).
+    pub main_simhash: Option<u64>,
     pub template_share: Option<f32>,
     pub model_checksum: Option<u32>,
     pub analysed_at: NaiveDateTime,
