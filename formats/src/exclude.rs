@@ -350,7 +350,7 @@ fn normal_value(kind: Kind, value: &str) -> Result<String, String> {
             let url = normal_url(&format!("http://x{value}"))?;
             Ok(url.strip_prefix("http://x").unwrap_or(&url).to_string())
         }
-        Kind::Pattern => Ok(value.to_string()),
+        Kind::Pattern => Glob::new(value).map(|_| value.to_string()),
     }
 }
 
