@@ -1,6 +1,7 @@
 //! `yacobot`: the crawler node daemon, the operator's `resource`, `multidoc`, `dict`,
-//! `bindings` and `url add` commands, and the page analysis tools `analyze`, `train`, `classify` and `tragic`
-//! (docs/operations.md, "Page analysis tools", "yacobot: bindings").
+//! `bindings` and `url add` commands, and the page analysis tools `analyze`, `train`,
+//! `classify` and `tragic` (docs/operations.md, "Page analysis tools", "yacobot: bindings",
+//! "yacobot: exclusions and start URLs").
 
 use std::process::ExitCode;
 
