@@ -84,3 +84,23 @@ SELECT source, COUNT(*) AS files, SUM(row_count) AS urls, MAX(file_name) AS last
 FROM queue_applied
 GROUP BY source
 ORDER BY source;
+
+-- [slowest_hosts] The slowest hosts: bytes per second of their last answers (a moving average), slowest first.
+SELECT name, ROUND(bps) AS bps, documents, server, delay_ms, last_answer_at
+FROM host
+WHERE bps IS NOT NULL
+ORDER BY bps, name
+LIMIT 20;
+
+-- [hosts_in_error] Hosts failing since their last answer, the longest run of failures first, with the last error.
+SELECT name, errors_in_row, errors, last_error, last_error_at, last_answer_at
+FROM host
+WHERE errors_in_row > 0
+ORDER BY errors_in_row DESC, name
+LIMIT 50;
+
+-- [hosts_most_documents] The hosts with the most pages fetched, with their bytes, speed and server.
+SELECT name, documents, ROUND(bytes / 1048576, 1) AS mib, ROUND(bps) AS bps, server
+FROM host
+ORDER BY documents DESC, name
+LIMIT 20;

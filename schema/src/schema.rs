@@ -85,6 +85,54 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// the crawl's record per host (srv.db)
+    host (name) {
+        /// the host and its port, always written: a.example:80, [::1]:8443 (a normalised URL's host: ASCII)
+        #[max_length = 260]
+        name -> Varchar,
+        /// pages fetched from it (2xx of an allowed type), in all
+        documents -> Unsigned<Bigint>,
+        /// body bytes of its answers to page requests, in all
+        bytes -> Unsigned<Bigint>,
+        /// bytes per second of its last answers: a moving average giving each booking batch's figure (its answers' bytes over their transfer time) a weight of 1/4; NULL before its first answer
+        bps -> Nullable<Double>,
+        /// the Server header of its last answer that had one
+        #[max_length = 255]
+        server -> Nullable<Varchar>,
+        /// requests that failed (network, timeout, 5xx, 429, robots.txt unavailable, address refused …), in all
+        errors -> Unsigned<Integer>,
+        /// requests that failed since it last answered one
+        errors_in_row -> Unsigned<Integer>,
+        /// the last failure: kind and reason
+        #[max_length = 255]
+        last_error -> Nullable<Varchar>,
+        /// when (UTC)
+        last_error_at -> Nullable<Datetime>,
+        /// when it last answered a request (UTC): fetched, gone, too large or of a wrong type
+        last_answer_at -> Nullable<Datetime>,
+        /// the politeness in force: least time between two request starts, ms
+        delay_ms -> Nullable<Unsigned<Integer>>,
+        /// where delay_ms comes from: 1 Fetch.HostDelay, 2 the robots.txt Crawl-delay
+        delay_source -> Nullable<Unsigned<Tinyint>>,
+        /// when robots.txt was last fetched (UTC)
+        robots_fetched_at -> Nullable<Datetime>,
+        /// trusted until then (UTC): Fetch.RobotsTtl after it, Fetch.RobotsRetry after a 5xx or no answer
+        robots_expires -> Nullable<Datetime>,
+        /// the HTTP status of its answer; NULL: no answer (unreachable, address refused)
+        robots_status -> Nullable<Unsigned<Smallint>>,
+        /// hex MD5 of the file (a 2xx answer, up to 512 KiB read)
+        #[max_length = 32]
+        robots_md5 -> Nullable<Char>,
+        /// the file's length in bytes
+        robots_bytes -> Nullable<Unsigned<Integer>>,
+        /// the file itself when at most Hosts.RobotsBytes: a restart takes it instead of fetching it; NULL: longer, or not a 2xx
+        robots_txt -> Nullable<Mediumblob>,
+        /// when the row was last written (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// template evidence per domain: pages sampled
     multidoc_domain (domain_key) {
         /// the domain's key: first 8 bytes of the MD5 of the domain name, big-endian (as a URL id)
@@ -584,6 +632,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     binding_dict_phrase,
     binding_page,
     binding_position,
+    host,
     multidoc_domain,
     multidoc_fingerprint,
     multidoc_page,

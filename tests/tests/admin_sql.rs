@@ -87,6 +87,8 @@ fn every_admin_query_answers_its_question() {
         q.keys().map(String::as_str).collect::<Vec<_>>(),
         [
             "domains_per_node",
+            "hosts_in_error",
+            "hosts_most_documents",
             "node_load",
             "orphan_domains",
             "queue_files_applied",
@@ -94,6 +96,7 @@ fn every_admin_query_answers_its_question() {
             "resource_feeds_in_error",
             "resources_due",
             "resources_in_error",
+            "slowest_hosts",
             "stuck_claims",
             "top_due_urls",
             "vr_data_per_resource",
@@ -154,6 +157,29 @@ fn every_admin_query_answers_its_question() {
         (column(&runs, "run_id"), column(&runs, "status")),
         (vec!["1".to_string()], vec!["4".to_string()])
     );
+
+    let slow = run(&db, &q["slowest_hosts"]);
+    assert_eq!(
+        column(&slow, "name"),
+        ["fatalenergy.com.ru:80", "3dnews.ru:443", "astroma.net:80"],
+        "example.org has no answer yet"
+    );
+    assert_eq!(column(&slow, "bps"), ["1200", "8000", "250000"]);
+    let failing = run(&db, &q["hosts_in_error"]);
+    assert_eq!(
+        column(&failing, "name"),
+        ["fatalenergy.com.ru:80", "example.org:80"]
+    );
+    assert_eq!(
+        column(&failing, "last_error")[0],
+        "connect: Connection refused"
+    );
+    let most = run(&db, &q["hosts_most_documents"]);
+    assert_eq!(
+        column(&most, "name")[..3],
+        ["astroma.net:80", "3dnews.ru:443", "fatalenergy.com.ru:80"]
+    );
+    assert_eq!(column(&most, "mib")[0], "5.7");
 
     let queues = run(&db, &q["queue_files_applied"]);
     assert_eq!(column(&queues, "files"), ["2"]);

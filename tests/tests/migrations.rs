@@ -11,11 +11,12 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 22] = [
+const TABLES: [&str; 23] = [
     "binding_dict",
     "binding_dict_phrase",
     "binding_page",
     "binding_position",
+    "host",
     "multidoc_domain",
     "multidoc_fingerprint",
     "multidoc_page",

@@ -26,8 +26,10 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
         rt.config().clone(),
         rt.stop(),
     ));
+    ctx.exclusion.load(rt.config())?;
     let node = Arc::new(NodeStats::default());
     rt.add_status_source(node.clone());
+    rt.add_status_source(ctx.exclusion.clone());
     // The workers, each switched on by its `Enable`; with `--once` they run in this order,
     // one after the other, each until it is done.
     let mut workers = Workers::new(&ctx, rt.once());
@@ -52,6 +54,7 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
             Some(Signal::Rotate) => workers.signal(Signal::Rotate),
             Some(Signal::Reload) => {
                 ctx.reload(rt.config().clone());
+                ctx.exclusion.reload(rt.config());
                 workers.signal(Signal::Reload);
             }
             Some(Signal::ReopenLog) | None => {}

@@ -14,12 +14,14 @@ pub mod bindings;
 pub mod config;
 pub mod crawl;
 pub mod daemon;
+pub mod exclude;
 pub mod loader;
 pub mod multidoc;
 pub mod pathbinder;
 pub mod qargfilter;
 pub mod resources;
 pub mod runner;
+pub mod start;
 pub mod status;
 pub mod tools;
 pub mod worker;
@@ -69,6 +71,14 @@ pub fn bindings_command(config_file: &std::path::Path, url: &str) -> anyhow::Res
     bindings::admin::show(&config, &mut conn, url)
 }
 
+/// `yacobot url add URL…`: loads the config, connects, adds the URLs; returns how many were
+/// refused (each said on stderr).
+pub fn url_command(config_file: &std::path::Path, urls: &[String]) -> anyhow::Result<tools::Done> {
+    let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
+    let bad = start::command(&config, urls)?;
+    Ok(tools::Done { bad })
+}
+
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what
 /// `--once` does first; for tools and benchmarks). Returns the files handled.
 pub fn load_once(config: Config<YacobotConfig>) -> anyhow::Result<usize> {
@@ -99,5 +109,7 @@ pub fn resources_once(config: Config<YacobotConfig>) -> anyhow::Result<()> {
 fn context(config: Config<YacobotConfig>, pool_size: u32) -> anyhow::Result<Arc<worker::Ctx>> {
     let stop = Stop::new();
     let db = Database::of(&config.common, pool_size, &stop)?;
-    Ok(Arc::new(worker::Ctx::new(db, config, stop)))
+    let ctx = worker::Ctx::new(db, config.clone(), stop);
+    ctx.exclusion.load(&config)?;
+    Ok(Arc::new(ctx))
 }

@@ -131,6 +131,19 @@ code_enum! {
         Failed = 3,
         /// 404 or 410: the page is gone and was announced with a DELETE item.
         Gone = 4,
+        /// Claimed, then found excluded by the exclusion file (`Url.ExcludeFile`): not
+        /// fetched, parked until it is due again.
+        Excluded = 5,
+    }
+}
+
+code_enum! {
+    /// Where a host's politeness delay comes from (`host.delay_source`).
+    pub enum DelaySource {
+        /// `Fetch.HostDelay`.
+        HostDelay = 1,
+        /// Its robots.txt `Crawl-delay`, longer than `Fetch.HostDelay`.
+        CrawlDelay = 2,
     }
 }
 
@@ -252,6 +265,7 @@ mod tests {
             assert_eq!(FetchStatus::from_code(n).code(), n);
             assert_eq!(UpdateType::from_code(n).code(), n);
             assert_eq!(PageOutcome::from_code(n).code(), n);
+            assert_eq!(DelaySource::from_code(n).code(), n);
             assert_eq!(IndexType::from_code(n).code(), n);
         }
         assert_eq!(FetchState::from_code(4), FetchState::Gone);

@@ -6,6 +6,7 @@
 
 mod binding;
 mod codes;
+mod host;
 mod multidoc;
 mod open_xml_format;
 mod partner_domain;
@@ -27,9 +28,10 @@ pub use binding::{
     PathStub,
 };
 pub use codes::{
-    DataFrom, DataStatus, EmitStatus, FeedUrlStatus, FetchState, FetchStatus, GroupType, IndexType,
-    PageOutcome, ResStatus, UpdateType, ValidStatus,
+    DataFrom, DataStatus, DelaySource, EmitStatus, FeedUrlStatus, FetchState, FetchStatus,
+    GroupType, IndexType, PageOutcome, ResStatus, UpdateType, ValidStatus,
 };
+pub use host::{Host, HostRow, KeptRobots, RobotsAnswer};
 pub use multidoc::{
     FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, MultidocPosition,
     NewMultidocDomain, NewMultidocPage,

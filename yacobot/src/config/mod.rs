@@ -10,11 +10,13 @@ use serde::{Deserialize, Serialize};
 
 mod bindings;
 mod fetch;
+mod hosts;
 mod multidoc;
 mod pathbinder;
 mod resources;
 pub use bindings::BindingsConfig;
 pub use fetch::{FetchConfig, CURL, MIRROR};
+pub use hosts::HostsConfig;
 pub use multidoc::MultiDocConfig;
 pub use pathbinder::PathBinderConfig;
 pub use resources::ResourcesConfig;
@@ -53,6 +55,8 @@ pub struct YacobotConfig {
     pub bindings: BindingsConfig,
     #[serde(rename = "PathBinder", default)]
     pub pathbinder: PathBinderConfig,
+    #[serde(rename = "Hosts", default)]
+    pub hosts: HostsConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -182,6 +186,15 @@ pub struct UrlConfig {
     /// ... and by this when it did.
     #[serde(rename = "SteadyShrink", default = "default_steady_shrink")]
     pub steady_shrink: f64,
+    /// The exclusion file (docs/formats.md "Exclusion file"): URLs the loader does not store
+    /// and the scheduler does not fetch. Read at start and at every reload; a bad file is
+    /// refused whole and the rules in force stay.
+    #[serde(rename = "ExcludeFile", default)]
+    pub exclude_file: Option<PathBuf>,
+    /// URLs to put into the frontier when the loader starts (one a line; `#` comments), for
+    /// URLs that do not come from the reflog; `yacobot url add` does the same for a few.
+    #[serde(rename = "StartFile", default, serialize_with = "restart_only")]
+    pub start_file: Option<PathBuf>,
 }
 
 fn yes() -> bool {
@@ -317,6 +330,8 @@ defaults!(UrlConfig {
     steady_max: default_steady_max(),
     steady_grow: default_steady_grow(),
     steady_shrink: default_steady_shrink(),
+    exclude_file: None,
+    start_file: None,
 });
 
 impl SegmentConfig {
@@ -416,10 +431,37 @@ impl DaemonConfig for YacobotConfig {
             .validate(self.multidoc.enable, &self.archive.dir)?;
         self.pathbinder
             .validate(&self.archive.dir, &self.bindings.dir)?;
+        self.hosts.validate()?;
+        if self.url.start_file.is_some() && !self.loader.enable {
+            return Err(
+                "Url.StartFile: read by the loader, which is off (Loader.Enable = 0)".into(),
+            );
+        }
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }
         self.url.validate()
+    }
+
+    /// The exclusion file parses (a start with a bad one would fail); the start file can be
+    /// read.
+    fn check_files(&self, common: &CommonConfig) -> Result<(), String> {
+        if let Some(file) = &self.url.exclude_file {
+            crate::exclude::read_file(&common.path(file))
+                .map_err(|e| format!("Url.ExcludeFile: {e:#}"))?;
+        }
+        if let Some(file) = &self.url.start_file {
+            let path = common.path(file);
+            std::fs::File::open(&path)
+                .and_then(|f| f.metadata())
+                .and_then(|m| {
+                    m.is_file()
+                        .then_some(())
+                        .ok_or_else(|| std::io::Error::other("not a regular file"))
+                })
+                .map_err(|e| format!("Url.StartFile: {}: cannot read: {e}", path.display()))?;
+        }
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ mod claim;
 mod compact;
 mod finish;
 mod load;
+mod start;
 
 pub use claim::Claimed;
 pub use compact::{ArchivedCopy, MovedCopy};
