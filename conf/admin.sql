@@ -61,6 +61,13 @@ WHERE res_status = 1 AND fetch_state <> 'running'
   AND (manual_update = 1 OR (is_manual = 0 AND next_due <= UTC_TIMESTAMP()))
 ORDER BY res_id;
 
+-- [resources_withdrawing] Partner feeds whose withdrawal (resource disable: res_status 2) or removal (resource remove: 3) waits for the next scan or is under way: live items still to get their DELETE item.
+SELECT res_id, res_name, CASE res_status WHEN 2 THEN 'withdrawing' ELSE 'removing' END AS asked,
+       live_items, fetch_state, fetch_time
+FROM v_resource_health
+WHERE res_status IN (2, 3)
+ORDER BY res_id;
+
 -- [vr_data_per_resource] Items per partner feed: live, deleted, and changes not yet emitted to the segments.
 SELECT r.id AS res_id, r.res_name,
        COALESCE(SUM(CASE WHEN v.data_status = 1 THEN 1 ELSE 0 END), 0) AS live_items,

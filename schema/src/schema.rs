@@ -564,7 +564,7 @@ diesel::table! {
         is_manual -> Bool,
         /// 1: run now (set by yacobot resource fetch-now), cleared after the run
         manual_update -> Bool,
-        /// 1 enabled, 0 disabled
+        /// 1 enabled; 0 disabled (withdrawn: its items were deleted downstream); 2 withdrawal asked for, 3 removal asked for (the resources worker withdraws its items, then sets 0 or deletes the resource)
         res_status -> Unsigned<Tinyint>,
         /// higher runs first when several are due
         priority -> Integer,

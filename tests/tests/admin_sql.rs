@@ -96,6 +96,7 @@ fn every_admin_query_answers_its_question() {
             "resource_feeds_in_error",
             "resources_due",
             "resources_in_error",
+            "resources_withdrawing",
             "slowest_hosts",
             "stuck_claims",
             "top_due_urls",
@@ -222,4 +223,22 @@ fn a_resource_that_is_running_or_manual_is_not_due() {
         column(&run(&db, &q["resources_due"]), "res_name"),
         ["weather-feed"]
     );
+    // Withdrawn (resource disable) or removed (resource remove): not a run, a withdrawal.
+    assert!(run(&db, &q["resources_withdrawing"]).is_empty());
+    run(&db, "UPDATE vr_resource SET res_status = 2 WHERE id = 1");
+    assert!(
+        run(&db, &q["resources_due"]).is_empty(),
+        "a resource being withdrawn has no run due"
+    );
+    let withdrawing = run(&db, &q["resources_withdrawing"]);
+    assert_eq!(column(&withdrawing, "res_name"), ["weather-feed"]);
+    assert_eq!(column(&withdrawing, "asked"), ["withdrawing"]);
+    let live = run(
+        &db,
+        "SELECT COUNT(*) AS n FROM vr_data WHERE res_id = 1 AND data_status = 1",
+    );
+    assert_eq!(column(&withdrawing, "live_items"), column(&live, "n"));
+    run(&db, "UPDATE vr_resource SET res_status = 3 WHERE id = 1");
+    let removing = run(&db, &q["resources_withdrawing"]);
+    assert_eq!(column(&removing, "asked"), ["removing"]);
 }

@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Partner data feeds: add, list, show, fetch-now, disable, enable
+    /// Partner data feeds: add, list, show, fetch-now, disable, enable, remove
     #[command(subcommand)]
     Resource(ResourceCmd),
     /// What page analysis makes of pages (files, URLs, or a site's folder): blocks and their

@@ -37,7 +37,7 @@ const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n
     Url.DictFile = dict/current\nUrl.DictPeriod = 3\nUrl.DictAge = 6\nUrl.ReindexPeriod = 3\n\
     Url.SteadyMin = 2\nUrl.SteadyMax = 30\nUrl.SteadyGrow = 1.5\nUrl.SteadyShrink = 0.5\n\
     Resources.ScanInterval = 30\nResources.Parallel = 2\nResources.ClaimTtl = 1800\n\
-    Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\n\
+    Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\nResources.WithdrawBatch = 50\n\
     MultiDoc.Model = model/other.nb\nMultiDoc.Batch = 50\nMultiDoc.MaxBytes = 8388608\n\
     MultiDoc.MaxFingerprints = 5000\nMultiDoc.ExpireDays = 10\nPathBinder.Interval = 60\n\
     PathBinder.MinUrls = 5\nPathBinder.Depth = 3\nHosts.Enable = 0\nHosts.RobotsBytes = 1000\n\

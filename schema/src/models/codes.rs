@@ -160,11 +160,18 @@ code_enum! {
 }
 
 code_enum! {
-    /// Whether a resource runs at all (`vr_resource.res_status`).
+    /// Whether a resource runs at all (`vr_resource.res_status`), and its withdrawal (the
+    /// source's DeleteTask; docs/formats.md "Withdrawing a resource").
     pub enum ResStatus {
-        /// Not run; its items stay.
+        /// Not run. Withdrawn: its items were deleted downstream (a resource disabled before
+        /// withdrawals existed may still have live items; `resource disable` withdraws them).
         Disabled = 0,
         Enabled = 1,
+        /// Withdrawal asked for: the resources worker emits a DELETE item for each live item,
+        /// marks the rows deleted, then sets `Disabled`.
+        Withdrawing = 2,
+        /// Removal asked for: withdrawn as above, then every row of the resource deleted.
+        Removing = 3,
     }
 }
 

@@ -44,7 +44,7 @@ pub use query_arg::{NewQueryArg, QueryArg, INSIGNIFICANT_SCORE};
 pub use queue_applied::{NewQueueApplied, QueueApplied};
 pub use resource_status::{NewResourceStatus, ResourceStatus, ResourceStatusChanges, SyncCounts};
 pub use url::{ArchivedCopy, Claimed, LoadRow, MovedCopy, NewUrl, Url, UrlChanges, NEW_URL_BOOST};
-pub use vr_data::{ItemWrite, KnownItem, NewVrData, RunWrite, VrData};
+pub use vr_data::{ItemWrite, KnownItem, LiveItem, NewVrData, RunWrite, VrData};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
 pub use vr_resource::{ClaimedRun, NewVrResource, VrResource, VrResourceChanges};
 pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo};
