@@ -120,6 +120,30 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// duplicate groups: pages of a domain whose main text is the same or near
+    multidoc_group (id) {
+        /// the group: XXH3-64 of its domain_key and simhash (8 bytes each, big-endian)
+        id -> Unsigned<Bigint>,
+        /// multidoc_domain.domain_key of its pages: groups are per routing domain
+        domain_key -> Unsigned<Bigint>,
+        /// the group's text: the main_simhash of its first page
+        simhash -> Unsigned<Bigint>,
+        /// bits 63-48 of simhash
+        band0 -> Unsigned<Smallint>,
+        /// bits 47-32 of simhash
+        band1 -> Unsigned<Smallint>,
+        /// bits 31-16 of simhash
+        band2 -> Unsigned<Smallint>,
+        /// bits 15-0 of simhash
+        band3 -> Unsigned<Smallint>,
+        /// url.id of the page whose categories and binding the group's pages share: its first page; when that one leaves, the group's smallest url.id
+        rep -> Unsigned<Bigint>,
+        /// when its first page was analysed (UTC)
+        created_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// what the page analysis made of each URL
     multidoc_page (id) {
         /// url.id of the page
@@ -138,6 +162,8 @@ diesel::table! {
         main_md5 -> Nullable<Char>,
         /// 64-bit SimHash of the main text's word 3-shingles: near-duplicates are at most 3 bits apart; NULL: not analysed, or no word in the main text
         main_simhash -> Nullable<Unsigned<Bigint>>,
+        /// multidoc_group.id of the page's group (its representative's too); NULL: not analysed, or no word in its main text
+        dup_group -> Nullable<Unsigned<Bigint>>,
         /// share of the blocks' text the domain's evidence calls template (0-1); NULL: not analysed
         template_share -> Nullable<Float>,
         /// CRC-32C of the model file that classified the page; NULL: no model
@@ -586,6 +612,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     binding_position,
     multidoc_domain,
     multidoc_fingerprint,
+    multidoc_group,
     multidoc_page,
     multidoc_position,
     open_xml_format,

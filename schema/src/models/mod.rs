@@ -31,8 +31,8 @@ pub use codes::{
     PageOutcome, ResStatus, UpdateType, ValidStatus,
 };
 pub use multidoc::{
-    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, MultidocPosition,
-    NewMultidocDomain, NewMultidocPage,
+    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocGroup, MultidocPage,
+    MultidocPosition, NearGroup, NewMultidocDomain, NewMultidocGroup, NewMultidocPage,
 };
 pub use open_xml_format::{NewOpenXmlFormat, OpenXmlFormat};
 pub use partner_domain::{NewPartnerDomain, PartnerDomain};

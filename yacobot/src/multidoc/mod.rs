@@ -11,15 +11,19 @@
 
 pub mod admin;
 pub mod again;
+mod dups;
 mod lag;
 mod model;
+mod plan;
+mod rows;
 mod stats;
 mod take;
 mod weigh;
 mod write;
 
+pub use rows::category_text;
 pub use stats::MultiDocStats;
-pub use weigh::{category_text, domain_key};
+pub use weigh::domain_key;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -211,11 +215,17 @@ impl MultiDoc {
             .db
             .run("reading the template evidence", |c| weigh::load(c, &batch))?;
         let to = batch.to;
+        let weighing = weigh::weigh(batch, loaded, &env);
+        let known = ctx
+            .db
+            .run("reading the duplicate groups near the batch's pages", |c| {
+                dups::load(c, &weighing.items)
+            })?;
         if let Some(b) = &mut self.bindings {
             b.refresh(&ctx.db)?;
         }
         let binder = self.bindings.as_mut().map(|b| &mut b.binder);
-        let plan = weigh::plan(batch, loaded, &env, &mut self.model, binder);
+        let mut plan = plan::plan(weighing, known, &env, &mut self.model, binder);
         let shipment = match &mut self.bindings {
             Some(b) => Some(b.ship(&ctx.db, to, now)?),
             None => None,
@@ -233,10 +243,12 @@ impl MultiDoc {
                 _ => None,
             },
         };
-        if !write::commit(&ctx.db, &plan, env.expired, &m)? {
+        let Some((emptied, new_reps)) = write::commit(&ctx.db, &plan, env.expired, &m)? else {
             log::info!("multidoc: the position was moved meanwhile (a rewind): the batch is left, the analysis goes on from there");
             return self.follow(ctx, true);
-        }
+        };
+        plan.tally.dups.emptied = emptied as u64;
+        plan.tally.dups.new_reps = new_reps as u64;
         self.committed = to;
         self.counted = counted;
         if let (Some(b), Some(s)) = (&mut self.bindings, &shipment) {
