@@ -34,7 +34,7 @@ use chrono::TimeDelta;
 use focuser_daemon::episode::Episode;
 use focuser_daemon::{clock, Config, Signal};
 use focuser_formats::segment::{Cursor, Position};
-use focuser_schema::models::MultidocPosition;
+use focuser_schema::models::{MultidocGroup, MultidocPosition};
 
 use crate::bindings::Bindings;
 use crate::config::YacobotConfig;
@@ -215,17 +215,27 @@ impl MultiDoc {
             .db
             .run("reading the template evidence", |c| weigh::load(c, &batch))?;
         let to = batch.to;
-        let weighing = weigh::weigh(batch, loaded, &env);
-        let known = ctx
+        let current = ctx
             .db
-            .run("reading the duplicate groups near the batch's pages", |c| {
-                dups::load(c, &weighing.items)
+            .run("reading the duplicate groups of the batch's pages", |c| {
+                dups::current(c, &batch)
             })?;
         if let Some(b) = &mut self.bindings {
             b.refresh(&ctx.db)?;
         }
-        let binder = self.bindings.as_mut().map(|b| &mut b.binder);
-        let mut plan = plan::plan(weighing, known, &env, &mut self.model, binder);
+        let mut near = |key: u64, simhash: u64| {
+            ctx.db
+                .run("reading the duplicate groups near a page", |c| {
+                    MultidocGroup::near(c, key, simhash)
+                })
+                .map_err(anyhow::Error::from)
+        };
+        let tools = plan::Tools {
+            slot: &mut self.model,
+            binder: self.bindings.as_mut().map(|b| &mut b.binder),
+            near: &mut near,
+        };
+        let mut plan = plan::plan(batch, loaded, current, &env, tools)?;
         let shipment = match &mut self.bindings {
             Some(b) => Some(b.ship(&ctx.db, to, now)?),
             None => None,

@@ -99,11 +99,12 @@ pub fn analysed(
 }
 
 /// The row of a duplicate in `group`: its own text, weighing and archive place; its
-/// representative's categories (`source`). Its language is its own text's (as cheap as a look).
+/// representative's categories (`source`); its language its own text's (as cheap as a look).
+/// It is not counted into the evidence.
 pub fn duplicate(
     p: &PageIn,
     a: &Analysis,
-    (counted, text, group): (bool, Text, u64),
+    (text, group): (Text, u64),
     source: &Source,
     env: &Env,
     tally: &mut Tally,
@@ -130,7 +131,7 @@ pub fn duplicate(
         template_share: Some(a.template_share),
         model_checksum: source.model_checksum,
         analysed_at: env.now,
-        counted_at: counted.then_some(env.now),
+        counted_at: None,
         archive_file: p.place.file_id,
         archive_item: p.place.item_idx,
     }

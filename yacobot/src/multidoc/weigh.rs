@@ -1,6 +1,5 @@
-//! A batch's pages weighed with their domains' evidence and counted into it ([`weigh`], the
-//! first pass: what tells a page's main text, so its duplicate group); the second pass
-//! (`super::plan`) groups, classifies and binds them into the rows the batch's transaction
+//! A batch's pages weighed with their domains' evidence and counted into it ([`Weigher`]);
+//! `super::plan` groups, classifies and binds them into the rows the batch's transaction
 //! writes ([`Plan`]).
 //!
 //! The evidence is loaded for the batch's blocks only ([`load`]: the domains, and the rows of
@@ -21,7 +20,6 @@ use focuser_daemon::clock;
 use focuser_formats::segment::Position;
 use focuser_formats::urls;
 use focuser_multidoc::analyze::{Analysis, Evidence};
-use focuser_multidoc::decode::DecodeError;
 use focuser_multidoc::template::{DomainEvidence, Row, Seen};
 use focuser_multidoc::Page;
 use focuser_schema::models::{
@@ -30,7 +28,6 @@ use focuser_schema::models::{
 };
 
 use super::model::ModelSlot;
-use super::rows::Text;
 use super::stats::Tally;
 use super::take::{Batch, PageIn, Taken};
 use crate::config::MultiDocConfig;
@@ -170,87 +167,56 @@ impl Domain {
     }
 }
 
-/// A batch item after the first pass.
-pub enum Weighed {
-    /// A `DELETE` item: the URL's analysis goes.
-    Gone { id: u64, place: Position },
-    /// A page that could not be analysed.
-    Refused(PageIn, DecodeError),
-    /// A page weighed with its domain's evidence (and counted into it if `counted`).
-    Page {
-        p: PageIn,
-        a: Analysis,
-        counted: bool,
-        text: Text,
-    },
+/// The batch's domains' evidence as the batch goes: each page weighed with the pages counted
+/// before it (its batch's earlier ones included), then counted in if it is to be (a
+/// duplicate is not: see `super::dups`).
+pub struct Weigher {
+    domains: HashMap<u64, Domain>,
+    counted: HashMap<u64, Option<NaiveDateTime>>,
 }
 
-impl Weighed {
-    /// The URL id.
-    pub fn id(&self) -> u64 {
-        match self {
-            Weighed::Gone { id, .. } => *id,
-            Weighed::Refused(p, _) | Weighed::Page { p, .. } => p.id,
+impl Weigher {
+    pub fn new(batch: &Batch, loaded: Loaded, env: &Env) -> Weigher {
+        Weigher {
+            domains: domains(batch, &loaded, env),
+            counted: loaded.counted,
         }
     }
-}
 
-/// The first pass over a batch: its items, and what it counts into the evidence.
-pub struct Weighing {
-    pub items: Vec<Weighed>,
-    /// The evidence's rows; the pages' rows are the second pass's (`super::plan`).
-    pub plan: Plan,
-}
+    /// A `DELETE` item: if the URL comes back, it is a new page of its domain.
+    pub fn gone(&mut self, id: u64) {
+        self.counted.insert(id, None);
+    }
 
-/// Weighs the pages of `batch` in order and counts them into their domains' evidence (each
-/// page weighed before it is added); its main text's MD5 and fingerprint.
-pub fn weigh(batch: Batch, loaded: Loaded, env: &Env) -> Weighing {
-    let mut domains = domains(&batch, &loaded, env);
-    let mut counted = loaded.counted;
-    let mut plan = Plan::default();
-    let mut items = Vec::with_capacity(batch.items.len());
-    for item in batch.items {
-        let (p, analysis) = match item {
-            Taken::Gone { id, place } => {
-                // Gone: if it comes back, it is a new page of its domain.
-                counted.insert(id, None);
-                plan.tally.gone += 1;
-                items.push(Weighed::Gone { id, place });
-                continue;
-            }
-            Taken::Page(p, a) => (p, a),
+    /// `a` weighed with its domain's evidence; and whether it may be counted into it: not
+    /// when its item is before the end of what was counted (a rewind), nor when its URL was
+    /// counted since the domain's evidence began.
+    pub fn weigh(&mut self, p: &PageIn, mut a: Analysis, env: &Env) -> (Analysis, bool) {
+        let Some(d) = self.domains.get_mut(&domain_key(&p.domain)) else {
+            return (a, false);
         };
-        let a = match *analysis {
-            Err(e) => {
-                items.push(Weighed::Refused(p, e));
-                continue;
-            }
-            Ok(a) => a,
-        };
-        let Some(d) = domains.get_mut(&domain_key(&p.domain)) else {
-            continue;
-        };
-        let in_evidence = in_evidence(&counted, p.id, d);
-        let count = p.place >= env.counted_to && !in_evidence;
-        let a = weighed(a, d, in_evidence, count);
-        if count {
-            counted.insert(p.id, Some(env.now));
-            plan.tally.counted += 1;
-        } else {
-            plan.tally.reanalysed += 1;
+        let in_evidence = in_evidence(&self.counted, p.id, d);
+        a.weigh(Some(Evidence {
+            domain: &d.evidence,
+            includes_page: in_evidence,
+        }));
+        (a, p.place >= env.counted_to && !in_evidence)
+    }
+
+    /// Counts page `p` (weighed) into its domain's evidence.
+    pub fn count(&mut self, p: &PageIn, a: &Analysis, env: &Env) {
+        if let Some(d) = self.domains.get_mut(&domain_key(&p.domain)) {
+            d.add(&a.fingerprints);
+            self.counted.insert(p.id, Some(env.now));
         }
-        let text = Text::of(&a.main_text);
-        items.push(Weighed::Page {
-            p,
-            a,
-            counted: count,
-            text,
-        });
     }
-    for (key, d) in domains {
-        counts(key, d, env, &mut plan);
+
+    /// What the batch counted into its domains, added to `plan`.
+    pub fn finish(self, env: &Env, plan: &mut Plan) {
+        for (key, d) in self.domains {
+            counts(key, d, env, plan);
+        }
     }
-    Weighing { items, plan }
 }
 
 /// A one-page `batch`'s page weighed as the worker weighs it when it analyses it again
@@ -269,7 +235,11 @@ pub fn reweigh(
     let a = (*a).ok()?;
     let d = domains.get_mut(&domain_key(&p.domain))?;
     let in_evidence = in_evidence(&loaded.counted, p.id, d);
-    let a = weighed(a, d, in_evidence, false);
+    let mut a = a;
+    a.weigh(Some(Evidence {
+        domain: &d.evidence,
+        includes_page: in_evidence,
+    }));
     let e = Evidence {
         domain: &d.evidence,
         includes_page: in_evidence,
@@ -321,19 +291,6 @@ fn domains(batch: &Batch, loaded: &Loaded, env: &Env) -> HashMap<u64, Domain> {
         d.evidence = DomainEvidence::from_rows(d.pages_before, rows, usize::MAX);
     }
     domains
-}
-
-/// `a` weighed with its domain's evidence (`in_evidence`: the page is counted in it already),
-/// then added to it if `count`.
-fn weighed(mut a: Analysis, d: &mut Domain, in_evidence: bool, count: bool) -> Analysis {
-    a.weigh(Some(Evidence {
-        domain: &d.evidence,
-        includes_page: in_evidence,
-    }));
-    if count {
-        d.add(&a.fingerprints);
-    }
-    a
 }
 
 /// What the batch counted into domain `d`, added to the plan.

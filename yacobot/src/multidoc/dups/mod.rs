@@ -5,27 +5,27 @@
 //!
 //! - the page that founds a group, and the group's representative when it comes again, are
 //!   analysed: classified and bound ([`Decision::Own`]);
-//! - a page joining a group is a duplicate: it is weighed (its text is what tells) and counted
-//!   into the evidence like any page, but not classified and not bound: it shares the
-//!   representative's categories and binding ([`Decision::Duplicate`], the [`Source`]);
+//! - a page joining a group is a duplicate: it is weighed (its text is what tells), but not
+//!   counted into the evidence, not classified and not bound: it shares the representative's
+//!   categories and binding ([`Decision::Duplicate`], the [`Source`]);
 //! - a page with no word in its main text is in no group ([`Decision::Alone`]).
 //!
 //! Groups are per routing domain. The groups near a page are read by their fingerprint's bands
-//! ([`load`]); those the batch founds are kept here, so that its later pages join its earlier
-//! ones. What the batch's transaction writes: the groups founded (or taking a page as
+//! (`MultidocGroup::near`, handed to [`Groups::read`]); those the batch founds are kept here,
+//! so that its later pages join its earlier ones. What the batch's transaction writes: the groups founded (or taking a page as
 //! representative), the pages' `dup_group`, and the groups it touched to settle (a group left
 //! without a page goes; one whose representative left takes its smallest page).
 
 mod load;
 pub mod stats;
 
-pub use load::{load, Known};
+pub use load::current;
 pub use stats::{DupStats, DupTally};
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 use chrono::NaiveDateTime;
@@ -81,8 +81,8 @@ pub fn group_id(domain_key: u64, simhash: u64) -> u64 {
 pub struct Groups {
     /// The groups read near the batch's pages so far, and those it founded.
     groups: HashMap<u64, Group>,
-    /// The groups near each (domain key, fingerprint) of the batch, as read, until used.
-    near: HashMap<(u64, u64), Vec<NearGroup>>,
+    /// The (domain key, fingerprint) pairs whose near groups were read.
+    near: HashSet<(u64, u64)>,
     /// Each URL's group, as stored and then as the batch decides.
     current: HashMap<u64, u64>,
     /// Whether a duplicate needs its representative's binding (`Bindings.Enable`).
@@ -93,15 +93,31 @@ pub struct Groups {
 }
 
 impl Groups {
-    pub fn new(known: Known, bindings: bool) -> Groups {
+    /// `current`: the group of each of the batch's URLs that has one, as stored.
+    pub fn new(current: HashMap<u64, u64>, bindings: bool) -> Groups {
         Groups {
             groups: HashMap::new(),
-            near: known.near,
-            current: known.current,
+            near: HashSet::new(),
+            current,
             bindings,
             touched: BTreeSet::new(),
             writes: BTreeMap::new(),
             tally: DupTally::default(),
+        }
+    }
+
+    /// Whether the groups near `simhash` in domain `domain_key` were read already.
+    pub fn has_read(&self, domain_key: u64, simhash: u64) -> bool {
+        self.near.contains(&(domain_key, simhash))
+    }
+
+    /// The groups of domain `domain_key` near `simhash`, as read.
+    pub fn read(&mut self, domain_key: u64, simhash: u64, near: Vec<NearGroup>) {
+        self.near.insert((domain_key, simhash));
+        for n in near {
+            self.groups
+                .entry(n.group_id)
+                .or_insert_with(|| read(domain_key, &n));
         }
     }
 
@@ -187,12 +203,7 @@ impl Groups {
 
     /// The group nearest `simhash` (the page's own group `old` if it is near, else the
     /// nearest, then the smallest id), among those read and those the batch founded.
-    fn nearest(&mut self, domain_key: u64, simhash: u64, old: Option<u64>) -> Option<u64> {
-        for n in self.near.remove(&(domain_key, simhash)).unwrap_or_default() {
-            self.groups
-                .entry(n.group_id)
-                .or_insert_with(|| read(domain_key, &n));
-        }
+    fn nearest(&self, domain_key: u64, simhash: u64, old: Option<u64>) -> Option<u64> {
         let mut best: Option<(u32, u64)> = None;
         for (&id, g) in &self.groups {
             if g.domain_key != domain_key {
