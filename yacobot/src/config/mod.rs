@@ -182,6 +182,10 @@ pub struct UrlConfig {
     /// ... and by this when it did.
     #[serde(rename = "SteadyShrink", default = "default_steady_shrink")]
     pub steady_shrink: f64,
+    /// A URL no hit has asked for in this many days, and not due, leaves the frontier (a
+    /// `DELETE` downstream; docs/design.md#yacobot-expiry). 0: never.
+    #[serde(rename = "ExpireDays", default)]
+    pub expire_days: u32,
 }
 
 fn yes() -> bool {
@@ -317,6 +321,7 @@ defaults!(UrlConfig {
     steady_max: default_steady_max(),
     steady_grow: default_steady_grow(),
     steady_shrink: default_steady_shrink(),
+    expire_days: 0,
 });
 
 impl SegmentConfig {

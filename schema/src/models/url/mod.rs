@@ -8,6 +8,7 @@ use crate::schema::url;
 
 mod claim;
 mod compact;
+mod expire;
 mod finish;
 mod load;
 mod withdraw;
