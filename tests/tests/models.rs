@@ -1055,3 +1055,68 @@ fn multidoc_groups_found_by_bands_written_and_settled() {
     of.sort();
     assert_eq!(of, [(2, 100)]);
 }
+
+#[test]
+fn url_expire_marks_old_urls_not_due_nor_claimed_oldest_first_in_batches() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let now = t(12, 0);
+    // (last hit, hits, next_indexed, claim expires)
+    let rows = [
+        (t(1, 0), 0, t(13, 0), None),            // 0: old, idle: expires
+        (t(2, 0), 3, t(13, 0), None),            // 1: old, hits but not due yet: expires
+        (t(3, 0), 3, t(11, 0), None),            // 2: old and due: stays
+        (t(4, 0), 0, t(13, 0), Some(t(12, 30))), // 3: old, claimed: stays
+        (t(5, 0), 0, t(13, 0), Some(t(11, 30))), // 4: old, its claim lapsed: expires
+        (t(10, 0), 0, t(13, 0), None),           // 5: hit after the cutoff: stays
+    ];
+    let urls: Vec<String> = (0..rows.len())
+        .map(|i| format!("http://e.test/{i}"))
+        .collect();
+    for (i, (hit, hits, next, claim)) in rows.iter().enumerate() {
+        NewUrl {
+            id: 100 + i as u64,
+            url: &urls[i],
+            domain: "e.test",
+            path_hash: 1,
+            hits: *hits,
+            download_prio: 0,
+            updatetag: "",
+            first_seen: *hit,
+            last_hit: *hit,
+            next_indexed: *next,
+        }
+        .insert(c)
+        .unwrap();
+        if let Some(at) = claim {
+            let claimed = UrlChanges {
+                claimed_by: Some(Some("yb01/1")),
+                claim_expires: Some(Some(*at)),
+                ..Default::default()
+            };
+            Url::update(c, 100 + i as u64, &claimed).unwrap();
+        }
+    }
+    use focuser_schema::schema::url as u;
+    let marked = |c: &mut diesel::MysqlConnection| -> Vec<u64> {
+        u::table
+            .filter(u::withdraw.is_not_null())
+            .order(u::id)
+            .select(u::id)
+            .load(c)
+            .unwrap()
+    };
+    let cutoff = t(9, 0);
+    // Two at a time, oldest first; then the last one; then none.
+    assert_eq!(Url::expire(c, cutoff, now, 2).unwrap(), 2);
+    assert_eq!(marked(c), [100, 101]);
+    assert_eq!(Url::expire(c, cutoff, now, 2).unwrap(), 1);
+    assert_eq!(marked(c), [100, 101, 104]);
+    assert_eq!(Url::expire(c, cutoff, now, 2).unwrap(), 0);
+    let row: (Option<WithdrawReason>, u32, u64) = u::table
+        .find(101u64)
+        .select((u::withdraw, u::hits, u::download_prio))
+        .first(c)
+        .unwrap();
+    assert_eq!(row, (Some(WithdrawReason::Expired), 0, 0));
+}
