@@ -11,13 +11,14 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 22] = [
+const TABLES: [&str; 25] = [
     "binding_dict",
     "binding_dict_phrase",
     "binding_page",
     "binding_position",
     "multidoc_domain",
     "multidoc_fingerprint",
+    "multidoc_group",
     "multidoc_page",
     "multidoc_position",
     "open_xml_format",
@@ -26,6 +27,7 @@ const TABLES: [&str; 22] = [
     "path_stub",
     "process_timestamp",
     "query_args",
+    "query_arg_probe",
     "queue_applied",
     "resource_status",
     "url",
@@ -33,6 +35,7 @@ const TABLES: [&str; 22] = [
     "vr_open_datasource",
     "vr_resource",
     "vr_update_info",
+    "withdraw_position",
     "yacobot_node",
 ];
 
