@@ -1,8 +1,9 @@
 //! The page analysis worker (`MultiDoc.Enable`; docs/multidoc.md, docs/operations.md
 //! "yacobot: page analysis"): follows the crawl archive from its position in
 //! `multidoc_position`, takes up to `MultiDoc.Batch` pages at a time ([`take`]), weighs them
-//! with their domains' template evidence, counts them into it and classifies them
-//! ([`weigh`]), and writes all of it with the new position in one transaction ([`write`]):
+//! with their domains' template evidence ([`weigh`]), puts each in its duplicate group
+//! ([`dups`]), counts into the evidence, classifies and binds those that are not duplicates
+//! ([`plan`]), and writes all of it with the new position in one transaction ([`write`]):
 //! after a `kill -9` the batch is done again from the old position, and nothing was counted
 //! twice. `yacobot multidoc rewind` moves the position back to analyse the archive again
 //! ([`admin`]); what was counted once is not counted again. With `Bindings.Enable` each page
