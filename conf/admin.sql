@@ -111,3 +111,32 @@ SELECT name, documents, ROUND(bytes / 1048576, 1) AS mib, ROUND(bps) AS bps, ser
 FROM host
 ORDER BY documents DESC, name
 LIMIT 20;
+
+-- [duplicate_groups] The largest duplicate groups (docs/multidoc.md "Duplicate groups"): pages of one domain whose main text is the same or near, and the page whose categories and binding they share.
+SELECT g.id AS group_id, d.domain, COUNT(*) AS pages, g.rep, u.url AS rep_url, g.created_at
+FROM multidoc_group g
+JOIN multidoc_page p ON p.dup_group = g.id
+LEFT JOIN multidoc_domain d ON d.domain_key = g.domain_key
+LEFT JOIN url u ON u.id = g.rep
+GROUP BY g.id, d.domain, g.rep, u.url, g.created_at
+HAVING COUNT(*) > 1
+ORDER BY pages DESC, g.id
+LIMIT 20;
+
+-- [duplicates_per_domain] Per domain: pages in a duplicate group, of them duplicates (sharing another page's analysis and binding), and groups with a duplicate.
+SELECT d.domain, COUNT(*) AS pages,
+       SUM(CASE WHEN p.id <> g.rep THEN 1 ELSE 0 END) AS duplicates,
+       COUNT(DISTINCT CASE WHEN p.id <> g.rep THEN g.id END) AS groups_with_duplicates
+FROM multidoc_page p
+JOIN multidoc_group g ON g.id = p.dup_group
+LEFT JOIN multidoc_domain d ON d.domain_key = g.domain_key
+GROUP BY d.domain
+ORDER BY duplicates DESC, d.domain
+LIMIT 20;
+
+-- [expiring_urls] The frontier's expiry (Url.ExpireDays; 90 here, change it to the node's): URLs it marks next (not hit for that long, not due, not marked yet), and the oldest last hit among them.
+SELECT COUNT(*) AS expiring, MIN(last_hit) AS oldest_hit
+FROM url
+WHERE last_hit < UTC_TIMESTAMP() - INTERVAL 90 DAY
+  AND withdraw IS NULL
+  AND (hits = 0 OR next_indexed > UTC_TIMESTAMP());

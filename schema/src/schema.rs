@@ -168,6 +168,30 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// duplicate groups: pages of a domain whose main text is the same or near
+    multidoc_group (id) {
+        /// the group: XXH3-64 of its domain_key and simhash (8 bytes each, big-endian)
+        id -> Unsigned<Bigint>,
+        /// multidoc_domain.domain_key of its pages: groups are per routing domain
+        domain_key -> Unsigned<Bigint>,
+        /// the group's text: the main_simhash of its first page
+        simhash -> Unsigned<Bigint>,
+        /// bits 63-48 of simhash
+        band0 -> Unsigned<Smallint>,
+        /// bits 47-32 of simhash
+        band1 -> Unsigned<Smallint>,
+        /// bits 31-16 of simhash
+        band2 -> Unsigned<Smallint>,
+        /// bits 15-0 of simhash
+        band3 -> Unsigned<Smallint>,
+        /// url.id of the page whose categories and binding the group's pages share: its first page; when that one leaves, the group's smallest url.id
+        rep -> Unsigned<Bigint>,
+        /// when its first page was analysed (UTC)
+        created_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// what the page analysis made of each URL
     multidoc_page (id) {
         /// url.id of the page
@@ -186,6 +210,8 @@ diesel::table! {
         main_md5 -> Nullable<Char>,
         /// 64-bit SimHash of the main text's word 3-shingles: near-duplicates are at most 3 bits apart; NULL: not analysed, or no word in the main text
         main_simhash -> Nullable<Unsigned<Bigint>>,
+        /// multidoc_group.id of the page's group (its representative's too); NULL: not analysed, or no word in its main text
+        dup_group -> Nullable<Unsigned<Bigint>>,
         /// share of the blocks' text the domain's evidence calls template (0-1); NULL: not analysed
         template_share -> Nullable<Float>,
         /// CRC-32C of the model file that classified the page; NULL: no model
@@ -354,6 +380,29 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// probe URLs for query arguments with too little evidence
+    query_arg_probe (path_hash, name, id) {
+        /// the path (url.path_hash)
+        path_hash -> Unsigned<Bigint>,
+        /// the query argument the probe drops (percent-encoded)
+        #[max_length = 255]
+        name -> Varchar,
+        /// the probe URL's id (url.id once taken)
+        id -> Unsigned<Bigint>,
+        /// the probe URL: a page of the path without the argument
+        #[max_length = 2048]
+        url -> Varchar,
+        /// routing domain (url.domain)
+        #[max_length = 253]
+        domain -> Varchar,
+        /// when qargfilter asked for it (UTC)
+        queued_at -> Datetime,
+        /// when a crawler took it into url to fetch it (UTC); NULL: waiting
+        taken_at -> Nullable<Datetime>,
+    }
+}
+
+diesel::table! {
     /// output of the query-argument analysis (qargfilter)
     query_args (path_hash, name) {
         /// hash of host + path without query
@@ -365,6 +414,10 @@ diesel::table! {
         score -> Double,
         /// when qargfilter computed the score (UTC)
         computed_at -> Datetime,
+        /// pairs of analysed pages of the path that differ only in this argument
+        pairs -> Unsigned<Integer>,
+        /// of those, pairs whose main texts are equal or near-equal
+        equal_pairs -> Unsigned<Integer>,
     }
 }
 
@@ -471,6 +524,8 @@ diesel::table! {
         /// kind and reason of the last failed fetch; NULL after a success
         #[max_length = 255]
         fetch_error -> Nullable<Varchar>,
+        /// to be withdrawn downstream (a DELETE item), then removed: 1 merged into its canonical URL, 2 expired; NULL: live
+        withdraw -> Nullable<Unsigned<Tinyint>>,
     }
 }
 
@@ -610,6 +665,24 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// where each crawler's withdrawal batch began in its archive
+    withdraw_position (node, store) {
+        /// the yacobot node (its node key)
+        #[max_length = 64]
+        node -> Varchar,
+        /// the archive the DELETE items go to (Archive.Dir, resolved)
+        #[max_length = 512]
+        store -> Varchar,
+        /// segment file id of the first item the batch may have appended
+        file_id -> Unsigned<Bigint>,
+        /// its item index (from 1)
+        item_idx -> Unsigned<Integer>,
+        /// when the batch was taken (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// crawler nodes the master may route domains to
     yacobot_node (id) {
         /// node id; the master writes its queue files to queue_dir/<id>/
@@ -635,6 +708,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     host,
     multidoc_domain,
     multidoc_fingerprint,
+    multidoc_group,
     multidoc_page,
     multidoc_position,
     open_xml_format,
@@ -642,6 +716,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     path_arg_name,
     path_stub,
     process_timestamp,
+    query_arg_probe,
     query_args,
     queue_applied,
     resource_status,
@@ -650,5 +725,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     vr_open_datasource,
     vr_resource,
     vr_update_info,
+    withdraw_position,
     yacobot_node,
 );

@@ -89,6 +89,9 @@ fn every_admin_query_answers_its_question() {
             "domains_per_node",
             "hosts_in_error",
             "hosts_most_documents",
+            "duplicate_groups",
+            "duplicates_per_domain",
+            "expiring_urls",
             "node_load",
             "orphan_domains",
             "queue_files_applied",
@@ -241,4 +244,40 @@ fn a_resource_that_is_running_or_manual_is_not_due() {
     run(&db, "UPDATE vr_resource SET res_status = 3 WHERE id = 1");
     let removing = run(&db, &q["resources_withdrawing"]);
     assert_eq!(column(&removing, "asked"), ["removing"]);
+}
+
+#[test]
+fn duplicate_groups_and_expiring_urls_are_counted() {
+    let db = TestDb::new();
+    let q = admin_queries();
+    run(
+        &db,
+        "INSERT INTO multidoc_domain VALUES (7, 'a.test', 5, 0, UTC_TIMESTAMP(), UTC_DATE()), \
+                                           (8, 'b.test', 1, 0, UTC_TIMESTAMP(), UTC_DATE()); \
+         INSERT INTO multidoc_group VALUES (70, 7, 1, 0, 0, 0, 1, 1, UTC_TIMESTAMP()), \
+                                           (71, 7, 2, 0, 0, 0, 2, 4, UTC_TIMESTAMP()), \
+                                           (80, 8, 3, 0, 0, 0, 3, 6, UTC_TIMESTAMP()); \
+         INSERT INTO multidoc_page (id, outcome, dup_group, analysed_at, archive_file, archive_item) \
+         VALUES (1, 1, 70, UTC_TIMESTAMP(), 1, 1), (2, 1, 70, UTC_TIMESTAMP(), 1, 2), \
+                (3, 1, 70, UTC_TIMESTAMP(), 1, 3), (4, 1, 71, UTC_TIMESTAMP(), 1, 4), \
+                (5, 1, 71, UTC_TIMESTAMP(), 1, 5), (6, 1, 80, UTC_TIMESTAMP(), 1, 6); \
+         INSERT INTO url (id, url, domain, path_hash, hits, first_seen, last_hit, next_indexed) \
+         VALUES (1, 'http://a.test/1', 'a.test', 1, 0, UTC_TIMESTAMP(), \
+                 UTC_TIMESTAMP() - INTERVAL 100 DAY, UTC_TIMESTAMP()), \
+                (2, 'http://a.test/2', 'a.test', 1, 1, UTC_TIMESTAMP(), \
+                 UTC_TIMESTAMP() - INTERVAL 100 DAY, UTC_TIMESTAMP() - INTERVAL 1 DAY), \
+                (3, 'http://a.test/3', 'a.test', 1, 0, UTC_TIMESTAMP(), \
+                 UTC_TIMESTAMP() - INTERVAL 10 DAY, UTC_TIMESTAMP())",
+    );
+    let groups = run(&db, &q["duplicate_groups"]);
+    assert_eq!(column(&groups, "group_id"), ["70", "71"]);
+    assert_eq!(column(&groups, "pages"), ["3", "2"]);
+    assert_eq!(column(&groups, "rep_url"), ["http://a.test/1", "NULL"]);
+    let per = run(&db, &q["duplicates_per_domain"]);
+    assert_eq!(column(&per, "domain"), ["a.test", "b.test"]);
+    assert_eq!(column(&per, "duplicates"), ["3", "0"]);
+    assert_eq!(column(&per, "groups_with_duplicates"), ["2", "0"]);
+    // 1 is old and not due; 2 is old but due; 3 was hit 10 days ago.
+    let expiring = run(&db, &q["expiring_urls"]);
+    assert_eq!(column(&expiring, "expiring"), ["1"]);
 }

@@ -11,7 +11,7 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 23] = [
+const TABLES: [&str; 26] = [
     "binding_dict",
     "binding_dict_phrase",
     "binding_page",
@@ -19,6 +19,7 @@ const TABLES: [&str; 23] = [
     "host",
     "multidoc_domain",
     "multidoc_fingerprint",
+    "multidoc_group",
     "multidoc_page",
     "multidoc_position",
     "open_xml_format",
@@ -27,6 +28,7 @@ const TABLES: [&str; 23] = [
     "path_stub",
     "process_timestamp",
     "query_args",
+    "query_arg_probe",
     "queue_applied",
     "resource_status",
     "url",
@@ -34,6 +36,7 @@ const TABLES: [&str; 23] = [
     "vr_open_datasource",
     "vr_resource",
     "vr_update_info",
+    "withdraw_position",
     "yacobot_node",
 ];
 

@@ -12,7 +12,7 @@ use crate::config::YacobotConfig;
 use crate::runner::Workers;
 use crate::status::NodeStats;
 use crate::worker::Ctx;
-use crate::{crawl, loader, multidoc, pathbinder, qargfilter, resources};
+use crate::{crawl, expiry, loader, multidoc, pathbinder, qargfilter, resources};
 
 /// How often the main loop counts the due URLs (and reads the resources in error) for the
 /// status page.
@@ -35,6 +35,7 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
     let mut workers = Workers::new(&ctx, rt.once());
     workers.run::<qargfilter::Import>(rt)?;
     workers.run::<loader::Loader>(rt)?;
+    workers.run::<expiry::Expiry>(rt)?;
     workers.run::<crawl::Crawler>(rt)?;
     workers.run::<multidoc::MultiDoc>(rt)?;
     workers.run::<pathbinder::PathBinder>(rt)?;

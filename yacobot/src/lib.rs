@@ -3,8 +3,9 @@
 //! Its workers, each switched on in its config and run on a thread of its own by [`runner`]
 //! (see [`worker`] for what a worker is, [`daemon`] for the list): the [`qargfilter`] import
 //! (`query_args` → `path_arg_name`), the [`loader`] (queue files → `url`, applying the
-//! query-argument rules), the [`crawl`] worker (scheduler, fetcher, archive, re-index
-//! bookkeeping), the [`resources`] worker (partner feeds) and the [`multidoc`] worker (page
+//! query-argument rules), the [`expiry`] (URLs not hit for `Url.ExpireDays` marked to
+//! leave the frontier), the [`crawl`] worker (scheduler, fetcher, archive, re-index
+//! bookkeeping, withdrawal), the [`resources`] worker (partner feeds) and the [`multidoc`] worker (page
 //! analysis: template evidence, language, categories). Each keeps its own figures;
 //! [`status`] holds the node's. The operator's tools: `resource …` ([`admin`]), `multidoc …`
 //! ([`multidoc::admin`]) and the page analysis tools `analyze`, `train`, `classify` ([`tools`]).
@@ -15,6 +16,7 @@ pub mod config;
 pub mod crawl;
 pub mod daemon;
 pub mod exclude;
+pub mod expiry;
 pub mod loader;
 pub mod multidoc;
 pub mod pathbinder;

@@ -36,6 +36,7 @@ const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n
     Fetch.Resolve = example.org:80:127.0.0.1\nFetch.AllowPrivate = 127.0.0.1\n\
     Url.DictFile = dict/current\nUrl.DictPeriod = 3\nUrl.DictAge = 6\nUrl.ReindexPeriod = 3\n\
     Url.SteadyMin = 2\nUrl.SteadyMax = 30\nUrl.SteadyGrow = 1.5\nUrl.SteadyShrink = 0.5\n\
+    Url.ExpireDays = 45\n\
     Resources.ScanInterval = 30\nResources.Parallel = 2\nResources.ClaimTtl = 1800\n\
     Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\nResources.WithdrawBatch = 50\n\
     MultiDoc.Model = model/other.nb\nMultiDoc.Batch = 50\nMultiDoc.MaxBytes = 8388608\n\

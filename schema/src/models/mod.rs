@@ -21,6 +21,7 @@ mod vr_data;
 mod vr_open_datasource;
 mod vr_resource;
 mod vr_update_info;
+mod withdraw_position;
 mod yacobot_node;
 
 pub use binding::{
@@ -29,12 +30,12 @@ pub use binding::{
 };
 pub use codes::{
     DataFrom, DataStatus, DelaySource, EmitStatus, FeedUrlStatus, FetchState, FetchStatus,
-    GroupType, IndexType, PageOutcome, ResStatus, UpdateType, ValidStatus,
+    GroupType, IndexType, PageOutcome, ResStatus, UpdateType, ValidStatus, WithdrawReason,
 };
 pub use host::{Host, HostRow, KeptRobots, RobotsAnswer};
 pub use multidoc::{
-    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, MultidocPosition,
-    NewMultidocDomain, NewMultidocPage,
+    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocGroup, MultidocPage,
+    MultidocPosition, NearGroup, NewMultidocDomain, NewMultidocGroup, NewMultidocPage,
 };
 pub use open_xml_format::{NewOpenXmlFormat, OpenXmlFormat};
 pub use partner_domain::{NewPartnerDomain, PartnerDomain};
@@ -43,9 +44,12 @@ pub use process_timestamp::{NewProcessTimestamp, ProcessTimestamp, ProcessTimest
 pub use query_arg::{NewQueryArg, QueryArg, INSIGNIFICANT_SCORE};
 pub use queue_applied::{NewQueueApplied, QueueApplied};
 pub use resource_status::{NewResourceStatus, ResourceStatus, ResourceStatusChanges, SyncCounts};
-pub use url::{ArchivedCopy, Claimed, LoadRow, MovedCopy, NewUrl, Url, UrlChanges, NEW_URL_BOOST};
+pub use url::{
+    ArchivedCopy, Claimed, LoadRow, MovedCopy, NewUrl, Url, UrlChanges, Withdrawal, NEW_URL_BOOST,
+};
 pub use vr_data::{ItemWrite, KnownItem, LiveItem, NewVrData, RunWrite, VrData};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
 pub use vr_resource::{ClaimedRun, NewVrResource, VrResource, VrResourceChanges};
 pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo};
+pub use withdraw_position::WithdrawPosition;
 pub use yacobot_node::{NewYacobotNode, YacobotNode};

@@ -195,6 +195,10 @@ pub struct UrlConfig {
     /// URLs that do not come from the reflog; `yacobot url add` does the same for a few.
     #[serde(rename = "StartFile", default, serialize_with = "restart_only")]
     pub start_file: Option<PathBuf>,
+    /// A URL no hit has asked for in this many days, and not due, leaves the frontier (a
+    /// `DELETE` downstream; docs/design.md#yacobot-expiry). 0: never.
+    #[serde(rename = "ExpireDays", default)]
+    pub expire_days: u32,
 }
 
 fn yes() -> bool {
@@ -332,6 +336,7 @@ defaults!(UrlConfig {
     steady_shrink: default_steady_shrink(),
     exclude_file: None,
     start_file: None,
+    expire_days: 0,
 });
 
 impl SegmentConfig {

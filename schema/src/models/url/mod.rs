@@ -8,13 +8,16 @@ use crate::schema::url;
 
 mod claim;
 mod compact;
+mod expire;
 mod finish;
 mod load;
 mod start;
+mod withdraw;
 
 pub use claim::Claimed;
 pub use compact::{ArchivedCopy, MovedCopy};
 pub use load::{LoadRow, NEW_URL_BOOST};
+pub use withdraw::Withdrawal;
 
 /// A page in a node's frontier.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Identifiable)]
