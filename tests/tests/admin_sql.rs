@@ -87,11 +87,11 @@ fn every_admin_query_answers_its_question() {
         q.keys().map(String::as_str).collect::<Vec<_>>(),
         [
             "domains_per_node",
-            "hosts_in_error",
-            "hosts_most_documents",
             "duplicate_groups",
             "duplicates_per_domain",
             "expiring_urls",
+            "hosts_in_error",
+            "hosts_most_documents",
             "node_load",
             "orphan_domains",
             "queue_files_applied",
