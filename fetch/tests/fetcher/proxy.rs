@@ -227,6 +227,20 @@ fn a_target_that_is_not_public_is_refused_before_the_proxy_hears_of_it() {
         .requests()
         .iter()
         .all(|r| !r.target.contains("inner.test")));
+
+    // A public target: fetched through the proxy on 127.0.0.1, which needs no
+    // Fetch.AllowPrivate (the proxy sends it to the test web whatever its address).
+    let cfg = FetchConfig {
+        allow_private: Vec::new(),
+        resolve: vec![format!("public.test:{port}:93.184.216.34")],
+        ..through(&server, &proxy.url(), None)
+    };
+    let done = fetch_all(
+        &mut Fetcher::new(cfg).unwrap(),
+        &[server.url("public.test", "/page")],
+    );
+    assert!(matches!(done[0].outcome, Outcome::Fetched(_)), "{done:?}");
+    assert_eq!(server.requests_to("public.test", "/page").len(), 1);
 }
 
 #[test]
