@@ -1,9 +1,20 @@
 //! What the fetcher is told: the `Fetch.*` keys of the yacobot config, as one struct.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::guard::AllowedPrivate;
+use crate::proxy::{NoProxy, Proxy, ProxyAuth};
 use crate::FetchError;
+
+/// One host's own politeness, replacing `Fetch.HostDelay` and `Fetch.PerHost` for it (the
+/// resources' `Resources.HostDelay` and `Resources.PerHost`). A robots.txt Crawl-delay longer
+/// than the delay still wins.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostPoliteness {
+    pub delay: Option<Duration>,
+    pub per_host: Option<usize>,
+}
 
 /// The fetcher's settings. Field names follow the config keys (`Fetch.Connections` → `connections`);
 /// [`FetchConfig::default`] holds the documented defaults (docs/operations.md).
@@ -58,6 +69,15 @@ pub struct FetchConfig {
     /// setups and benchmarks serve their web on 127.0.0.1. Other such addresses, at a URL's
     /// host or as a host name's address, fail with kind `refused` (see `guard`).
     pub allow_private: Vec<String>,
+    /// `Fetch.Proxy`: `http://`, `https://`, `socks5://` or `socks5h://` `host:port` every
+    /// request goes through; empty: none (and never one from the environment's `http_proxy`).
+    pub proxy: String,
+    /// `Fetch.ProxyAuthFile`'s credentials for the proxy (the caller reads the file).
+    pub proxy_auth: Option<ProxyAuth>,
+    /// `Fetch.NoProxy`: host names (and the names under them) and addresses fetched directly.
+    pub no_proxy: Vec<String>,
+    /// Per host name (lower case, no port): its own politeness.
+    pub host_politeness: BTreeMap<String, HostPoliteness>,
 }
 
 impl Default for FetchConfig {
@@ -82,6 +102,10 @@ impl Default for FetchConfig {
             pending: 4096,
             resolve: Vec::new(),
             allow_private: Vec::new(),
+            proxy: String::new(),
+            proxy_auth: None,
+            no_proxy: Vec::new(),
+            host_politeness: BTreeMap::new(),
         }
     }
 }
@@ -110,6 +134,13 @@ impl FetchConfig {
         }
         AllowedPrivate::parse(&self.allow_private)
             .map_err(|e| FetchError::Config(format!("Fetch.AllowPrivate: {e}")))?;
+        self.proxy()
+            .map_err(|e| FetchError::Config(format!("Fetch.Proxy: {e}")))?;
+        NoProxy::parse(&self.no_proxy)
+            .map_err(|e| FetchError::Config(format!("Fetch.NoProxy: {e}")))?;
+        if self.host_politeness.values().any(|p| p.per_host == Some(0)) {
+            return bad("a host's own per-host limit must be at least 1");
+        }
         for entry in &self.resolve {
             if parse_resolve(entry).is_none() {
                 return Err(FetchError::Config(format!(
@@ -125,6 +156,23 @@ impl FetchConfig {
         self.per_host = per_host;
         self.host_delay = host_delay;
         self
+    }
+
+    /// `Fetch.Proxy`, parsed (`None`: no proxy).
+    pub fn proxy(&self) -> Result<Option<Proxy>, String> {
+        match self.proxy.trim() {
+            "" => Ok(None),
+            text => Proxy::parse(text).map(Some),
+        }
+    }
+
+    /// The politeness of host `name` (lower case): its delay and transfers at once.
+    pub fn politeness_of(&self, name: &str) -> (Duration, usize) {
+        let own = self.host_politeness.get(name).copied().unwrap_or_default();
+        (
+            own.delay.unwrap_or(self.host_delay),
+            own.per_host.unwrap_or(self.per_host),
+        )
     }
 
     /// The name robots.txt groups are matched against: the User-Agent's product token.
@@ -189,9 +237,51 @@ mod tests {
                 allow_private: vec!["1".into()],
                 ..ok.clone()
             },
+            FetchConfig {
+                proxy: "ftp://p.test:21".into(),
+                ..ok.clone()
+            },
+            FetchConfig {
+                no_proxy: vec!["*".into()],
+                ..ok.clone()
+            },
+            FetchConfig {
+                host_politeness: [(
+                    "a.test".into(),
+                    HostPoliteness {
+                        delay: None,
+                        per_host: Some(0),
+                    },
+                )]
+                .into(),
+                ..ok.clone()
+            },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }
         assert_eq!(parse_resolve("*:8080:::1"), Some(("*", 8080, "::1")));
+    }
+
+    #[test]
+    fn a_host_of_its_own_keeps_its_politeness_and_the_others_the_defaults() {
+        let fast = HostPoliteness {
+            delay: Some(Duration::from_millis(50)),
+            per_host: Some(4),
+        };
+        let only_delay = HostPoliteness {
+            delay: Some(Duration::ZERO),
+            per_host: None,
+        };
+        let cfg = FetchConfig {
+            host_politeness: [("feeds.test".into(), fast), ("b.test".into(), only_delay)].into(),
+            ..FetchConfig::default()
+        };
+        cfg.validate().unwrap();
+        assert_eq!(
+            cfg.politeness_of("feeds.test"),
+            (Duration::from_millis(50), 4)
+        );
+        assert_eq!(cfg.politeness_of("b.test"), (Duration::ZERO, 1));
+        assert_eq!(cfg.politeness_of("other.test"), (Duration::from_secs(1), 1));
     }
 }

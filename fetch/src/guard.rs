@@ -4,10 +4,12 @@
 //! redirect hop (an IP address as host is checked there); every address libcurl is about to
 //! connect to is checked by its open-socket callback, after DNS resolution and before a socket
 //! exists — so a name that resolves (or is rebound) to 127.0.0.1 or 10.x is refused before any
-//! byte is sent.
+//! byte is sent. Through a proxy (`crate::proxy`) the only socket is the proxy's, which the
+//! callback lets be; the target's name is checked by `crate::lookup` instead.
 
 use std::ffi::c_void;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use curl::easy::Easy2;
@@ -54,7 +56,7 @@ impl AllowedPrivate {
     }
 
     /// Why a connection to `ip` is refused: it is not public and not allowed.
-    fn refuses(&self, ip: IpAddr) -> Option<&'static str> {
+    pub(crate) fn refuses(&self, ip: IpAddr) -> Option<&'static str> {
         non_public(ip).filter(|_| !self.contains(ip))
     }
 }
@@ -104,12 +106,14 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-/// What one easy handle's open-socket callback knows: the addresses allowed, and the last
-/// address it refused. Shared (`Arc`) between the handle's collector and libcurl, which holds a
-/// pointer to it for as long as the handle lives.
+/// What one easy handle's open-socket callback knows: the addresses allowed, whether the
+/// transfer goes through the proxy, and the last address it refused. Shared (`Arc`) between the
+/// handle's collector and libcurl, which holds a pointer to it for as long as the handle lives.
 #[derive(Debug, Default)]
 pub(crate) struct SocketGuard {
     allowed: Arc<AllowedPrivate>,
+    /// The transfer goes through `Fetch.Proxy`: its only socket is the proxy's.
+    via_proxy: AtomicBool,
     refused: Mutex<Option<Refusal>>,
 }
 
@@ -117,6 +121,7 @@ impl SocketGuard {
     pub fn new(allowed: Arc<AllowedPrivate>) -> SocketGuard {
         SocketGuard {
             allowed,
+            via_proxy: AtomicBool::new(false),
             refused: Mutex::new(None),
         }
     }
@@ -130,6 +135,10 @@ impl SocketGuard {
     fn check(&self, addr: Option<SocketAddr>) -> Result<(), ()> {
         // Only IP sockets are ever asked for; anything else is refused.
         let Some(addr) = addr else { return Err(()) };
+        if self.via_proxy.load(Ordering::Relaxed) {
+            // The proxy's address: the operator named it (the target was checked by name).
+            return Ok(());
+        }
         let Some(kind) = self.allowed.refuses(addr.ip()) else {
             return Ok(());
         };
@@ -143,9 +152,15 @@ impl SocketGuard {
     }
 }
 
-/// Makes `guard` decide on every socket `easy` opens from now on.
-pub(crate) fn install<H>(easy: &mut Easy2<H>, guard: &Arc<SocketGuard>) -> Result<(), curl::Error> {
+/// Makes `guard` decide on every socket `easy` opens from now on; `via_proxy`: the transfer
+/// goes through the proxy.
+pub(crate) fn install<H>(
+    easy: &mut Easy2<H>,
+    guard: &Arc<SocketGuard>,
+    via_proxy: bool,
+) -> Result<(), curl::Error> {
     guard.take_refusal();
+    guard.via_proxy.store(via_proxy, Ordering::Relaxed);
     let raw = easy.raw();
     let data = Arc::as_ptr(guard) as *mut c_void;
     let callback: curl_sys::curl_opensocket_callback = open_socket;
@@ -354,5 +369,8 @@ mod tests {
         let allowing = SocketGuard::new(Arc::new(AllowedPrivate::parse(&["10.0.0.0/8"]).unwrap()));
         assert_eq!(allowing.check(at("10.0.0.1:80")), Ok(()));
         assert_eq!(allowing.check(at("127.0.0.1:80")), Err(()));
+        // Through the proxy, the socket is the proxy's, wherever it is.
+        allowing.via_proxy.store(true, Ordering::Relaxed);
+        assert_eq!(allowing.check(at("127.0.0.1:3128")), Ok(()));
     }
 }

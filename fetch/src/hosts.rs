@@ -37,13 +37,18 @@ pub(crate) struct Host {
     pub robots_next: Option<(String, u32)>,
     /// Jobs of this host waiting out a retry delay elsewhere.
     pub delayed: usize,
+    /// Its politeness: `Fetch.HostDelay` and `Fetch.PerHost`, or its own.
+    pub delay: Duration,
+    pub per_host: usize,
+    /// Its next transfer waits for the lookup of a name (through the proxy, `crate::lookup`).
+    pub checking: bool,
     key: String,
 }
 
 impl Host {
     /// Could this host start a transfer, ignoring its delay?
-    fn has_startable_work(&self, per_host: usize) -> bool {
-        if self.in_flight >= per_host {
+    fn has_startable_work(&self) -> bool {
+        if self.in_flight >= self.per_host || self.checking {
             return false;
         }
         self.robots_next.is_some()
@@ -64,6 +69,7 @@ impl Host {
             && self.delayed == 0
             && !self.armed
             && self.robots_next.is_none()
+            && !self.checking
             && self.next_start <= now
     }
 }
@@ -78,8 +84,9 @@ pub(crate) struct HostTable {
 }
 
 impl HostTable {
-    /// The id of the host with this key (`scheme://host:port`), made if new.
-    pub fn id(&mut self, key: &str, now: Instant) -> usize {
+    /// The id of the host with this key (`scheme://host:port`), made if new with the
+    /// politeness `(delay, per_host)`.
+    pub fn id(&mut self, key: &str, now: Instant, politeness: (Duration, usize)) -> usize {
         if let Some(&id) = self.ids.get(key) {
             return id;
         }
@@ -92,6 +99,9 @@ impl HostTable {
             robots: RobotsState::Unknown,
             robots_next: None,
             delayed: 0,
+            delay: politeness.0,
+            per_host: politeness.1,
+            checking: false,
             key: key.to_string(),
         };
         let id = match self.free.pop() {
@@ -132,9 +142,9 @@ impl HostTable {
 
     /// Puts the host in the ready heap if it has startable work and is not there yet. Returns
     /// how long it will wait for its delay (zero when it may start now).
-    pub fn arm(&mut self, id: usize, per_host: usize, now: Instant) -> Option<Duration> {
+    pub fn arm(&mut self, id: usize, now: Instant) -> Option<Duration> {
         let host = self.hosts.get_mut(id).and_then(Option::as_mut)?;
-        if host.armed || !host.has_startable_work(per_host) {
+        if host.armed || !host.has_startable_work() {
             return None;
         }
         host.armed = true;

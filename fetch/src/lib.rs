@@ -9,23 +9,26 @@
 //! [`HostReport`]s ([`Fetcher::report_hosts`], [`Fetcher::take_host_reports`]) and gives robots.txt
 //! back after a restart ([`Fetcher::seed_robots`]).
 //!
-//! Politeness, robots.txt, retries and limits follow the `Fetch.*` keys of [`FetchConfig`];
-//! docs/operations.md states the rules.
+//! Politeness, robots.txt, retries, limits and the proxy follow the `Fetch.*` keys of
+//! [`FetchConfig`]; docs/operations.md states the rules.
 
 mod config;
 mod fetcher;
 mod guard;
 mod hosts;
+mod lookup;
 mod outcome;
+mod proxy;
 mod report;
 mod robots;
 mod stats;
 mod transfer;
 
-pub use config::FetchConfig;
+pub use config::{FetchConfig, HostPoliteness};
 pub use fetcher::Fetcher;
 pub use guard::{non_public, AllowedPrivate};
 pub use outcome::{Completed, Document, FailKind, Outcome, Request};
+pub use proxy::{AuthFileError, Proxy, ProxyAuth};
 pub use report::{host_name, host_name_of, DelaySource, HostReport, RobotsReport};
 pub use robots::RobotsSeed;
 pub use stats::FetchStats;

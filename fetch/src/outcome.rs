@@ -82,10 +82,14 @@ pub enum FailKind {
     /// (an IP address, or a name's address) that is loopback, private, link-local … and not in
     /// `Fetch.AllowPrivate`, at the URL itself or at a redirect hop.
     Refused,
+    /// The proxy (`Fetch.Proxy`) failed the request: it cannot be reached, answered 407 Proxy
+    /// Authentication Required, refused the CONNECT, or a SOCKS error. It says nothing of the
+    /// host.
+    Proxy,
 }
 
 impl FailKind {
-    pub const ALL: [FailKind; 13] = [
+    pub const ALL: [FailKind; 14] = [
         FailKind::Url,
         FailKind::Dns,
         FailKind::Connect,
@@ -99,6 +103,7 @@ impl FailKind {
         FailKind::Redirect,
         FailKind::Robots,
         FailKind::Refused,
+        FailKind::Proxy,
     ];
 
     /// A short lower-case name (metrics labels, logs).
@@ -117,6 +122,7 @@ impl FailKind {
             FailKind::Redirect => "redirect",
             FailKind::Robots => "robots",
             FailKind::Refused => "refused",
+            FailKind::Proxy => "proxy",
         }
     }
 }

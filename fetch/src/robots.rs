@@ -4,7 +4,9 @@
 //!   delay; an unparseable file allows everything;
 //! - 4xx (404, 401, 403 …): there are no rules, everything is allowed;
 //! - 5xx, or no answer at all (after redirects): everything is disallowed for `Fetch.RobotsRetry`;
-//!   the host's requests fail with kind `robots` until robots.txt is tried again.
+//!   the host's requests fail with kind `robots` until robots.txt is tried again;
+//! - the proxy failed the request: the host's requests fail with kind `proxy` for
+//!   `Fetch.RetryDelay` (at least a second), then robots.txt is tried again.
 //!
 //! A known answer is kept for `Fetch.RobotsTtl`; the file is then fetched again before the next
 //! request to that host.
@@ -159,6 +161,16 @@ pub(crate) fn refused(reason: String, now: Instant, retry: Duration) -> RobotsSt
         until: now + retry,
         reason: format!("refused: {reason}"),
         kind: FailKind::Refused,
+    }
+}
+
+/// The state after the proxy failed robots.txt's request (the host said nothing): its requests
+/// fail with kind `proxy` until robots.txt is tried again, `retry` later.
+pub(crate) fn proxy_failed(reason: String, now: Instant, retry: Duration) -> RobotsState {
+    RobotsState::Unavailable {
+        until: now + retry,
+        reason: format!("robots.txt not fetched: {reason}"),
+        kind: FailKind::Proxy,
     }
 }
 

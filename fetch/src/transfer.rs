@@ -9,6 +9,15 @@ use curl::easy::{Easy2, Handler, List, WriteError};
 use crate::config::FetchConfig;
 use crate::guard::{self, SocketGuard};
 use crate::outcome::FailKind;
+use crate::proxy::{Proxy, ProxyAuth};
+
+/// Where a transfer connects to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Route<'a> {
+    Direct,
+    /// Through `Fetch.Proxy`, with its credentials if any.
+    Proxy(&'a Proxy, Option<&'a ProxyAuth>),
+}
 
 /// Why the handler stopped a transfer itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +179,7 @@ pub(crate) fn prepare(
     cfg: &FetchConfig,
     url: &str,
     resolve: Option<String>,
+    route: Route<'_>,
 ) -> Result<(), curl::Error> {
     easy.url(url)?;
     easy.useragent(&cfg.user_agent)?;
@@ -182,13 +192,48 @@ pub(crate) fn prepare(
     easy.tcp_nodelay(true)?;
     easy.signal(false)?;
     let socket_guard = Arc::clone(&easy.get_ref().guard);
-    guard::install(easy, &socket_guard)?;
+    guard::install(easy, &socket_guard, matches!(route, Route::Proxy(..)))?;
+    // `Fetch.Proxy` or none: never a proxy (or no_proxy) from the environment, which the
+    // address guard would not know of.
+    easy.noproxy("")?;
+    match route {
+        Route::Direct => easy.proxy("")?,
+        Route::Proxy(proxy, auth) => {
+            easy.proxy(proxy.url())?;
+            if let Some(auth) = auth {
+                easy.proxy_username(auth.user())?;
+                easy.proxy_password(auth.password())?;
+            }
+        }
+    }
+    suppress_connect_headers(easy)?;
     if let Some(entry) = resolve {
         let mut list = List::new();
         list.append(&entry)?;
         easy.resolve(list)?;
     }
     Ok(())
+}
+
+/// libcurl's CURLOPT_SUPPRESS_CONNECT_HEADERS (7.54; not in curl-sys): a CONNECT's answer
+/// ("200 Connection established") is not passed to the header callback, which would take it
+/// for the page's.
+const CURLOPT_SUPPRESS_CONNECT_HEADERS: curl_sys::CURLoption = 265;
+
+fn suppress_connect_headers<H>(easy: &mut Easy2<H>) -> Result<(), curl::Error> {
+    // SAFETY: `easy.raw()` is the live handle; the option takes a long.
+    #[allow(unsafe_code)]
+    let code = unsafe {
+        curl_sys::curl_easy_setopt(
+            easy.raw(),
+            CURLOPT_SUPPRESS_CONNECT_HEADERS,
+            1 as libc::c_long,
+        )
+    };
+    match code {
+        curl_sys::CURLE_OK => Ok(()),
+        code => Err(curl::Error::new(code)),
+    }
 }
 
 /// libcurl's code for an answer that is not HTTP (the crate has no predicate for it).

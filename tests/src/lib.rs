@@ -7,7 +7,8 @@
 //!   process is alive, a daemon a failed test left running;
 //! - [`tmpfs`]: a small file system of a test's own, to fill it up;
 //! - [`browser`]: pages through headless Chromium (screenshots, the text after load);
-//! - [`web`]: a programmable HTTP server for fetcher tests, under many host names;
+//! - [`web`]: a programmable HTTP server for fetcher tests, under many host names, and
+//!   [`proxy`] beside it, a forward proxy that counts what goes through it;
 //! - [`status_page`]: a rendered status page compared with `/status.json`;
 //! - [`repo_root`]: the repository's root directory, for the shipped `conf/` and `scripts/`.
 //!
@@ -23,6 +24,7 @@ pub mod net;
 #[cfg(feature = "database")]
 pub mod pipeline;
 pub mod process;
+pub mod proxy;
 pub mod status_page;
 pub mod tmpfs;
 pub mod wait;

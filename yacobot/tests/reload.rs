@@ -34,11 +34,13 @@ const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n
     Fetch.RobotsTtl = 3600\nFetch.RobotsRetry = 60\nFetch.RobotsCache = 1000\nFetch.Retries = 2\n\
     Fetch.RetryDelay = 1\nFetch.MaxRetryAfter = 60\nFetch.KeepAlive = 16\nFetch.Pending = 256\n\
     Fetch.Resolve = example.org:80:127.0.0.1\nFetch.AllowPrivate = 127.0.0.1\n\
+    Fetch.Proxy = http://127.0.0.1:3128\nFetch.NoProxy = example.org\n\
     Url.DictFile = dict/current\nUrl.DictPeriod = 3\nUrl.DictAge = 6\nUrl.ReindexPeriod = 3\n\
     Url.SteadyMin = 2\nUrl.SteadyMax = 30\nUrl.SteadyGrow = 1.5\nUrl.SteadyShrink = 0.5\n\
     Url.ExpireDays = 45\n\
     Resources.ScanInterval = 30\nResources.Parallel = 2\nResources.ClaimTtl = 1800\n\
     Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\nResources.WithdrawBatch = 50\n\
+    Resources.HostDelay = feeds.example:0.1\nResources.PerHost = feeds.example:2\n\
     MultiDoc.Model = model/other.nb\nMultiDoc.Batch = 50\nMultiDoc.MaxBytes = 8388608\n\
     MultiDoc.MaxFingerprints = 5000\nMultiDoc.ExpireDays = 10\nPathBinder.Interval = 60\n\
     PathBinder.MinUrls = 5\nPathBinder.Depth = 3\nHosts.Enable = 0\nHosts.RobotsBytes = 1000\n\

@@ -26,6 +26,13 @@ impl Fetcher {
         job.fetch_time += done.took;
         job.bytes += done.received;
         job.status = done.status;
+        if let Some((why, again)) = done.proxy_failure {
+            let reason = format!("{url}: {why}");
+            return match again {
+                true => self.retry(id, job, FailKind::Proxy, reason, self.cfg.retry_delay, now),
+                false => self.fail(job, FailKind::Proxy, reason),
+            };
+        }
         match done.abort {
             Some(Abort::TooLarge) => {
                 let limit = self.cfg.max_bytes;
@@ -95,7 +102,7 @@ impl Fetcher {
     }
 
     /// Tries again after `wait` if tries are left, else fails with `kind`.
-    fn retry(
+    pub(super) fn retry(
         &mut self,
         id: usize,
         job: Job,
@@ -173,13 +180,16 @@ impl Fetcher {
         done: Finished,
         now: Instant,
     ) {
+        if let Some((why, _)) = done.proxy_failure {
+            // Nothing for the host's record: the proxy failed, not the host.
+            let reason = format!("{url}: {why}");
+            log::info!("{reason}");
+            let wait = self.cfg.retry_delay.max(Duration::from_secs(1));
+            return self.robots_settled(id, robots::proxy_failed(reason, now, wait));
+        }
         if let (Err(e), Some(refusal)) = (&done.result, done.refused) {
             if e.is_couldnt_connect() {
-                let reason = format!("{url}: {refusal}");
-                log::info!("{reason}");
-                let retry = self.cfg.robots_retry;
-                self.robots_settled(id, robots::refused(reason, now, retry));
-                return self.report_robots(id, None, Vec::new(), retry, None);
+                return self.robots_refused(id, format!("{url}: {refusal}"), now);
             }
         }
         let status = match (&done.result, done.status, &done.abort) {
@@ -211,6 +221,15 @@ impl Fetcher {
         }
         let server = done.server.as_deref();
         self.robots_done(id, Ok((status, done.body)), now, server);
+    }
+
+    /// robots.txt's host has an address not fetched from: its requests are refused until
+    /// `Fetch.RobotsRetry` has passed.
+    pub(super) fn robots_refused(&mut self, id: usize, reason: String, now: Instant) {
+        log::info!("{reason}");
+        let retry = self.cfg.robots_retry;
+        self.robots_settled(id, robots::refused(reason, now, retry));
+        self.report_robots(id, None, Vec::new(), retry, None);
     }
 
     pub(super) fn robots_done(
@@ -256,7 +275,7 @@ impl Fetcher {
         }
     }
 
-    fn fail(&mut self, job: Job, kind: FailKind, reason: String) {
+    pub(super) fn fail(&mut self, job: Job, kind: FailKind, reason: String) {
         let status = job.status;
         self.finish(job, Outcome::failed(kind, reason, status));
     }

@@ -1,8 +1,9 @@
 //! The fetcher: a libcurl multi handle, the host table that decides which transfer may start,
 //! and the queues between them; `answer` turns a finished transfer into an outcome, a retry or a
-//! redirect hop.
+//! redirect hop; `proxied` routes transfers through the proxy and checks their targets.
 
 mod answer;
+mod proxied;
 mod record;
 mod schedule;
 
@@ -17,7 +18,9 @@ use curl::multi::{Easy2Handle, Multi};
 use crate::config::{parse_resolve, FetchConfig};
 use crate::guard::{self, AllowedPrivate, Refusal, SocketGuard};
 use crate::hosts::{HostTable, Job};
+use crate::lookup::Lookups;
 use crate::outcome::{Completed, FailKind, Outcome, Request};
+use crate::proxy::{self, NoProxy, Proxy};
 use crate::report::Reports;
 use crate::robots::{self, Current};
 use crate::stats::FetchStats;
@@ -28,6 +31,8 @@ use crate::FetchError;
 const ROBOTS_MAX_BYTES: u64 = 512 << 10;
 /// How often idle hosts are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(10);
+/// How often answers are looked for while names are being looked up.
+const LOOKUP_POLL: Duration = Duration::from_millis(5);
 
 /// What a transfer in flight is for.
 enum Purpose {
@@ -41,6 +46,7 @@ struct Active {
     host: usize,
     url: String,
     started: Instant,
+    via_proxy: bool,
 }
 
 /// What a finished transfer left behind, once its handle is back in the pool.
@@ -56,6 +62,8 @@ struct Finished {
     abort: Option<Abort>,
     /// An address the transfer did not connect to (not public).
     refused: Option<Refusal>,
+    /// The proxy failed the transfer: why, and whether another try could help.
+    proxy_failure: Option<(String, bool)>,
     took: Duration,
 }
 
@@ -84,6 +92,10 @@ pub struct Fetcher {
     last_sweep: Instant,
     /// Per-host news for a caller that keeps a record of hosts (off unless asked for).
     reports: Reports,
+    /// `Fetch.Proxy`, `Fetch.NoProxy`, and the lookups of the names fetched through the proxy.
+    proxy: Option<Proxy>,
+    no_proxy: NoProxy,
+    lookups: Lookups,
 }
 
 impl Fetcher {
@@ -104,6 +116,8 @@ impl Fetcher {
         }
         let allowed = (!cfg.allowed_types.is_empty()).then(|| cfg.allowed_types.clone());
         let private = AllowedPrivate::parse(&cfg.allow_private).map_err(FetchError::Config)?;
+        let proxy = cfg.proxy().map_err(FetchError::Config)?;
+        let no_proxy = NoProxy::parse(&cfg.no_proxy).map_err(FetchError::Config)?;
         Ok(Fetcher {
             private: Arc::new(private),
             agent: cfg.robots_agent().to_string(),
@@ -124,6 +138,9 @@ impl Fetcher {
             stats: FetchStats::default(),
             last_sweep: Instant::now(),
             reports: Reports::default(),
+            proxy,
+            no_proxy,
+            lookups: Lookups::default(),
             cfg,
         })
     }
@@ -216,6 +233,7 @@ impl Fetcher {
         loop {
             let now = Instant::now();
             self.release_delayed(now);
+            self.wake_checked(now);
             self.start_ready(now)?;
             if self.in_flight > 0 {
                 self.multi.perform()?;
@@ -236,6 +254,7 @@ impl Fetcher {
         let now = Instant::now();
         if now.duration_since(self.last_sweep) >= SWEEP_EVERY {
             self.hosts.sweep(now, self.cfg.robots_cache);
+            self.lookups.sweep(now);
             self.last_sweep = now;
         }
         self.stats.hosts = self.hosts.live();
@@ -252,6 +271,9 @@ impl Fetcher {
         }
         if let Some(Reverse((at, _))) = self.delayed.peek() {
             until = until.min(*at);
+        }
+        if self.lookups.looking() {
+            until = until.min(now + LOOKUP_POLL);
         }
         let mut timeout = until.saturating_duration_since(now);
         if self.in_flight > 0 {
@@ -287,7 +309,16 @@ impl Fetcher {
             self.free_slots.push(slot);
             self.in_flight -= 1;
             let mut easy = self.multi.remove2(active.handle)?;
+            let connect_code = easy
+                .http_connectcode()
+                .ok()
+                .and_then(|c| u16::try_from(c).ok())
+                .filter(|c| *c != 0);
             let c = easy.get_mut();
+            let proxy_failure = match (&self.proxy, active.via_proxy) {
+                (Some(p), true) => proxy::failure(p, &result, c.status, connect_code),
+                _ => None,
+            };
             let done = Finished {
                 result,
                 status: c.status,
@@ -299,6 +330,7 @@ impl Fetcher {
                 received: c.received,
                 abort: c.abort.take(),
                 refused: c.guard.take_refusal(),
+                proxy_failure,
                 took: now.saturating_duration_since(active.started),
             };
             if self.idle.len() < self.cfg.connections {
@@ -346,6 +378,11 @@ fn checked(mut url: url::Url) -> Result<url::Url, String> {
     }
     url.set_fragment(None);
     Ok(url)
+}
+
+/// A host's politeness: its own (`FetchConfig::host_politeness`), or the config's.
+fn politeness_for(cfg: &FetchConfig, url: &url::Url) -> (Duration, usize) {
+    cfg.politeness_of(url.host_str().unwrap_or(""))
 }
 
 /// Politeness is per `scheme://host:port`.

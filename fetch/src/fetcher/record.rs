@@ -50,7 +50,9 @@ impl Fetcher {
         let Some(state) = robots::from_seed(&self.agent, seed, now) else {
             return false;
         };
-        let id = self.hosts.id(&host_key(&u), now);
+        let id = self
+            .hosts
+            .id(&host_key(&u), now, politeness_for(&self.cfg, &u));
         let Some(host) = self.hosts.get(id) else {
             return false;
         };
@@ -64,10 +66,12 @@ impl Fetcher {
 
     /// The politeness in force for host `id`, and where it comes from.
     fn politeness(&mut self, id: usize) -> (Duration, DelaySource) {
-        let base = self.cfg.host_delay;
-        match self.hosts.get(id).and_then(|h| h.robots.crawl_delay()) {
-            Some(d) if d > base => (d, DelaySource::CrawlDelay),
-            _ => (base, DelaySource::Config),
+        let Some(host) = self.hosts.get(id) else {
+            return (self.cfg.host_delay, DelaySource::Config);
+        };
+        match host.robots.crawl_delay() {
+            Some(d) if d > host.delay => (d, DelaySource::CrawlDelay),
+            _ => (host.delay, DelaySource::Config),
         }
     }
 
@@ -83,7 +87,8 @@ impl Fetcher {
 
     /// A page transfer of host `id` ended with an answer (a status line came back).
     pub(super) fn report_answer(&mut self, id: usize, done: &Finished) {
-        if done.status.is_none() {
+        // The proxy's own answer (a 407) is not the host's.
+        if done.status.is_none() || done.proxy_failure.is_some() {
             return;
         }
         let (received, took) = (done.received, done.took);
@@ -94,7 +99,7 @@ impl Fetcher {
     }
 
     /// A request ended (at its last hop's host): answered, or failed. A URL the fetcher could
-    /// not even take, or one robots.txt disallows, says nothing of the host.
+    /// not even take, one robots.txt disallows, or one the proxy failed says nothing of the host.
     pub(super) fn report_request(&mut self, job: &Job, outcome: &Outcome) {
         let (fetched, error) = match outcome {
             Outcome::Fetched(_) => (true, None),
@@ -103,7 +108,7 @@ impl Fetcher {
             }
             Outcome::Disallowed
             | Outcome::Failed {
-                kind: FailKind::Url,
+                kind: FailKind::Url | FailKind::Proxy,
                 ..
             } => return,
             Outcome::Failed { reason, .. } => (false, Some(reason.as_str())),

@@ -3,10 +3,16 @@
 //! the address guard, the resolve entries).
 
 use super::*;
+use crate::lookup::Check;
+use crate::transfer::Route;
 
 impl Fetcher {
     pub(super) fn enqueue(&mut self, job: Job, now: Instant) {
-        let id = self.hosts.id(&host_key(&job.url), now);
+        let id = self.hosts.id(
+            &host_key(&job.url),
+            now,
+            politeness_for(&self.cfg, &job.url),
+        );
         if let Some(host) = self.hosts.get(id) {
             host.queue.push_back(job);
         }
@@ -14,7 +20,7 @@ impl Fetcher {
     }
 
     pub(super) fn arm(&mut self, id: usize, now: Instant) {
-        if let Some(wait) = self.hosts.arm(id, self.cfg.per_host, now) {
+        if let Some(wait) = self.hosts.arm(id, now) {
             if !wait.is_zero() {
                 self.stats.host_waits += 1;
                 self.stats.host_wait_time += wait;
@@ -61,7 +67,7 @@ impl Fetcher {
             self.arm(id, now);
             return Ok(());
         }
-        if host.in_flight >= self.cfg.per_host {
+        if host.in_flight >= host.per_host {
             return Ok(());
         }
         loop {
@@ -69,7 +75,6 @@ impl Fetcher {
                 return Ok(());
             };
             if let Some((url, hops)) = host.robots_next.take() {
-                self.stats.robots_fetches += 1;
                 return self.start(id, url, Purpose::Robots { hops }, now);
             }
             if host.queue.is_empty() {
@@ -115,7 +120,8 @@ impl Fetcher {
         }
     }
 
-    /// Adds a transfer to the multi handle and charges it to its host's politeness.
+    /// Adds a transfer to the multi handle and charges it to its host's politeness; one through
+    /// the proxy whose target is not known to be public yet waits for its lookup.
     pub(super) fn start(
         &mut self,
         id: usize,
@@ -123,6 +129,20 @@ impl Fetcher {
         purpose: Purpose,
         now: Instant,
     ) -> Result<(), FetchError> {
+        let via_proxy = self.via_proxy(&url);
+        if via_proxy {
+            match self.check_target(id, &url, now) {
+                Check::Go => {}
+                Check::Wait => {
+                    self.put_back(id, url, purpose);
+                    return Ok(());
+                }
+                Check::Fail(kind, why) => {
+                    self.target_failed(id, url, purpose, kind, why, now);
+                    return Ok(());
+                }
+            }
+        }
         let (max_bytes, allowed) = match purpose {
             Purpose::Page(_) => (self.cfg.max_bytes, self.allowed.clone()),
             Purpose::Robots { .. } => (ROBOTS_MAX_BYTES, None),
@@ -135,7 +155,11 @@ impl Fetcher {
         };
         easy.get_mut().reset(max_bytes, allowed);
         let resolve = self.resolve_entry(&url);
-        if let Err(e) = transfer::prepare(&mut easy, &self.cfg, &url, resolve) {
+        let route = match (&self.proxy, via_proxy) {
+            (Some(p), true) => Route::Proxy(p, self.cfg.proxy_auth.as_ref()),
+            _ => Route::Direct,
+        };
+        if let Err(e) = transfer::prepare(&mut easy, &self.cfg, &url, resolve, route) {
             self.idle.push(easy);
             let outcome = Outcome::Failed {
                 kind: FailKind::Url,
@@ -153,6 +177,9 @@ impl Fetcher {
             self.active.push(None);
             self.active.len() - 1
         });
+        if matches!(purpose, Purpose::Robots { .. }) {
+            self.stats.robots_fetches += 1;
+        }
         let mut handle = self.multi.add2(easy)?;
         handle.set_token(slot)?;
         self.active[slot] = Some(Active {
@@ -161,6 +188,7 @@ impl Fetcher {
             host: id,
             url,
             started: now,
+            via_proxy,
         });
         self.in_flight += 1;
         self.stats.transfers += 1;
@@ -175,26 +203,37 @@ impl Fetcher {
     }
 
     pub(super) fn host_delay(&mut self, id: usize) -> Duration {
-        let base = self.cfg.host_delay;
-        match self.hosts.get(id).and_then(|h| h.robots.crawl_delay()) {
-            Some(d) => base.max(d),
-            None => base,
+        let Some(host) = self.hosts.get(id) else {
+            return self.cfg.host_delay;
+        };
+        match host.robots.crawl_delay() {
+            Some(d) => host.delay.max(d),
+            None => host.delay,
         }
     }
 
     pub(super) fn resolve_entry(&self, url: &str) -> Option<String> {
+        let u = url::Url::parse(url).ok()?;
+        let addr = self.resolve_addr(&u)?;
+        Some(format!(
+            "{}:{}:{addr}",
+            u.host_str()?,
+            u.port_or_known_default()?
+        ))
+    }
+
+    /// The address `Fetch.Resolve` gives `url`'s host name, if any.
+    pub(super) fn resolve_addr(&self, u: &url::Url) -> Option<&str> {
         if self.resolve.is_empty() && self.resolve_any.is_empty() {
             return None;
         }
-        let u = url::Url::parse(url).ok()?;
         let Some(url::Host::Domain(host)) = u.host() else {
             return None;
         };
         let port = u.port_or_known_default()?;
-        let addr = self
-            .resolve
+        self.resolve
             .get(&(host.to_string(), port))
-            .or_else(|| self.resolve_any.get(&port))?;
-        Some(format!("{host}:{port}:{addr}"))
+            .or_else(|| self.resolve_any.get(&port))
+            .map(String::as_str)
     }
 }

@@ -7,6 +7,7 @@ mod hosts;
 mod limits;
 mod malformed;
 mod politeness;
+mod proxy;
 mod refused;
 mod retries;
 mod robots;

@@ -1,6 +1,6 @@
 use std::time::{Duration, Instant};
 
-use focuser_fetch::{Fetcher, Outcome};
+use focuser_fetch::{Fetcher, HostPoliteness, Outcome};
 use focuser_tests::web::{by_host, max_concurrent, Behaviour, WebServer};
 
 use crate::{config, fetch_all, JITTER};
@@ -115,4 +115,42 @@ fn keep_alive_connections_are_reused() {
         "{} connections for 21 requests",
         connections.len()
     );
+}
+
+#[test]
+fn a_host_with_politeness_of_its_own_keeps_it_and_the_others_keep_theirs() {
+    let server = WebServer::start().unwrap();
+    server.set(
+        "*",
+        "*",
+        Behaviour::delay(Duration::from_millis(50), Behaviour::page(1000)),
+    );
+    server.set("*", "/robots.txt", Behaviour::status(404));
+    let delay = Duration::from_millis(400);
+    let mut cfg = config(&server).with_politeness(1, delay);
+    let own = HostPoliteness {
+        delay: Some(Duration::from_millis(10)),
+        per_host: Some(3),
+    };
+    cfg.host_politeness.insert("feeds.test".into(), own);
+    let mut urls: Vec<String> = (0..12)
+        .map(|p| server.url("feeds.test", &format!("/f{p}")))
+        .collect();
+    urls.extend((0..3).map(|p| server.url("crawl.test", &format!("/p{p}"))));
+    let done = fetch_all(&mut Fetcher::new(cfg).unwrap(), &urls);
+    assert!(done
+        .iter()
+        .all(|c| matches!(c.outcome, Outcome::Fetched(_))));
+
+    let figures = server.figures();
+    let feeds = &figures["feeds.test"];
+    // 13 requests 400 ms apart would span 4.8 s; its own delay lets them overlap, 3 at once.
+    assert_eq!(feeds.requests, 13);
+    assert!(feeds.max_concurrent <= 3, "{feeds:?}");
+    assert!(feeds.max_concurrent >= 2, "its PerHost unused: {feeds:?}");
+    assert!(feeds.span.unwrap() < 6 * delay, "{feeds:?}");
+    // The other host keeps Fetch.HostDelay and Fetch.PerHost.
+    let crawl = &figures["crawl.test"];
+    assert_eq!(crawl.max_concurrent, 1, "{crawl:?}");
+    assert!(crawl.min_gap.unwrap() + 3 * JITTER >= delay, "{crawl:?}");
 }

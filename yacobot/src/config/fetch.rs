@@ -1,10 +1,14 @@
 //! The `Fetch.*` keys: which downloader, and focuser-fetch's settings (docs/operations.md,
 //! "yacobot: the fetcher"). Times are seconds, fractions allowed.
 
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use focuser_daemon::config::restart_only;
+use focuser_daemon::CommonConfig;
+use focuser_fetch::{Proxy, ProxyAuth};
 use serde::{Deserialize, Serialize};
 
 /// `Fetch.Backend`: the libcurl fetcher, or pages read from a local mirror tree.
@@ -70,6 +74,17 @@ pub struct FetchConfig {
     /// setups. Other loopback, private, link-local … addresses fail with kind `refused`.
     #[serde(rename = "AllowPrivate", default)]
     pub allow_private: Vec<String>,
+    /// `scheme://host:port` (http, https, socks5, socks5h) the crawl and the feeds fetch
+    /// through; empty: none (the environment's `http_proxy` is never used).
+    #[serde(rename = "Proxy", default)]
+    pub proxy: String,
+    /// `user:password` for the proxy, in a file group and others cannot read; read when a
+    /// worker starts (never shown: the status page has the path only).
+    #[serde(rename = "ProxyAuthFile", default, serialize_with = "restart_only")]
+    pub proxy_auth_file: Option<PathBuf>,
+    /// Hosts (and the names under them) and addresses fetched directly, not through the proxy.
+    #[serde(rename = "NoProxy", default)]
+    pub no_proxy: Vec<String>,
 }
 
 fn default_backend() -> String {
@@ -156,9 +171,15 @@ impl Default for FetchConfig {
             pending: default_pending(),
             resolve: Vec::new(),
             allow_private: Vec::new(),
+            proxy: String::new(),
+            proxy_auth_file: None,
+            no_proxy: Vec::new(),
         }
     }
 }
+
+/// A credentials file is a line: anything longer is not one.
+const MAX_AUTH_FILE: u64 = 4096;
 
 /// A number of seconds as a duration, or why it is not one.
 fn seconds(key: &str, v: f64) -> Result<Duration, String> {
@@ -189,6 +210,11 @@ impl FetchConfig {
             pending: self.pending,
             resolve: self.resolve.clone(),
             allow_private: self.allow_private.clone(),
+            proxy: self.proxy.clone(),
+            // Read from its file when a worker starts (`proxy_auth`).
+            proxy_auth: None,
+            no_proxy: self.no_proxy.clone(),
+            host_politeness: Default::default(),
         };
         cfg.validate().map_err(|e| e.to_string())?;
         Ok(cfg)
@@ -201,7 +227,57 @@ impl FetchConfig {
                 self.backend
             ));
         }
+        // Named first, so that the error points at the key's line.
+        if !self.proxy.trim().is_empty() {
+            Proxy::parse(&self.proxy).map_err(|e| format!("Fetch.Proxy: {e}"))?;
+        } else if self.proxy_auth_file.is_some() {
+            return Err("Fetch.ProxyAuthFile: set, but Fetch.Proxy is not".into());
+        }
         self.fetcher().map(|_| ())
+    }
+
+    /// `Fetch.ProxyAuthFile`'s credentials (none without one). The file must be a regular file
+    /// that group and others cannot read (like the reader's secret); an error names it (and
+    /// the line at fault), never its text.
+    pub fn proxy_auth(&self, common: &CommonConfig) -> Result<Option<ProxyAuth>, String> {
+        let Some(file) = &self.proxy_auth_file else {
+            return Ok(None);
+        };
+        let path = common.path(file);
+        let at =
+            |e: &dyn std::fmt::Display| format!("Fetch.ProxyAuthFile: {}: {e}", path.display());
+        let f = std::fs::File::open(&path).map_err(|e| at(&e))?;
+        let meta = f.metadata().map_err(|e| at(&e))?;
+        if !meta.is_file() {
+            return Err(at(&"not a regular file"));
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o077 != 0 {
+            let why = format!(
+                "readable by group or others (mode {:o}); chmod 600 it",
+                mode & 0o777
+            );
+            return Err(at(&why));
+        }
+        let mut bytes = Vec::new();
+        f.take(MAX_AUTH_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| at(&e))?;
+        if bytes.len() as u64 > MAX_AUTH_FILE {
+            return Err(at(&format!("longer than {MAX_AUTH_FILE} bytes")));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| at(&"not UTF-8 text"))?;
+        match ProxyAuth::parse(&text) {
+            Ok(auth) => Ok(Some(auth)),
+            Err(e) => Err(match e.line {
+                Some(line) => format!(
+                    "Fetch.ProxyAuthFile: {}:{line}: {}",
+                    path.display(),
+                    e.reason
+                ),
+                None => at(&e.reason),
+            }),
+        }
     }
 }
 
@@ -242,8 +318,90 @@ mod tests {
         .contains("Fetch.Resolve"));
         assert!(bad(FetchConfig {
             backend: "wget".into(),
-            ..ok
+            ..ok.clone()
         })
         .contains("Fetch.Backend"));
+        assert!(bad(FetchConfig {
+            proxy: "ftp://p.test:21".into(),
+            ..ok.clone()
+        })
+        .starts_with("Fetch.Proxy: scheme \"ftp\""));
+        assert!(bad(FetchConfig {
+            proxy_auth_file: Some("conf/proxy.auth".into()),
+            ..ok.clone()
+        })
+        .starts_with("Fetch.ProxyAuthFile: set, but Fetch.Proxy is not"));
+        assert!(bad(FetchConfig {
+            proxy: "http://p.test:3128".into(),
+            no_proxy: vec!["a/b".into()],
+            ..ok
+        })
+        .contains("Fetch.NoProxy"));
+    }
+
+    #[test]
+    fn the_proxy_credentials_come_from_a_private_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let common: CommonConfig = serde_json::from_value(serde_json::json!({
+            "rootdir": dir.path()
+        }))
+        .unwrap();
+        let cfg = FetchConfig {
+            proxy: "http://p.test:3128".into(),
+            proxy_auth_file: Some("proxy.auth".into()),
+            ..FetchConfig::default()
+        };
+        let file = dir.path().join("proxy.auth");
+        let write = |text: &str, mode: u32| {
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        write(
+            "# spider proxy
+crawler:s3cret
+",
+            0o600,
+        );
+        let auth = cfg.proxy_auth(&common).unwrap().unwrap();
+        assert_eq!(auth, ProxyAuth::new("crawler", "s3cret"));
+        let shown = file.display().to_string();
+        for (text, mode, why) in [
+            (
+                "crawler:s3cret
+",
+                0o644,
+                format!("{shown}: readable by group or others (mode 644); chmod 600 it"),
+            ),
+            (
+                "crawler:s3cret
+",
+                0o640,
+                format!("{shown}: readable by group or others (mode 640)"),
+            ),
+            (
+                "
+s3cret
+",
+                0o600,
+                format!("{shown}:2: expected user:password"),
+            ),
+            (
+                "# none
+",
+                0o400,
+                format!("{shown}: no user:password line"),
+            ),
+        ] {
+            write(text, mode);
+            let e = cfg.proxy_auth(&common).unwrap_err();
+            assert!(e.starts_with(&format!("Fetch.ProxyAuthFile: {why}")), "{e}");
+            assert!(!e.contains("s3cret"), "{e}");
+        }
+        std::fs::remove_file(&file).unwrap();
+        assert!(cfg
+            .proxy_auth(&common)
+            .unwrap_err()
+            .contains("No such file"));
+        assert_eq!(FetchConfig::default().proxy_auth(&common).unwrap(), None);
     }
 }

@@ -449,8 +449,9 @@ impl DaemonConfig for YacobotConfig {
     }
 
     /// The exclusion file parses (a start with a bad one would fail); the start file can be
-    /// read.
+    /// read; the proxy's credentials file is private and holds one `user:password`.
     fn check_files(&self, common: &CommonConfig) -> Result<(), String> {
+        self.fetch.proxy_auth(common)?;
         if let Some(file) = &self.url.exclude_file {
             crate::exclude::read_file(&common.path(file))
                 .map_err(|e| format!("Url.ExcludeFile: {e:#}"))?;
@@ -467,6 +468,14 @@ impl DaemonConfig for YacobotConfig {
                 .map_err(|e| format!("Url.StartFile: {}: cannot read: {e}", path.display()))?;
         }
         Ok(())
+    }
+
+    /// The proxy's credentials are read when the fetching workers start.
+    fn start_files(&self, common: &CommonConfig) -> Vec<(&'static str, PathBuf)> {
+        let auth = self.fetch.proxy_auth_file.as_ref();
+        auth.map(|p| ("Fetch.ProxyAuthFile", common.path(p)))
+            .into_iter()
+            .collect()
     }
 }
 

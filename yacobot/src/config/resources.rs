@@ -1,9 +1,12 @@
 //! The `Resources.*` keys: the partner-feed worker (docs/design.md#yacobot-resources;
 //! docs/operations.md "yacobot: partner feeds").
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use focuser_daemon::config::restart_only;
+use focuser_fetch::HostPoliteness;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -55,6 +58,14 @@ pub struct ResourcesConfig {
     /// Items a withdrawal (`resource disable|remove`) marks deleted and emits per transaction.
     #[serde(rename = "WithdrawBatch", default = "default_withdraw_batch")]
     pub withdraw_batch: u32,
+    /// `host:seconds` entries: the feeds fetcher's delay between two requests to that host
+    /// (instead of `Fetch.HostDelay`, for a partner whose many feeds live on one host). The
+    /// crawl's politeness is not touched.
+    #[serde(rename = "HostDelay", default)]
+    pub host_delay: Vec<String>,
+    /// `host:n` entries: transfers to that host at once (instead of `Fetch.PerHost`).
+    #[serde(rename = "PerHost", default)]
+    pub per_host: Vec<String>,
 }
 
 fn default_dir() -> PathBuf {
@@ -98,6 +109,8 @@ impl Default for ResourcesConfig {
             min_kept_percent: default_min_kept(),
             max_failed_percent: default_max_failed(),
             withdraw_batch: default_withdraw_batch(),
+            host_delay: Vec::new(),
+            per_host: Vec::new(),
         }
     }
 }
@@ -116,6 +129,82 @@ impl ResourcesConfig {
         if self.min_kept_percent > 100 || self.max_failed_percent > 100 {
             return Err("Resources.MinKeptPercent and Resources.MaxFailedPercent: 0 to 100".into());
         }
-        Ok(())
+        self.politeness().map(|_| ())
+    }
+
+    /// `Resources.HostDelay` and `Resources.PerHost` by host name (lower case), or the entry
+    /// that is not `host:value`.
+    pub fn politeness(&self) -> Result<BTreeMap<String, HostPoliteness>, String> {
+        let mut by_host: BTreeMap<String, HostPoliteness> = BTreeMap::new();
+        for (key, entries) in [("HostDelay", &self.host_delay), ("PerHost", &self.per_host)] {
+            for entry in entries {
+                let bad = |why: &str| format!("Resources.{key}: {entry:?}: {why}");
+                let (host, value) = entry
+                    .rsplit_once(':')
+                    .filter(|(h, _)| !h.is_empty() && !h.contains([':', '/']))
+                    .ok_or_else(|| bad("expected host:value (a host name, without a port)"))?;
+                let own = by_host.entry(host.to_ascii_lowercase()).or_default();
+                if key == "HostDelay" {
+                    let secs = value.parse::<f64>().ok();
+                    let delay = secs.and_then(|s| Duration::try_from_secs_f64(s).ok());
+                    own.delay = Some(delay.ok_or_else(|| bad("a number of seconds, 0 or more"))?);
+                } else {
+                    let n = value.parse::<usize>().ok().filter(|n| *n > 0);
+                    own.per_host = Some(n.ok_or_else(|| bad("a number, at least 1"))?);
+                }
+            }
+        }
+        Ok(by_host)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn hosts_of_their_own_are_host_and_value() {
+        let r = ResourcesConfig {
+            host_delay: vec!["Feeds.Partner.test:0.05".into(), "slow.test:2".into()],
+            per_host: vec!["feeds.partner.test:4".into()],
+            ..ResourcesConfig::default()
+        };
+        let p = r.politeness().unwrap();
+        let feeds = p["feeds.partner.test"];
+        assert_eq!(feeds.delay, Some(Duration::from_millis(50)));
+        assert_eq!(feeds.per_host, Some(4));
+        assert_eq!(p["slow.test"].per_host, None);
+        for (delay, per_host, why) in [
+            (
+                "feeds.test",
+                "",
+                "Resources.HostDelay: \"feeds.test\": expected host:value",
+            ),
+            ("feeds.test:8080:1", "", "expected host:value"),
+            ("feeds.test:-1", "", "a number of seconds"),
+            ("feeds.test:soon", "", "a number of seconds"),
+            (
+                "",
+                "feeds.test:0",
+                "Resources.PerHost: \"feeds.test:0\": a number, at least 1",
+            ),
+        ] {
+            let r = ResourcesConfig {
+                host_delay: [delay]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .map(Into::into)
+                    .collect(),
+                per_host: [per_host]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .map(Into::into)
+                    .collect(),
+                ..ResourcesConfig::default()
+            };
+            let e = r.validate().unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
     }
 }

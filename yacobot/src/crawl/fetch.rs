@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use focuser_fetch::Fetcher;
+use focuser_fetch::{Fetcher, ProxyAuth};
 
 use super::downloader::{
     Completed, DownloadError, Downloader, FetchStats, HostReport, Request, RobotsSeed,
@@ -12,12 +12,18 @@ use crate::config::FetchConfig;
 
 pub struct Curl {
     fetcher: Fetcher,
+    /// `Fetch.ProxyAuthFile`'s credentials, read at start.
+    proxy_auth: Option<ProxyAuth>,
 }
 
-/// A fetcher that reports its hosts (the record per host takes the reports at every step).
-fn fetcher(cfg: &FetchConfig) -> Result<Fetcher, DownloadError> {
-    let settings = cfg.fetcher().map_err(DownloadError)?;
-    made(settings)
+/// The fetcher's settings: `Fetch.*` and the proxy's credentials.
+fn settings(
+    cfg: &FetchConfig,
+    proxy_auth: &Option<ProxyAuth>,
+) -> Result<focuser_fetch::FetchConfig, DownloadError> {
+    let mut settings = cfg.fetcher().map_err(DownloadError)?;
+    settings.proxy_auth = proxy_auth.clone();
+    Ok(settings)
 }
 
 fn made(settings: focuser_fetch::FetchConfig) -> Result<Fetcher, DownloadError> {
@@ -27,9 +33,10 @@ fn made(settings: focuser_fetch::FetchConfig) -> Result<Fetcher, DownloadError> 
 }
 
 impl Curl {
-    pub fn new(cfg: &FetchConfig) -> Result<Curl, DownloadError> {
+    pub fn new(cfg: &FetchConfig, proxy_auth: Option<ProxyAuth>) -> Result<Curl, DownloadError> {
         Ok(Curl {
-            fetcher: fetcher(cfg)?,
+            fetcher: made(settings(cfg, &proxy_auth)?)?,
+            proxy_auth,
         })
     }
 }
@@ -69,7 +76,7 @@ impl Downloader for Curl {
     /// A new fetcher once the old one has nothing pending (robots.txt is seeded again from the
     /// record per host, or fetched).
     fn reconfigure(&mut self, cfg: &FetchConfig) -> Result<bool, DownloadError> {
-        let settings = cfg.fetcher().map_err(DownloadError)?;
+        let settings = settings(cfg, &self.proxy_auth)?;
         if &settings == self.fetcher.config() {
             return Ok(true);
         }

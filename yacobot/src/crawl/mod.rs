@@ -130,7 +130,11 @@ impl Worker for Crawler {
             let dir = cfg.common.path(&d.fetch.mirror_dir);
             Box::new(mirror::Mirror::new(dir, &d.fetch))
         } else {
-            Box::new(fetch::Curl::new(&d.fetch)?)
+            let auth = d
+                .fetch
+                .proxy_auth(&cfg.common)
+                .map_err(anyhow::Error::msg)?;
+            Box::new(fetch::Curl::new(&d.fetch, auth)?)
         };
         Ok(Crawler {
             stats,

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context};
 use chrono::TimeDelta;
 use focuser_daemon::{clock, Config, Signal};
-use focuser_fetch::{Completed, Fetcher, Request};
+use focuser_fetch::{Completed, Fetcher, ProxyAuth, Request};
 use focuser_schema::models::{ProcessTimestamp, ResStatus, VrResource};
 
 use crate::config::YacobotConfig;
@@ -57,6 +57,8 @@ pub struct Resources {
     owner: String,
     node: String,
     fetcher: Fetcher,
+    /// `Fetch.ProxyAuthFile`'s credentials, read at start.
+    proxy_auth: Option<ProxyAuth>,
     store: Arc<Store>,
     pool: WritePool,
     /// Runs in their sitemap stage, by `process_timestamp.id`.
@@ -90,7 +92,8 @@ impl Worker for Resources {
         let dir = cfg.common.path(&d.resources.dir);
         let store = Store::open(&dir, d.segment.writer_options())
             .with_context(|| format!("opening the resources store {}", dir.display()))?;
-        let fetcher = Fetcher::new(fetch_settings(&cfg).map_err(|e| anyhow!(e))?)?;
+        let proxy_auth = d.fetch.proxy_auth(&cfg.common).map_err(|e| anyhow!(e))?;
+        let fetcher = Fetcher::new(fetch_settings(&cfg, &proxy_auth).map_err(|e| anyhow!(e))?)?;
         let owner = format!("{}/{}", d.node, std::process::id());
         let store = Arc::new(store);
         let writers = d.resources.writers as usize;
@@ -100,6 +103,7 @@ impl Worker for Resources {
             owner,
             node: d.node.clone(),
             fetcher,
+            proxy_auth,
             store,
             pool,
             runs: HashMap::new(),
@@ -198,7 +202,7 @@ impl Resources {
     /// `Fetch.*` changed by a reload: a new fetcher once the old one has nothing pending (the
     /// crawl worker does the same with its own).
     fn reconfigure(&mut self, cfg: &Config<YacobotConfig>) {
-        match fetch_settings(cfg) {
+        match fetch_settings(cfg, &self.proxy_auth) {
             Ok(settings) if &settings != self.fetcher.config() && self.fetcher.pending() == 0 => {
                 match Fetcher::new(settings) {
                     Ok(f) => {
@@ -377,10 +381,17 @@ impl Resources {
 }
 
 /// The fetcher's settings for feeds: the crawl's `Fetch.*`, but any declared type (feeds are
-/// XML, sitemaps text) and `Resources.MaxBytes` (feeds are larger than pages).
-fn fetch_settings(cfg: &Config<YacobotConfig>) -> Result<focuser_fetch::FetchConfig, String> {
+/// XML, sitemaps text), `Resources.MaxBytes` (feeds are larger than pages), the hosts with a
+/// politeness of their own (`Resources.HostDelay`, `Resources.PerHost`), and the proxy's
+/// credentials.
+fn fetch_settings(
+    cfg: &Config<YacobotConfig>,
+    proxy_auth: &Option<ProxyAuth>,
+) -> Result<focuser_fetch::FetchConfig, String> {
     let mut settings = cfg.daemon.fetch.fetcher()?;
     settings.allowed_types = Vec::new();
     settings.max_bytes = cfg.daemon.resources.max_bytes;
+    settings.host_politeness = cfg.daemon.resources.politeness()?;
+    settings.proxy_auth = proxy_auth.clone();
     Ok(settings)
 }
