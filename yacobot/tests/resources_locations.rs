@@ -113,7 +113,8 @@ fn resources_insert_then_update1_update2_and_update3_as_the_source_has_them() {
         r.fetch_detail.as_deref(),
         Some(
             "locations: 1 dropped (UPDATE2), 2 changed (UPDATE3)\n\
-             items: 0 new, 1 changed, 0 deleted, 4 unchanged, 0 failed keys"
+             items: 0 new, 1 changed, 0 deleted, 4 unchanged, 0 failed keys\n\
+             unknown locations: k4: \"广州\""
         ),
         "{}",
         site.log()
@@ -142,7 +143,10 @@ fn resources_insert_then_update1_update2_and_update3_as_the_source_has_them() {
     site.once();
     assert_eq!(
         resource_row(c, id).fetch_detail.as_deref(),
-        Some("items: 0 new, 0 changed, 0 deleted, 5 unchanged, 0 failed keys")
+        Some(
+            "items: 0 new, 0 changed, 0 deleted, 5 unchanged, 0 failed keys\n\
+             unknown locations: k4: \"广州\""
+        )
     );
     assert_eq!(store(&site).len(), first + 1);
 }
