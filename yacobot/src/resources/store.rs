@@ -201,6 +201,8 @@ impl Store {
             .min()
             .unwrap_or(Position::START);
         let ids: HashSet<&str> = pending.iter().map(|r| r.doc_id.as_str()).collect();
+        // The multi-hit store is made when first needed: it exists before it is read.
+        self.with_writer(class_id, |_| Ok(()))?;
         let last = self
             .last_emitted(class_id, from, &ids)
             .context("reading the resources store for recovery")?;
