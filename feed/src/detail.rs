@@ -69,6 +69,8 @@ pub struct FetchDetail {
     valve: Option<String>,
     failed_keys: Vec<String>,
     failed_key_count: u64,
+    unknown_locations: Vec<String>,
+    unknown_location_count: u64,
 }
 
 impl FetchDetail {
@@ -118,6 +120,20 @@ impl FetchDetail {
         }
     }
 
+    /// Counts an item whose location the location list does not know (written without a
+    /// `loc_id`), and keeps the first 20 to quote.
+    pub fn unknown_location(&mut self, key: &str, location: &str) {
+        self.unknown_location_count += 1;
+        if self.unknown_locations.len() < MAX_FAILED_KEYS {
+            self.unknown_locations
+                .push(cut_chars(&format!("{key}: \"{location}\""), KEY_CHARS));
+        }
+    }
+
+    pub fn unknown_location_count(&self) -> u64 {
+        self.unknown_location_count
+    }
+
     /// True when the report says the run failed (a source, a feed, the valve).
     pub fn is_error(&self) -> bool {
         self.valve.is_some() || self.failure_count > 0
@@ -157,6 +173,18 @@ impl FetchDetail {
                 );
             }
             let _ = writeln!(s, ": {}", self.failed_keys.join("; "));
+        }
+        if !self.unknown_locations.is_empty() {
+            let _ = write!(s, "unknown locations");
+            if self.unknown_location_count > self.unknown_locations.len() as u64 {
+                let _ = write!(
+                    s,
+                    " (first {} of {})",
+                    self.unknown_locations.len(),
+                    self.unknown_location_count
+                );
+            }
+            let _ = writeln!(s, ": {}", self.unknown_locations.join("; "));
         }
         if s.ends_with('\n') {
             s.pop();

@@ -122,6 +122,37 @@ pub fn decode_bytes(bytes: &[u8], http_charset: Option<&str>) -> Result<String, 
     Ok(text)
 }
 
+/// GBK text read from a customer's database column (docs/formats.md "Customer resources") →
+/// UTF-8. Malformed bytes are an error with the offset of the first, never replaced.
+pub fn decode_gbk(bytes: &[u8]) -> Result<String, EncodingError> {
+    let mut decoder = encoding_rs::GBK.new_decoder_without_bom_handling();
+    let cap = decoder
+        .max_utf8_buffer_length_without_replacement(bytes.len())
+        .unwrap_or(bytes.len() * 3 + 16);
+    let mut text = String::with_capacity(cap);
+    let (result, read) = decoder.decode_to_string_without_replacement(bytes, &mut text, true);
+    match result {
+        DecoderResult::InputEmpty => Ok(text),
+        DecoderResult::Malformed(bad, after) => Err(EncodingError::Malformed {
+            encoding: "GBK",
+            offset: read.saturating_sub(usize::from(bad) + usize::from(after)) as u64,
+        }),
+        // The buffer was sized for the whole input.
+        DecoderResult::OutputFull => Err(EncodingError::Malformed {
+            encoding: "GBK",
+            offset: read as u64,
+        }),
+    }
+}
+
+/// UTF-8 → GBK bytes for a customer's database column. A character GBK has not is written
+/// as an HTML numeric character reference (`&#128512;`), as encoding_rs does; so is `€`,
+/// which WHATWG's GBK writes as the single byte 0x80 that MySQL's gbk refuses.
+pub fn encode_gbk(text: &str) -> Vec<u8> {
+    let text = text.replace('€', "&#8364;");
+    encoding_rs::GBK.encode(&text).0.into_owned()
+}
+
 /// Reading a slice fails only with an encoding error.
 fn into_encoding_error(e: io::Error) -> EncodingError {
     EncodingError::from_io(&e)
@@ -262,6 +293,21 @@ pub(crate) fn read_buffered(r: &mut impl BufRead, buf: &mut [u8]) -> io::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gbk_both_ways() {
+        let b = encode_gbk("北京 A€😀");
+        assert_eq!(&b[..4], &[0xB1, 0xB1, 0xBE, 0xA9]);
+        assert_eq!(decode_gbk(&b).unwrap(), "北京 A&#8364;&#128512;");
+        assert_eq!(
+            decode_gbk(b"ab\xB1\xB1\xFF").unwrap_err(),
+            EncodingError::Malformed {
+                encoding: "GBK",
+                offset: 4
+            }
+        );
+        assert!(decode_gbk(b"\xB1").is_err());
+    }
 
     #[test]
     fn the_encoding_comes_from_bom_then_http_then_declaration() {

@@ -6,6 +6,7 @@
 //! - [`encoding`]: any declared encoding → UTF-8, streaming;
 //! - [`items`]: items cut out of a feed with a class's `open_xml_format` rules, streaming,
 //!   each with its canonical form, its digest and key (the MD5 on demand), or as a failed key;
+//! - [`location`]: the location list and an item's location resolved through it;
 //! - [`doc_id`]: the stable doc id of an item;
 //! - [`diff`]: the write plan of a run (inserts, updates, deletes) and its safety valve;
 //! - [`detail`]: the `fetch_detail` report of a run;
@@ -21,5 +22,6 @@ pub mod doc_id;
 pub mod encoding;
 pub mod hex;
 pub mod items;
+pub mod location;
 pub mod sitemap;
 mod xml_text;

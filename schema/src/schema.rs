@@ -559,7 +559,7 @@ diesel::table! {
         data_status -> Unsigned<Tinyint>,
         /// 0 change not yet emitted to the segments, 1 emitted
         status -> Unsigned<Tinyint>,
-        /// last change: 1 insert, 2 update, 3 delete
+        /// last change: 1 insert (INSERT), 2 update (UPDATE1), 3 delete; 0 the item unchanged, its loc_id dropped (UPDATE2) or changed (UPDATE3)
         update_type -> Unsigned<Tinyint>,
         /// 1 valid, 0 failed validation
         valid_status -> Unsigned<Tinyint>,
@@ -568,6 +568,13 @@ diesel::table! {
         valid_info -> Varchar,
         /// the item as emitted to the segments
         content -> Nullable<Mediumtext>,
+        /// id of the item's location in Resources.LocationFile (the source's locationlist); NULL: no location, or one the list does not know
+        loc_id -> Nullable<Unsigned<Integer>>,
+        /// the item's location as its feed gives it (the first value of the Resources.LocationLabel field)
+        #[max_length = 255]
+        location -> Varchar,
+        /// multi-hit classes (class_id >= 70000000): the values of the item's is_fullhit fields, in rule order, tab-separated; NULL for other classes
+        hit_field -> Nullable<Text>,
         /// first seen (UTC)
         create_date -> Datetime,
         /// last change (UTC)
@@ -611,7 +618,7 @@ diesel::table! {
         /// group the items are indexed under
         #[max_length = 64]
         data_group -> Varchar,
-        /// where the data comes from: 0 partner feed over HTTP (others reserved)
+        /// where the data comes from: 0 partner feed over HTTP; 4 a customer resource (its customer_resource rows in Resources.CustomerDatabase are read and written at each run); others reserved
         data_from -> Unsigned<Tinyint>,
         /// seconds between automatic runs
         frequency -> Unsigned<Integer>,
@@ -621,7 +628,7 @@ diesel::table! {
         manual_update -> Bool,
         /// 1 enabled; 0 disabled (withdrawn: its items were deleted downstream); 2 withdrawal asked for, 3 removal asked for (the resources worker withdraws its items, then sets 0 or deletes the resource)
         res_status -> Unsigned<Tinyint>,
-        /// higher runs first when several are due
+        /// higher runs first when several are due; raised to 2 by a run that finds the resource large (Resources.LargeItems live items)
         priority -> Integer,
         /// 0 never run, 1 ok, 2 running, 4 error
         fetch_status -> Unsigned<Tinyint>,

@@ -868,7 +868,7 @@ fn codes_are_their_columns_numbers_and_unnamed_ones_read_and_write_back_unchange
     .unwrap();
     assert_eq!(VrData::count_live(c, r.id).unwrap(), 1);
     diesel::update(vr_data::table.find(item.id))
-        .set((vr_data::data_status.eq(5u8), vr_data::update_type.eq(0u8)))
+        .set((vr_data::data_status.eq(5u8), vr_data::update_type.eq(9u8)))
         .execute(c)
         .unwrap();
     let known = VrData::known_items(c, r.id).unwrap();
@@ -878,7 +878,7 @@ fn codes_are_their_columns_numbers_and_unnamed_ones_read_and_write_back_unchange
         (row.data_status, row.update_type, row.valid_status),
         (
             DataStatus::Unknown(5),
-            UpdateType::Unknown(0),
+            UpdateType::Unknown(9),
             ValidStatus::Valid
         )
     );

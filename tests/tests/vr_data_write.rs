@@ -8,7 +8,7 @@ use chrono::{NaiveDate, NaiveDateTime};
 use focuser_schema::models::DataStatus::{Deleted, Live};
 use focuser_schema::models::EmitStatus::{Emitted, Pending};
 use focuser_schema::models::UpdateType::{Delete, Insert, Update};
-use focuser_schema::models::{ItemWrite, RunWrite, VrData};
+use focuser_schema::models::{ItemWrite, RunWrite, UpdateType, VrData};
 use focuser_tests::TestDb;
 
 fn t(h: u32) -> NaiveDateTime {
@@ -44,6 +44,9 @@ fn write(o: &Owned) -> ItemWrite<'_> {
         doc_id: &o.doc_id,
         status_id: Some(7),
         data_source_id: Some(3),
+        loc_id: Some(11),
+        location: "北京",
+        hit_field: None,
     }
 }
 
@@ -75,6 +78,10 @@ fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_delet
             (Live, Pending, Insert, Some(7))
         );
         assert_eq!(r.update_date, t(10));
+        assert_eq!(
+            (r.loc_id, r.location.as_str(), r.hit_field.as_deref()),
+            (Some(11), "北京", None)
+        );
     }
     assert_eq!(VrData::pending(c, 1).unwrap().len(), 1203);
     assert_eq!(VrData::mark_emitted(c, 1).unwrap(), 1203);
@@ -158,4 +165,59 @@ fn a_run_of_many_and_large_items_is_written_whole_then_changed_revived_and_delet
     assert_eq!(VrData::count_live(c, 1).unwrap(), 1203 - 10 + 1);
     // Another resource's rows are untouched by all this.
     assert!(VrData::for_resource(c, 2).unwrap().is_empty());
+}
+
+/// UPDATE2 and UPDATE3 (docs/formats.md "Update types"): unchanged live rows take the loc_id
+/// they should have where theirs differs, `update_type = 0`, `status = 1`; other rows, other
+/// resources' and deleted ones are left alone.
+#[test]
+fn relocate_drops_or_changes_the_loc_id_of_unchanged_rows_only_where_it_differs() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let items: Vec<Owned> = (0..4).map(|i| owned(i, 1, 50)).collect();
+    for res in [1, 2] {
+        let run = RunWrite {
+            inserts: items.iter().map(write).collect(),
+            ..RunWrite::default()
+        };
+        VrData::apply_run(c, res, &run, t(10)).unwrap();
+        VrData::mark_emitted(c, res).unwrap();
+    }
+    let k3 = VrData::find_by_keyword(c, 1, "k3").unwrap().id;
+    VrData::apply_run(
+        c,
+        1,
+        &RunWrite {
+            deletes: vec![k3],
+            ..RunWrite::default()
+        },
+        t(10),
+    )
+    .unwrap();
+    VrData::mark_emitted(c, 1).unwrap();
+    // k0 stays at 11 (no change), k1 moves to 12, k2 and the deleted k3 lose theirs.
+    assert_eq!(VrData::relocate(c, 1, Some(11), &["k0"], t(11)).unwrap(), 0);
+    assert_eq!(VrData::relocate(c, 1, Some(12), &["k1"], t(11)).unwrap(), 1);
+    assert_eq!(
+        VrData::relocate(c, 1, None, &["k2", "k3"], t(11)).unwrap(),
+        1
+    );
+    assert_eq!(VrData::relocate(c, 1, None, &["k2"], t(12)).unwrap(), 0);
+    let mut row = |res, k: &str| VrData::find_by_keyword(c, res, k).unwrap();
+    let r0 = row(1, "k0");
+    assert_eq!(
+        (r0.loc_id, r0.update_type, r0.update_date),
+        (Some(11), Insert, t(10))
+    );
+    let r1 = row(1, "k1");
+    assert_eq!(
+        (r1.loc_id, r1.update_type, r1.status, r1.update_date),
+        (Some(12), UpdateType::Unchanged, Emitted, t(11))
+    );
+    assert_eq!(r1.location, "北京", "the feed's location stays");
+    let r2 = row(1, "k2");
+    assert_eq!((r2.loc_id, r2.update_type), (None, UpdateType::Unchanged));
+    let r3 = row(1, "k3");
+    assert_eq!((r3.loc_id, r3.update_type), (Some(11), Delete));
+    assert_eq!(row(2, "k1").loc_id, Some(11), "another resource's row");
 }

@@ -41,6 +41,8 @@ const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n
     Resources.ScanInterval = 30\nResources.Parallel = 2\nResources.ClaimTtl = 1800\n\
     Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\nResources.WithdrawBatch = 50\n\
     Resources.HostDelay = feeds.example:0.1\nResources.PerHost = feeds.example:2\n\
+    Resources.LocationFile = locations.txt\nResources.LocationLabel = place\nResources.LargeItems = 10\n\
+    Resources.CustomerDatabase = mysql://cust:secret@127.0.0.1:1/cust\n\
     MultiDoc.Model = model/other.nb\nMultiDoc.Batch = 50\nMultiDoc.MaxBytes = 8388608\n\
     MultiDoc.MaxFingerprints = 5000\nMultiDoc.ExpireDays = 10\nPathBinder.Interval = 60\n\
     PathBinder.MinUrls = 5\nPathBinder.Depth = 3\nHosts.Enable = 0\nHosts.RobotsBytes = 1000\n\
@@ -89,6 +91,7 @@ fn every_reloadable_key_takes_effect_and_a_restart_only_one_waits() {
     }
     std::fs::write(&site.config, format!("{text}{ADDED}")).unwrap();
     std::fs::write(site.root().join("exclude.conf"), "domain elsewhere.test\n").unwrap();
+    std::fs::write(site.root().join("locations.txt"), "1 北京\n").unwrap();
     let new = Config::<YacobotConfig>::load(&site.config, None).unwrap();
     let new_keys = new.keys();
     let unchanged: Vec<String> = old

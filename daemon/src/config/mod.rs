@@ -184,16 +184,17 @@ impl<T: DaemonConfig> Config<T> {
         })
     }
 
-    /// Every key with its value (the database's password masked) and what a reload does
-    /// with it: the common keys, then the daemon's, each in name order.
+    /// Every key with its value (the password of the database, and of any other database
+    /// URL a daemon takes, masked) and what a reload does with it: the common keys, then the
+    /// daemon's, each in name order.
     pub fn keys(&self) -> Vec<Key> {
         let mut keys = keys::keys(&self.common);
+        keys.extend(keys::keys(&self.daemon));
         for k in &mut keys {
-            if k.name == "database" && !k.value.is_empty() {
+            if (k.name == "database" && !k.value.is_empty()) || k.value.starts_with("mysql://") {
                 k.value = mask_password(&k.value);
             }
         }
-        keys.extend(keys::keys(&self.daemon));
         keys
     }
 

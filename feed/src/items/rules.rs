@@ -137,6 +137,18 @@ impl Rules {
         &self.fields[self.key].rule.label_name
     }
 
+    /// The index of the field labelled `label` (for [`super::Item::values`]).
+    pub fn field(&self, label: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.rule.label_name == label)
+    }
+
+    /// The indices of the `is_fullhit` fields, in rule order.
+    pub fn fullhit_fields(&self) -> Vec<usize> {
+        (0..self.fields.len())
+            .filter(|&i| self.fields[i].rule.is_fullhit)
+            .collect()
+    }
+
     /// The labels of the fields, in canonical order.
     pub fn labels(&self) -> impl Iterator<Item = &str> {
         self.fields.iter().map(|f| f.rule.label_name.as_str())

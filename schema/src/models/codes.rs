@@ -215,10 +215,14 @@ code_enum! {
 }
 
 code_enum! {
-    /// An item's last change (`vr_data.update_type`).
+    /// An item's last change (`vr_data.update_type`), after the source's MysqlHandlerTask
+    /// update types (docs/formats.md "Update types").
     pub enum UpdateType {
-        /// New, or back in the feed after it was deleted.
+        /// UPDATE2 or UPDATE3: the item unchanged, only its `loc_id` dropped or changed.
+        Unchanged = 0,
+        /// INSERT: new, or back in the feed after it was deleted.
         Insert = 1,
+        /// UPDATE1: its content changed.
         Update = 2,
         Delete = 3,
     }
@@ -269,6 +273,9 @@ code_newtype! {
     pub struct DataFrom {
         /// A partner feed over HTTP.
         const PARTNER_FEED = 0;
+        /// A customer resource: its `customer_resource` rows in `Resources.CustomerDatabase`
+        /// are read and written at each run (docs/formats.md "Customer resources").
+        const CUSTOMER = 4;
     }
 }
 
@@ -290,7 +297,8 @@ mod tests {
         assert_eq!(FetchStatus::from_code(3), FetchStatus::Unknown(3));
         assert_eq!(FetchStatus::Unknown(4), FetchStatus::Error);
         assert_ne!(FetchStatus::from_code(3), FetchStatus::Running);
-        assert_eq!(UpdateType::from_code(0), UpdateType::Unknown(0));
+        assert_eq!(UpdateType::from_code(0), UpdateType::Unchanged);
+        assert_eq!(UpdateType::from_code(9), UpdateType::Unknown(9));
         assert_eq!(IndexType::from_code(1), IndexType::FULL_TEXT);
     }
 }

@@ -6,6 +6,7 @@
 
 mod binding;
 mod codes;
+mod customer_resource;
 mod host;
 mod multidoc;
 mod open_xml_format;
@@ -32,6 +33,7 @@ pub use codes::{
     DataFrom, DataStatus, DelaySource, EmitStatus, FeedUrlStatus, FetchState, FetchStatus,
     GroupType, IndexType, PageOutcome, ResStatus, UpdateType, ValidStatus, WithdrawReason,
 };
+pub use customer_resource::CustomerResource;
 pub use host::{Host, HostRow, KeptRobots, RobotsAnswer};
 pub use multidoc::{
     FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocGroup, MultidocPage,

@@ -448,10 +448,15 @@ impl DaemonConfig for YacobotConfig {
         self.url.validate()
     }
 
-    /// The exclusion file parses (a start with a bad one would fail); the start file can be
-    /// read; the proxy's credentials file is private and holds one `user:password`.
+    /// The exclusion file and the location list parse (a start with a bad one would fail);
+    /// the start file can be read; the proxy's credentials file is private and holds one
+    /// `user:password`.
     fn check_files(&self, common: &CommonConfig) -> Result<(), String> {
         self.fetch.proxy_auth(common)?;
+        if let Some(file) = &self.resources.location_file {
+            crate::resources::read_locations(&common.path(file))
+                .map_err(|e| format!("Resources.LocationFile: {e:#}"))?;
+        }
         if let Some(file) = &self.url.exclude_file {
             crate::exclude::read_file(&common.path(file))
                 .map_err(|e| format!("Url.ExcludeFile: {e:#}"))?;

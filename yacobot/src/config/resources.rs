@@ -66,6 +66,30 @@ pub struct ResourcesConfig {
     /// `host:n` entries: transfers to that host at once (instead of `Fetch.PerHost`).
     #[serde(rename = "PerHost", default)]
     pub per_host: Vec<String>,
+    /// The store of the items of multi-hit classes (`class_id` 70000000 and above), which a
+    /// reader ships to the multi-hit receiver group; opened when first needed.
+    #[serde(
+        rename = "MultiHitDir",
+        default = "default_multi_hit_dir",
+        serialize_with = "restart_only"
+    )]
+    pub multi_hit_dir: PathBuf,
+    /// The location list (the source's `locationlist`: `<loc_id> <name>` lines); none: items'
+    /// locations are kept without a `loc_id`. Read at start (a bad file stops it) and again
+    /// at each scan when it changed (a bad file is refused, the list in force stays).
+    #[serde(rename = "LocationFile", default)]
+    pub location_file: Option<PathBuf>,
+    /// The label of the field that holds an item's location.
+    #[serde(rename = "LocationLabel", default = "default_location_label")]
+    pub location_label: String,
+    /// A run that leaves its resource with at least this many live items raises the
+    /// resource's priority to 2 (the source's large resources); 0: never.
+    #[serde(rename = "LargeItems", default = "default_large_items")]
+    pub large_items: u64,
+    /// The customer database (`mysql://…`, GBK) whose `customer_resource` rows the runs of
+    /// customer resources (`data_from = 4`) read and write.
+    #[serde(rename = "CustomerDatabase", default)]
+    pub customer_database: Option<String>,
 }
 
 fn default_dir() -> PathBuf {
@@ -95,6 +119,15 @@ fn default_max_failed() -> u64 {
 fn default_withdraw_batch() -> u32 {
     1000
 }
+fn default_multi_hit_dir() -> PathBuf {
+    PathBuf::from("segments-vr-multihit")
+}
+fn default_location_label() -> String {
+    "location".into()
+}
+fn default_large_items() -> u64 {
+    100_000
+}
 
 impl Default for ResourcesConfig {
     fn default() -> Self {
@@ -111,6 +144,11 @@ impl Default for ResourcesConfig {
             withdraw_batch: default_withdraw_batch(),
             host_delay: Vec::new(),
             per_host: Vec::new(),
+            multi_hit_dir: default_multi_hit_dir(),
+            location_file: None,
+            location_label: default_location_label(),
+            large_items: default_large_items(),
+            customer_database: None,
         }
     }
 }
@@ -128,6 +166,14 @@ impl ResourcesConfig {
         }
         if self.min_kept_percent > 100 || self.max_failed_percent > 100 {
             return Err("Resources.MinKeptPercent and Resources.MaxFailedPercent: 0 to 100".into());
+        }
+        if self.location_label.trim().is_empty() {
+            return Err("Resources.LocationLabel: a field label, not empty".into());
+        }
+        if let Some(url) = &self.customer_database {
+            if !url.starts_with("mysql://") {
+                return Err("Resources.CustomerDatabase: a mysql:// URL".into());
+            }
         }
         self.politeness().map(|_| ())
     }

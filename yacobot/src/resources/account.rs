@@ -11,14 +11,19 @@ use focuser_daemon::clock;
 use focuser_feed::detail::MAX_DETAIL_BYTES;
 use focuser_feed::diff::Valve;
 use focuser_schema::models::{
-    FetchStatus, NewVrUpdateInfo, ProcessTimestamp, ProcessTimestampChanges, ResourceStatus,
-    ResourceStatusChanges, VrData, VrResource,
+    DataFrom, FetchStatus, NewVrUpdateInfo, ProcessTimestamp, ProcessTimestampChanges,
+    ResourceStatus, ResourceStatusChanges, VrData, VrResource,
 };
 
 use super::changes::{self, Writer};
+use super::customer;
 use super::digests::DigestFile;
 use super::run::{Acc, FeedResult, RunShared};
 use super::stats::RunRow;
+use crate::status::add;
+
+/// The priority of a large resource (the source's `is large vr`).
+const LARGE_PRIORITY: i32 = 2;
 
 /// How a run ended, as step 3 writes it.
 struct Ending<'a> {
@@ -58,6 +63,14 @@ pub fn finish(w: &Writer<'_>, run: &RunShared, mut acc: Acc) -> anyhow::Result<(
         unchanged = written.unchanged;
         next = written.next;
     }
+    add(
+        &w.stats.unknown_locations,
+        acc.detail.unknown_location_count(),
+    );
+    if run.claimed.resource.data_from == DataFrom::CUSTOMER {
+        let items = (!acc.aborted).then_some(live.1);
+        customer::report(w, run, &mut acc.detail, items);
+    }
     let status = if acc.detail.is_error() {
         FetchStatus::Error
     } else {
@@ -74,7 +87,15 @@ pub fn finish(w: &Writer<'_>, run: &RunShared, mut acc: Acc) -> anyhow::Result<(
         status,
         detail: &detail,
     };
-    let kept = account(w, run, &ending)?;
+    let (kept, raised) = account(w, run, &ending)?;
+    if raised {
+        add(&w.stats.raised_priority, 1);
+        log::info!(
+            "resource {res_id}: large ({} live items, Resources.LargeItems {}): priority raised to {LARGE_PRIORITY}",
+            live.1,
+            cfg.daemon.resources.large_items
+        );
+    }
     if !kept {
         log::warn!("resource {res_id}: the claim was lost before the run ended");
     } else if let Some(entries) = next {
@@ -117,12 +138,15 @@ pub fn finish(w: &Writer<'_>, run: &RunShared, mut acc: Acc) -> anyhow::Result<(
 }
 
 /// Step 3, in one transaction; `false` when the run no longer held its claim (its own row is
-/// written all the same).
-fn account(w: &Writer<'_>, run: &RunShared, end: &Ending<'_>) -> anyhow::Result<bool> {
+/// written all the same); and whether the resource was found large and raised to priority 2
+/// (the source's OTHER update type).
+fn account(w: &Writer<'_>, run: &RunShared, end: &Ending<'_>) -> anyhow::Result<(bool, bool)> {
     let res_id = run.res_id();
     let run_id = run.claimed.run.id;
     let manual = run.claimed.manual;
     let (owner, now, live, status) = (w.owner, end.now, end.live, end.status);
+    let large_items = w.ctx.config().daemon.resources.large_items;
+    let large = large_items > 0 && u64::from(live.1) >= large_items;
     let t3 = Instant::now();
     let kept = w.ctx.db.run("finishing a resource run", |c| {
         diesel::Connection::transaction(c, |c| {
@@ -130,8 +154,9 @@ fn account(w: &Writer<'_>, run: &RunShared, end: &Ending<'_>) -> anyhow::Result<
             // worker that took the resource may be between its own steps 1 and 3.
             ProcessTimestamp::update(c, run_id, end.stamp)?;
             if !VrResource::lock_claim(c, res_id, owner)? {
-                return Ok(false);
+                return Ok((false, false));
             }
+            let raised = large && VrResource::raise_priority(c, res_id, LARGE_PRIORITY)?;
             VrData::mark_emitted(c, res_id)?;
             for r in end.results {
                 ResourceStatus::update(
@@ -156,7 +181,7 @@ fn account(w: &Writer<'_>, run: &RunShared, end: &Ending<'_>) -> anyhow::Result<
                 }
                 .insert(c)?;
             }
-            VrResource::finish_run(
+            let kept = VrResource::finish_run(
                 c,
                 res_id,
                 owner,
@@ -164,7 +189,8 @@ fn account(w: &Writer<'_>, run: &RunShared, end: &Ending<'_>) -> anyhow::Result<
                 end.detail,
                 clock::db_now(),
                 manual,
-            )
+            )?;
+            Ok((kept, raised))
         })
     })?;
     log::debug!(

@@ -20,6 +20,7 @@ use focuser_daemon::clock;
 
 use super::digests::Entry;
 use super::known::{Reading, Stored};
+use super::locations::relocations;
 use super::run::{Acc, GoodItem, RunShared};
 use super::stats::ResourceStats;
 use super::store::{Emit, Store};
@@ -112,6 +113,7 @@ pub fn write_items(
             });
         }
     }
+    relocate(w, run, acc, &plan)?;
     let next = Some(next_entries(known.items, &acc.items, &plan, &live));
     Ok(Written {
         before,
@@ -239,6 +241,9 @@ fn write_changes(
             doc_id: doc,
             status_id: Some(it.status_id),
             data_source_id: Some(it.ds_id),
+            loc_id: it.place.loc_id,
+            location: &it.place.location,
+            hit_field: it.place.hit_field.as_deref(),
         };
         // A row an operator removed by hand since the digest file: inserted again.
         match by_key.get(it.keyword.as_str()).and_then(|k| id_of(k)) {
@@ -265,6 +270,54 @@ fn write_changes(
         });
     }
     commit_and_emit(w, run, stored, &write, &emits, first)
+}
+
+/// UPDATE2 and UPDATE3 (docs/formats.md "Update types"): the unchanged items of a class with
+/// a location field whose row's `loc_id` is not the one the location list now gives, brought
+/// to it under the run's claim; nothing is emitted (their content did not change).
+fn relocate(w: &Writer<'_>, run: &RunShared, acc: &mut Acc, plan: &Plan) -> anyhow::Result<()> {
+    if run.paths.location_field.is_none() {
+        return Ok(());
+    }
+    let res_id = run.res_id();
+    let changed: HashSet<usize> = plan
+        .inserts
+        .iter()
+        .chain(&plan.updates)
+        .chain(&plan.duplicates)
+        .copied()
+        .collect();
+    let by_loc = relocations(
+        acc.items
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !changed.contains(i))
+            .map(|(_, it)| (it.keyword.as_str(), it.place.loc_id)),
+    );
+    let now = clock::db_now();
+    let counts = w.ctx.db.run("bringing items' loc_id up to date", |c| {
+        diesel::Connection::transaction(c, |c| {
+            if !VrResource::lock_claim(c, res_id, w.owner)? {
+                return Ok(None);
+            }
+            let (mut dropped, mut moved) = (0, 0);
+            for (loc, keys) in &by_loc {
+                let n = VrData::relocate(c, res_id, *loc, keys, now)?;
+                match loc {
+                    None => dropped += n,
+                    Some(_) => moved += n,
+                }
+            }
+            Ok(Some((dropped, moved)))
+        })
+    })?;
+    if let Some((dropped, moved)) = counts.filter(|&(d, m)| d + m > 0) {
+        add(&w.stats.relocated, (dropped + moved) as u64);
+        acc.detail.note(format!(
+            "locations: {dropped} dropped (UPDATE2), {moved} changed (UPDATE3)"
+        ));
+    }
+    Ok(())
 }
 
 /// The ids of the rows a write changes, when the stored items came from a digest file (which
@@ -317,7 +370,8 @@ fn commit_and_emit(
     let res_id = run.res_id();
     // 1: the changes, not yet emitted, and where their items will start.
     let t1 = Instant::now();
-    let pos = w.store.position()?;
+    let class_id = run.claimed.resource.class_id;
+    let pos = w.store.position(class_id)?;
     let now = clock::db_now();
     let run_id = run.claimed.run.id;
     first.emit_file = Some(Some(pos.file_id));
@@ -340,7 +394,7 @@ fn commit_and_emit(
     }
     // 2: the items, durable.
     let t2 = Instant::now();
-    w.store.emit(emits)?;
+    w.store.emit(class_id, emits)?;
     add(&w.stats.emitted, emits.len() as u64);
     log::debug!(
         "resource {res_id}: {} items emitted; items read in {read_ms} ms{}, diffed in {} ms, vr_data written in {} ms, emitted in {} ms",

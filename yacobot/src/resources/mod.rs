@@ -12,8 +12,10 @@
 
 mod account;
 mod changes;
+mod customer;
 mod digests;
 mod known;
+mod locations;
 mod run;
 mod sitemaps;
 mod stats;
@@ -21,6 +23,7 @@ mod store;
 mod withdraw;
 mod write;
 
+pub use locations::read_locations;
 pub use stats::ResourceStats;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -37,6 +40,7 @@ use focuser_schema::models::{ProcessTimestamp, ResStatus, VrResource};
 use crate::config::YacobotConfig;
 use crate::status::add;
 use crate::worker::{Ctx, Step, Worker};
+use locations::LocationList;
 use run::{FeedJob, Run};
 use store::Store;
 use write::{WriteMsg, WritePool};
@@ -75,6 +79,8 @@ pub struct Resources {
     scanned: bool,
     /// SIGUSR1: the store's segment is sealed at the next step.
     rotate: bool,
+    /// `Resources.LocationFile` in force.
+    locations: LocationList,
 }
 
 /// With `--once`: one scan, and every run it started taken to its end.
@@ -90,9 +96,12 @@ impl Worker for Resources {
         let cfg = ctx.config();
         let d = &cfg.daemon;
         let dir = cfg.common.path(&d.resources.dir);
-        let store = Store::open(&dir, d.segment.writer_options())
+        let multi_dir = cfg.common.path(&d.resources.multi_hit_dir);
+        let store = Store::open(&dir, &multi_dir, d.segment.writer_options())
             .with_context(|| format!("opening the resources store {}", dir.display()))?;
         let proxy_auth = d.fetch.proxy_auth(&cfg.common).map_err(|e| anyhow!(e))?;
+        let mut locations = LocationList::default();
+        locations.refresh(location_file(&cfg))?;
         let fetcher = Fetcher::new(fetch_settings(&cfg, &proxy_auth).map_err(|e| anyhow!(e))?)?;
         let owner = format!("{}/{}", d.node, std::process::id());
         let store = Arc::new(store);
@@ -115,6 +124,7 @@ impl Worker for Resources {
             next_extend: Instant::now() + Duration::from_secs(d.resources.claim_ttl / 3),
             scanned: false,
             rotate: false,
+            locations,
         };
         // A process of this node that died (kill -9) left its claims: take them back, so
         // that its interrupted runs are done again now rather than after their claims lapse.
@@ -235,6 +245,10 @@ impl Resources {
             Ok(n) => self.stats.set_in_error(n.max(0) as u64),
             Err(e) => log::debug!("resources in error not counted: {e}"),
         }
+        if let Err(e) = self.locations.refresh(location_file(cfg)) {
+            add(&self.stats.location_files_refused, 1);
+            log::error!("resources: location list refused, the list in force stays: {e:#}");
+        }
         let r = &cfg.daemon.resources;
         let room = (r.parallel as usize).saturating_sub(self.pool.active_runs());
         if room == 0 {
@@ -265,11 +279,14 @@ impl Resources {
             ctx.db.run("closing interrupted runs", |conn| {
                 ProcessTimestamp::close_interrupted(conn, res_id, current)
             })?;
-            let (pending, emitted) = self.store.recover(ctx, res_id)?;
-            add(&self.stats.emitted, emitted as u64);
-            if pending > 0 {
+            let rec = self.store.recover(ctx, res_id, c.resource.class_id)?;
+            add(&self.stats.emitted, rec.emitted as u64);
+            add(&self.stats.unknown_update_types, rec.unknown_types as u64);
+            if rec.pending > 0 {
                 log::warn!(
-                    "resource {res_id}: an interrupted run left {pending} changes not marked emitted; {emitted} of them were not in the store and are emitted now"
+                    "resource {res_id}: an interrupted run left {} changes not marked emitted; {} of them were not in the store and are emitted now",
+                    rec.pending,
+                    rec.emitted
                 );
             }
             self.pool.started(res_id);
@@ -277,7 +294,7 @@ impl Resources {
                 self.pool.send(WriteMsg::Withdraw(Box::new(c)));
                 continue;
             }
-            match Run::start(ctx, c) {
+            match Run::start(ctx, c, self.locations.current()) {
                 Ok(run) => {
                     let id = run.claimed.run.id;
                     for (source, url) in run.sitemap_requests() {
@@ -378,6 +395,12 @@ impl Resources {
             }
         }
     }
+}
+
+/// `Resources.LocationFile`, as a path.
+fn location_file(cfg: &Config<YacobotConfig>) -> Option<std::path::PathBuf> {
+    let file = cfg.daemon.resources.location_file.as_ref()?;
+    Some(cfg.common.path(file))
 }
 
 /// The fetcher's settings for feeds: the crawl's `Fetch.*`, but any declared type (feeds are

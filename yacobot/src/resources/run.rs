@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use focuser_feed::detail::FetchDetail;
 use focuser_feed::items::{FieldRule, Rules};
+use focuser_feed::location::Locations;
 use focuser_feed::sitemap::sitemap_md5;
 use focuser_fetch::Completed;
 use focuser_schema::models::{
@@ -15,6 +16,7 @@ use focuser_schema::models::{
 };
 
 use super::known::Known;
+use super::locations::{ItemPaths, ItemPlace};
 use super::sitemaps::{self, Got};
 use super::stats::ResourceStats;
 use crate::status::add;
@@ -39,6 +41,8 @@ pub struct GoodItem {
     pub canonical: String,
     pub status_id: u64,
     pub ds_id: u32,
+    /// Its location and full-hit values.
+    pub place: ItemPlace,
 }
 
 /// How one feed URL went (`resource_status` after the run).
@@ -68,6 +72,8 @@ pub struct Acc {
 pub struct RunShared {
     pub claimed: ClaimedRun,
     pub rules: Option<Rules>,
+    /// Where its items' location and full-hit values are.
+    pub paths: ItemPaths,
     pub total_feeds: usize,
     pub acc: Mutex<Acc>,
     /// Its stored items, read ahead of its write.
@@ -92,6 +98,7 @@ struct Source {
 pub struct Run {
     pub claimed: ClaimedRun,
     rules: Rules,
+    paths: ItemPaths,
     sources: Vec<Source>,
     pub sitemaps_pending: usize,
 }
@@ -114,7 +121,11 @@ fn field_rule(r: OpenXmlFormat) -> FieldRule {
 impl Run {
     /// Reads the resource's rules and data sources. A run that cannot go on (its class's
     /// rules are unusable, it has no data source) comes back as `Err`, ready to be finished.
-    pub fn start(ctx: &Ctx, claimed: ClaimedRun) -> Result<Run, Box<RunShared>> {
+    pub fn start(
+        ctx: &Ctx,
+        claimed: ClaimedRun,
+        locations: Option<Arc<Locations>>,
+    ) -> Result<Run, Box<RunShared>> {
         let r = &claimed.resource;
         let (class, res_id) = (r.class_id, r.id);
         let loaded = ctx.db.run("reading a resource's rules and sources", |c| {
@@ -132,6 +143,7 @@ impl Run {
             Box::new(RunShared {
                 claimed,
                 rules: None,
+                paths: ItemPaths::default(),
                 total_feeds: 0,
                 acc: Mutex::new(acc),
                 known: Known::default(),
@@ -149,6 +161,8 @@ impl Run {
         if sources.is_empty() {
             return Err(fail(claimed, "the resource has no data source".into()));
         }
+        let label = ctx.config().daemon.resources.location_label.clone();
+        let paths = ItemPaths::of(&rules, class, &label, locations);
         let sources: Vec<Source> = sources
             .into_iter()
             .map(|ds| Source {
@@ -162,6 +176,7 @@ impl Run {
         Ok(Run {
             claimed,
             rules,
+            paths,
             sitemaps_pending: sources.len(),
             sources,
         })
@@ -291,6 +306,7 @@ impl Run {
         let shared = Arc::new(RunShared {
             claimed: self.claimed,
             rules: Some(self.rules),
+            paths: self.paths,
             total_feeds: wanted.len(),
             acc: Mutex::new(acc),
             known: Known::default(),

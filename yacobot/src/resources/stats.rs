@@ -44,6 +44,20 @@ pub struct ResourceStats {
     /// Runs that diffed against their item digest file; digest files refused as damaged.
     pub digest_files_used: AtomicU64,
     pub digest_files_refused: AtomicU64,
+    /// Items written without a `loc_id`: the location list does not know their location.
+    pub unknown_locations: AtomicU64,
+    /// Unchanged items whose `loc_id` was dropped or changed (UPDATE2, UPDATE3).
+    pub relocated: AtomicU64,
+    /// Location files refused (a bad line): the list in force stayed.
+    pub location_files_refused: AtomicU64,
+    /// Pending rows whose `update_type` is no pending change's, met by a recovery.
+    pub unknown_update_types: AtomicU64,
+    /// Resources whose priority a run raised to 2 (large).
+    pub raised_priority: AtomicU64,
+    /// Customer database errors: unreachable, a query that failed, a row that is not GBK.
+    pub customer_errors: AtomicU64,
+    /// Customer rows written.
+    pub customer_rows: AtomicU64,
     /// Gauges: runs claimed and not finished here; resources whose last run failed (all nodes,
     /// `None` until the first scan looked).
     pub running: AtomicU64,
@@ -150,6 +164,41 @@ impl StatusSource for ResourceStats {
                 "yacobot_resource_digest_files_refused_total",
                 "item digest files refused as damaged (vr_data read instead)",
                 &self.digest_files_refused,
+            ),
+            c(
+                "yacobot_resource_unknown_locations_total",
+                "feed items whose location the location list does not know (written without a loc_id)",
+                &self.unknown_locations,
+            ),
+            c(
+                "yacobot_resource_items_relocated_total",
+                "unchanged feed items whose loc_id was dropped or changed (UPDATE2, UPDATE3)",
+                &self.relocated,
+            ),
+            c(
+                "yacobot_resource_location_files_refused_total",
+                "location files refused (a bad line): the list in force stayed",
+                &self.location_files_refused,
+            ),
+            c(
+                "yacobot_resource_unknown_update_types_total",
+                "pending vr_data rows with an update_type no pending change has (emitted by their data_status)",
+                &self.unknown_update_types,
+            ),
+            c(
+                "yacobot_resource_priority_raised_total",
+                "resources raised to priority 2 as large (Resources.LargeItems)",
+                &self.raised_priority,
+            ),
+            c(
+                "yacobot_resource_customer_errors_total",
+                "customer database errors: unreachable, a failed query, a row that is not GBK",
+                &self.customer_errors,
+            ),
+            c(
+                "yacobot_resource_customer_rows_total",
+                "customer_resource rows written with a run's outcome",
+                &self.customer_rows,
             ),
             Figure::gauge(
                 "yacobot_resource_runs_running",

@@ -137,6 +137,7 @@ fn batches(
     stop: &AtomicBool,
 ) -> anyhow::Result<(End, u64, Vec<u64>)> {
     let (res_id, run_id) = (claimed.resource.id, claimed.run.id);
+    let class_id = claimed.resource.class_id;
     let urls: HashMap<u64, String> = w
         .ctx
         .db
@@ -155,7 +156,7 @@ fn batches(
         }
         // Read at each batch: a reload takes effect in a withdrawal in hand.
         let limit = i64::from(w.ctx.config().daemon.resources.withdraw_batch);
-        let pos = w.store.position()?;
+        let pos = w.store.position(class_id)?;
         let now = clock::db_now();
         let at = ProcessTimestampChanges {
             write_start: Some(Some(now)),
@@ -205,7 +206,7 @@ fn batches(
                 content: "",
             })
             .collect();
-        w.store.emit(&emits)?;
+        w.store.emit(class_id, &emits)?;
         add(&w.stats.emitted, emits.len() as u64);
         withdrawn += emits.len() as u64;
     }

@@ -290,6 +290,7 @@ struct Parsed {
 }
 
 fn parse(job: &FeedJob, c: &Completed, rules: &items::Rules, limits: &Limits) -> Parsed {
+    let paths = &job.run.paths;
     let mut p = Parsed {
         items: Vec::new(),
         failed: Vec::new(),
@@ -312,6 +313,7 @@ fn parse(job: &FeedJob, c: &Completed, rules: &items::Rules, limits: &Limits) ->
                 canonical: it.canonical().to_string(),
                 status_id: job.status_id,
                 ds_id: job.ds_id,
+                place: paths.place(it),
             }),
             ItemOutcome::Failed(f) => p.failed.push(f.clone()),
         }
@@ -370,6 +372,9 @@ fn feed(stats: &ResourceStats, job: &FeedJob, c: &Completed) -> Option<(Arc<RunS
         None => {
             for f in &parsed.failed {
                 acc.detail.failed_key(f);
+            }
+            for it in parsed.items.iter().filter(|it| it.place.unknown) {
+                acc.detail.unknown_location(&it.keyword, &it.place.location);
             }
             acc.failed += parsed.failed.len() as u64;
             acc.items.extend(parsed.items);

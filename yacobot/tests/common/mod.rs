@@ -283,8 +283,10 @@ pub fn due_url(db: &focuser_tests::TestDb, url: &str, hits: u32, prio: u64) -> u
     n.id
 }
 pub mod bindings;
+pub mod customer;
 pub mod feeds;
 pub mod multidoc;
+pub mod paths;
 pub mod reader;
 pub mod tools;
 pub mod withdraw;

@@ -31,6 +31,9 @@ pub struct VrData {
     pub valid_status: ValidStatus,
     pub valid_info: String,
     pub content: Option<String>,
+    pub loc_id: Option<u32>,
+    pub location: String,
+    pub hit_field: Option<String>,
     pub create_date: NaiveDateTime,
     pub update_date: NaiveDateTime,
 }

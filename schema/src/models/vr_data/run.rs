@@ -45,6 +45,12 @@ pub struct ItemWrite<'a> {
     pub doc_id: &'a str,
     pub status_id: Option<u64>,
     pub data_source_id: Option<u32>,
+    /// Its location's id in the location list; `None`: no location, or an unknown one.
+    pub loc_id: Option<u32>,
+    /// Its location as the feed gives it (empty: none).
+    pub location: &'a str,
+    /// A multi-hit class's full-hit values; `None` for other classes.
+    pub hit_field: Option<&'a str>,
 }
 
 /// The changes of one run.
@@ -170,6 +176,42 @@ impl VrData {
                 .execute(conn)?;
         }
         Ok(())
+    }
+
+    /// UPDATE2 and UPDATE3 (docs/formats.md "Update types"): the live items of these keys,
+    /// unchanged by the run, take `loc_id` (`None`: dropped) where theirs differs, with
+    /// `update_type = 0` and `status = 1` (nothing to emit). Returns the rows changed.
+    pub fn relocate(
+        conn: &mut MysqlConnection,
+        res_id: u32,
+        loc_id: Option<u32>,
+        keywords: &[&str],
+        now: NaiveDateTime,
+    ) -> QueryResult<usize> {
+        let mut n = 0;
+        for chunk in keywords.chunks(CHUNK) {
+            let rows = vr_data::table
+                .filter(vr_data::res_id.eq(res_id))
+                .filter(vr_data::keyword.eq_any(chunk))
+                .filter(vr_data::data_status.eq(DataStatus::Live));
+            let set = (
+                vr_data::loc_id.eq(loc_id),
+                vr_data::update_type.eq(UpdateType::Unchanged),
+                vr_data::status.eq(EmitStatus::Emitted),
+                vr_data::update_date.eq(now),
+            );
+            n += match loc_id {
+                Some(id) => diesel::update(
+                    rows.filter(vr_data::loc_id.is_null().or(vr_data::loc_id.ne(id))),
+                )
+                .set(set)
+                .execute(conn)?,
+                None => diesel::update(rows.filter(vr_data::loc_id.is_not_null()))
+                    .set(set)
+                    .execute(conn)?,
+            };
+        }
+        Ok(n)
     }
 
     /// These rows' changes are in the segments: `status = 1`, by id (a withdrawal's batch:

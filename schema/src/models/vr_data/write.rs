@@ -14,11 +14,11 @@ use super::run::ItemWrite;
 use crate::models::sql;
 use crate::models::UpdateType;
 
-/// Rows per statement: ten binds a row.
+/// Rows per statement: thirteen binds a row.
 pub(super) const MAX_ROWS: usize = 500;
 /// Item bytes per statement, far below the server's `max_allowed_packet` (16 MiB by default).
 pub(super) const MAX_BYTES: usize = 4 << 20;
-const BINDS_PER_ROW: usize = 10;
+const BINDS_PER_ROW: usize = 13;
 
 /// One row of `write_items.sql`.
 pub(super) struct Row<'a> {
@@ -33,7 +33,13 @@ impl Row<'_> {
     /// What the row weighs in the statement's packet.
     pub fn bytes(&self) -> usize {
         let i = self.item;
-        i.keyword.len() + i.content.len() + i.md5.len() + i.doc_id.len() + 64
+        i.keyword.len()
+            + i.content.len()
+            + i.md5.len()
+            + i.doc_id.len()
+            + i.location.len()
+            + i.hit_field.map_or(0, str::len)
+            + 80
     }
 }
 
@@ -72,6 +78,12 @@ impl QueryFragment<Mysql> for Statement<'_> {
             out.push_bind_param::<Text, _>(i.doc_id)?;
             sql(&mut out);
             out.push_bind_param::<Text, _>(i.content)?;
+            sql(&mut out);
+            out.push_bind_param::<Nullable<Unsigned<Integer>>, _>(&i.loc_id)?;
+            sql(&mut out);
+            out.push_bind_param::<Text, _>(i.location)?;
+            sql(&mut out);
+            out.push_bind_param::<Nullable<Text>, _>(&i.hit_field)?;
             sql(&mut out);
             out.push_bind_param::<Unsigned<TinyInt>, _>(&r.update_type)?;
             sql(&mut out);

@@ -95,6 +95,19 @@ impl VrResource {
             .load(conn)
     }
 
+    /// A large resource (the source's `is large vr`, its OTHER update type) runs before the
+    /// others: its priority raised to `to` when below. Returns whether it was raised.
+    pub fn raise_priority(conn: &mut MysqlConnection, id: u32, to: i32) -> QueryResult<bool> {
+        let n = diesel::update(
+            vr_resource::table
+                .find(id)
+                .filter(vr_resource::priority.lt(to)),
+        )
+        .set(vr_resource::priority.eq(to))
+        .execute(conn)?;
+        Ok(n > 0)
+    }
+
     pub fn update(
         conn: &mut MysqlConnection,
         id: u32,
