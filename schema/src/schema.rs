@@ -304,6 +304,29 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// probe URLs for query arguments with too little evidence
+    query_arg_probe (path_hash, name, id) {
+        /// the path (url.path_hash)
+        path_hash -> Unsigned<Bigint>,
+        /// the query argument the probe drops (percent-encoded)
+        #[max_length = 255]
+        name -> Varchar,
+        /// the probe URL's id (url.id once taken)
+        id -> Unsigned<Bigint>,
+        /// the probe URL: a page of the path without the argument
+        #[max_length = 2048]
+        url -> Varchar,
+        /// routing domain (url.domain)
+        #[max_length = 253]
+        domain -> Varchar,
+        /// when qargfilter asked for it (UTC)
+        queued_at -> Datetime,
+        /// when a crawler took it into url to fetch it (UTC); NULL: waiting
+        taken_at -> Nullable<Datetime>,
+    }
+}
+
+diesel::table! {
     /// output of the query-argument analysis (qargfilter)
     query_args (path_hash, name) {
         /// hash of host + path without query
@@ -315,6 +338,10 @@ diesel::table! {
         score -> Double,
         /// when qargfilter computed the score (UTC)
         computed_at -> Datetime,
+        /// pairs of analysed pages of the path that differ only in this argument
+        pairs -> Unsigned<Integer>,
+        /// of those, pairs whose main texts are equal or near-equal
+        equal_pairs -> Unsigned<Integer>,
     }
 }
 
@@ -421,6 +448,8 @@ diesel::table! {
         /// kind and reason of the last failed fetch; NULL after a success
         #[max_length = 255]
         fetch_error -> Nullable<Varchar>,
+        /// to be withdrawn downstream (a DELETE item), then removed: 1 merged into its canonical URL, 2 expired; NULL: live
+        withdraw -> Nullable<Unsigned<Tinyint>>,
     }
 }
 
@@ -560,6 +589,24 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// where each crawler's withdrawal batch began in its archive
+    withdraw_position (node, store) {
+        /// the yacobot node (its node key)
+        #[max_length = 64]
+        node -> Varchar,
+        /// the archive the DELETE items go to (Archive.Dir, resolved)
+        #[max_length = 512]
+        store -> Varchar,
+        /// segment file id of the first item the batch may have appended
+        file_id -> Unsigned<Bigint>,
+        /// its item index (from 1)
+        item_idx -> Unsigned<Integer>,
+        /// when the batch was taken (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// crawler nodes the master may route domains to
     yacobot_node (id) {
         /// node id; the master writes its queue files to queue_dir/<id>/
@@ -591,6 +638,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     path_arg_name,
     path_stub,
     process_timestamp,
+    query_arg_probe,
     query_args,
     queue_applied,
     resource_status,
@@ -599,5 +647,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     vr_open_datasource,
     vr_resource,
     vr_update_info,
+    withdraw_position,
     yacobot_node,
 );

@@ -135,6 +135,17 @@ code_enum! {
 }
 
 code_enum! {
+    /// Why a URL is to be withdrawn downstream and removed (`url.withdraw`; docs/design.md
+    /// "Withdrawal").
+    pub enum WithdrawReason {
+        /// Merged into its canonical URL (an argument it carries became insignificant).
+        Merged = 1,
+        /// Not hit for `Url.ExpireDays`.
+        Expired = 2,
+    }
+}
+
+code_enum! {
     /// The result of a resource's runs: `vr_resource.fetch_status` (its last run),
     /// `process_timestamp.status` (one run) and `vr_update_info.status` (the run that changed
     /// the item count), as in the source.

@@ -20,6 +20,7 @@ mod vr_data;
 mod vr_open_datasource;
 mod vr_resource;
 mod vr_update_info;
+mod withdraw_position;
 mod yacobot_node;
 
 pub use binding::{
@@ -28,7 +29,7 @@ pub use binding::{
 };
 pub use codes::{
     DataFrom, DataStatus, EmitStatus, FeedUrlStatus, FetchState, FetchStatus, GroupType, IndexType,
-    PageOutcome, ResStatus, UpdateType, ValidStatus,
+    PageOutcome, ResStatus, UpdateType, ValidStatus, WithdrawReason,
 };
 pub use multidoc::{
     FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, MultidocPosition,
@@ -41,9 +42,12 @@ pub use process_timestamp::{NewProcessTimestamp, ProcessTimestamp, ProcessTimest
 pub use query_arg::{NewQueryArg, QueryArg, INSIGNIFICANT_SCORE};
 pub use queue_applied::{NewQueueApplied, QueueApplied};
 pub use resource_status::{NewResourceStatus, ResourceStatus, ResourceStatusChanges, SyncCounts};
-pub use url::{ArchivedCopy, Claimed, LoadRow, MovedCopy, NewUrl, Url, UrlChanges, NEW_URL_BOOST};
+pub use url::{
+    ArchivedCopy, Claimed, LoadRow, MovedCopy, NewUrl, Url, UrlChanges, Withdrawal, NEW_URL_BOOST,
+};
 pub use vr_data::{ItemWrite, KnownItem, NewVrData, RunWrite, VrData};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
 pub use vr_resource::{ClaimedRun, NewVrResource, VrResource, VrResourceChanges};
 pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo};
+pub use withdraw_position::WithdrawPosition;
 pub use yacobot_node::{NewYacobotNode, YacobotNode};

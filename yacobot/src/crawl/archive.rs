@@ -53,6 +53,11 @@ impl Archive {
         &self.dir
     }
 
+    /// Where the next item will go.
+    pub fn position(&self) -> Position {
+        self.writer.position()
+    }
+
     /// Appends an item for URL `id`; durable only after [`Archive::sync`].
     pub fn append(
         &mut self,

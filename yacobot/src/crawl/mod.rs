@@ -17,6 +17,7 @@ pub mod hand;
 pub mod mirror;
 mod outcome;
 mod stats;
+pub mod withdraw;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -34,6 +35,7 @@ use downloader::{Completed, Downloader, FetchStats, Request};
 use floor::Floor;
 use hand::{Hand, Limits};
 pub use stats::{CrawlStats, ErrorRow};
+use withdraw::Withdrawer;
 
 use crate::config::{YacobotConfig, MIRROR};
 use crate::status::add;
@@ -73,6 +75,8 @@ pub struct Crawler {
     /// last looked at.
     dict_loaded: Option<NaiveDateTime>,
     dict_looked: Option<Instant>,
+    /// Announces the URLs marked for withdrawal with `DELETE` items and removes them.
+    withdrawer: Withdrawer,
 }
 
 /// The clock and settings of one batch of bookings; `loaded`: when the newest dictionary in
@@ -104,6 +108,7 @@ impl Worker for Crawler {
     fn open(ctx: &Arc<Ctx>, stats: Arc<CrawlStats>) -> anyhow::Result<Crawler> {
         let cfg = ctx.config();
         let d = &cfg.daemon;
+        let store = crate::multidoc::store_name(&cfg.common.path(&d.archive.dir));
         let archive = if d.archive.enable {
             let dir = cfg.common.path(&d.archive.dir);
             let a = Archive::open(&dir, d.segment.writer_options())
@@ -137,6 +142,7 @@ impl Worker for Crawler {
             sampled: Instant::now() - SAMPLE_EVERY,
             dict_loaded: None,
             dict_looked: None,
+            withdrawer: Withdrawer::new(&d.node, &store),
         })
     }
 
@@ -156,6 +162,13 @@ impl Worker for Crawler {
                     .db
                     .run("counting due URLs", |c| Url::count_due(c, now))?;
                 if due == 0 {
+                    // What was fetched is booked, and the URLs marked for withdrawal go.
+                    let bookings = std::mem::take(&mut self.unbooked);
+                    self.unbooked_since = None;
+                    self.commit(ctx, bookings)?;
+                    if self.withdraw(ctx, &cfg, true)? > 0 {
+                        return Ok(Step::Busy);
+                    }
                     return Ok(Step::Done);
                 }
             }
@@ -170,6 +183,7 @@ impl Worker for Crawler {
         let done = self.downloader.perform(wait)?;
         self.finish(&cfg, done)?;
         self.book_if_due(ctx, &cfg)?;
+        self.withdraw(ctx, &cfg, false)?;
         self.figures();
         Ok(Step::Busy)
     }
@@ -229,6 +243,22 @@ impl Crawler {
                 self.reconfiguring = false;
             }
         }
+    }
+
+    /// A batch of withdrawals when one is due (`now`: at once) and nothing fetched waits to be
+    /// booked (see [`withdraw`]); returns the URLs it took.
+    fn withdraw(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        now: bool,
+    ) -> anyhow::Result<usize> {
+        if !self.unbooked.is_empty() || !self.withdrawer.due(now) {
+            return Ok(0);
+        }
+        let ttl = cfg.daemon.crawl.claim_ttl;
+        self.withdrawer
+            .step(ctx, self.archive.as_mut(), ttl, &self.stats)
     }
 
     /// The downloader's figures into the status page's.

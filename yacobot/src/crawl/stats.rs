@@ -43,6 +43,13 @@ pub struct CrawlStats {
     pub claims_taken_back: AtomicU64,
     pub claims_lost: AtomicU64,
     pub segments_sealed: AtomicU64,
+    /// Withdrawal: URLs removed by reason, `DELETE` items appended, and items found already
+    /// durable for a batch a crash interrupted.
+    pub withdrawn_merged: AtomicU64,
+    pub withdrawn_expired: AtomicU64,
+    pub withdrawn_other: AtomicU64,
+    pub withdraw_items: AtomicU64,
+    pub withdraw_found: AtomicU64,
     /// The oldest archive segment kept for re-indexing (the published retention floor).
     pub archive_floor: AtomicU64,
     pub errors: Mutex<BTreeMap<String, u64>>,
@@ -175,7 +182,31 @@ impl StatusSource for CrawlStats {
                 "archive segments sealed",
                 &self.segments_sealed,
             ),
+            c(
+                "yacobot_withdraw_items_total",
+                "DELETE items appended for withdrawn URLs",
+                &self.withdraw_items,
+            ),
+            c(
+                "yacobot_withdraw_found_total",
+                "DELETE items of an interrupted withdrawal found already in the archive",
+                &self.withdraw_found,
+            ),
         ]);
+        for (reason, v) in [
+            ("merged", &self.withdrawn_merged),
+            ("expired", &self.withdrawn_expired),
+            ("other", &self.withdrawn_other),
+        ] {
+            f.push(
+                Figure::counter(
+                    "yacobot_withdrawn_total",
+                    "URLs withdrawn downstream and removed from the frontier, by reason",
+                    get(v),
+                )
+                .with_label("reason", reason),
+            );
+        }
         if let Ok(e) = self.errors.lock() {
             for (kind, n) in e.iter() {
                 f.push(

@@ -10,10 +10,12 @@ mod claim;
 mod compact;
 mod finish;
 mod load;
+mod withdraw;
 
 pub use claim::Claimed;
 pub use compact::{ArchivedCopy, MovedCopy};
 pub use load::{LoadRow, NEW_URL_BOOST};
+pub use withdraw::Withdrawal;
 
 /// A page in a node's frontier.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Identifiable)]
