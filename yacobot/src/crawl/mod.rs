@@ -16,6 +16,7 @@ pub mod floor;
 pub mod hand;
 pub mod mirror;
 mod outcome;
+mod probes;
 mod stats;
 pub mod withdraw;
 
@@ -77,6 +78,10 @@ pub struct Crawler {
     dict_looked: Option<Instant>,
     /// Announces the URLs marked for withdrawal with `DELETE` items and removes them.
     withdrawer: Withdrawer,
+    /// URLs claimed since start, due ones and qargfilter's probes (which stay within
+    /// `Qargfilter.ProbeShare` of the due ones).
+    claimed_due: u64,
+    claimed_probes: u64,
 }
 
 /// The clock and settings of one batch of bookings; `loaded`: when the newest dictionary in
@@ -143,6 +148,8 @@ impl Worker for Crawler {
             dict_loaded: None,
             dict_looked: None,
             withdrawer: Withdrawer::new(&d.node, &store),
+            claimed_due: 0,
+            claimed_probes: 0,
         })
     }
 
@@ -243,22 +250,6 @@ impl Crawler {
                 self.reconfiguring = false;
             }
         }
-    }
-
-    /// A batch of withdrawals when one is due (`now`: at once) and nothing fetched waits to be
-    /// booked (see [`withdraw`]); returns the URLs it took.
-    fn withdraw(
-        &mut self,
-        ctx: &Ctx,
-        cfg: &Config<YacobotConfig>,
-        now: bool,
-    ) -> anyhow::Result<usize> {
-        if !self.unbooked.is_empty() || !self.withdrawer.due(now) {
-            return Ok(0);
-        }
-        let ttl = cfg.daemon.crawl.claim_ttl;
-        self.withdrawer
-            .step(ctx, self.archive.as_mut(), ttl, &self.stats)
     }
 
     /// The downloader's figures into the status page's.
@@ -436,7 +427,9 @@ impl Crawler {
         if !from_archive.is_empty() {
             self.reindex_from_archive(ctx, cfg, from_archive)?;
         }
-        Ok(n)
+        self.claimed_due += n as u64;
+        let probes = self.claim_probes(ctx, cfg, room.saturating_sub(n))?;
+        Ok(n + probes)
     }
 
     /// The copy to re-index from, if the URL was downloaded less than
