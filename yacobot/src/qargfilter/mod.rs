@@ -87,7 +87,13 @@ impl Qargfilter {
                 return Ok(Step::Busy);
             }
             let seconds = pass.started.elapsed().as_secs_f64();
-            log::info!("qargfilter: pass over {} URLs in {seconds:.2} s", pass.urls);
+            log::info!(
+                "qargfilter: pass over {} URLs in {seconds:.2} s (reading {:.2} s, estimating {:.2} s, merging {:.2} s)",
+                pass.urls,
+                pass.reading.as_secs_f64(),
+                pass.estimating.as_secs_f64(),
+                pass.merging.as_secs_f64()
+            );
             add(&self.stats.passes, 1);
             self.stats
                 .pass_seconds

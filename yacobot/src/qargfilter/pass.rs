@@ -6,7 +6,7 @@
 //! an argument now insignificant merged into their canonical URL ([`merge`]); probes for the
 //! arguments with too little evidence ([`probe`]).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use diesel::Connection;
 use focuser_daemon::clock;
@@ -108,6 +108,10 @@ pub struct Pass {
     cursor: Cursor,
     pub started: Instant,
     pub urls: u64,
+    /// Time spent reading the frontier, estimating (and writing scores, probes), merging.
+    pub reading: Duration,
+    pub estimating: Duration,
+    pub merging: Duration,
 }
 
 impl Default for Pass {
@@ -117,6 +121,9 @@ impl Default for Pass {
             cursor: Cursor::From(0),
             started: Instant::now(),
             urls: 0,
+            reading: Duration::ZERO,
+            estimating: Duration::ZERO,
+            merging: Duration::ZERO,
         }
     }
 }
@@ -130,6 +137,7 @@ impl Pass {
         s: &QargStats,
     ) -> Result<bool, DbError> {
         let limit = cfg.batch;
+        let t = Instant::now();
         let rows = match self.cursor {
             Cursor::From(p) => ctx.db.run("qargfilter: reading the frontier", |c| {
                 Url::paths_from(c, p, limit as i64)
@@ -150,12 +158,17 @@ impl Pass {
         self.urls += c.merge as u64;
         add(&s.urls_read, rows.len() as u64);
         let now = clock::db_now();
+        self.reading += t.elapsed();
+        let t = Instant::now();
         if c.estimate > 0 {
             estimate_paths(ctx, cfg, s, &rows[..c.estimate], now)?;
         }
+        self.estimating += t.elapsed();
+        let t = Instant::now();
         if c.merge > 0 {
             merge_paths(ctx, s, &rows[..c.merge], now)?;
         }
+        self.merging += t.elapsed();
         self.cursor = c.next;
         Ok(self.cursor == Cursor::Done)
     }
@@ -212,34 +225,37 @@ fn estimate_paths(
     if found.is_empty() {
         return Ok(());
     }
-    let paths: Vec<u64> = found.iter().map(|(p, _, _)| p[0].path_hash).collect();
-    let old: FxHashMap<(u64, String), (u32, u32)> = ctx
-        .db
-        .run("qargfilter: reading the scores", |c| {
-            QueryArg::for_paths(c, &paths)
-        })?
-        .into_iter()
-        .map(|q| ((q.path_hash, q.name), (q.pairs, q.equal_pairs)))
-        .collect();
     let mut scores = Vec::new();
     for (path, _, ev) in &found {
         let path_hash = path[0].path_hash;
         for (name, e) in &ev.args {
-            let Some(score) = estimate::decide(e, cfg.min_pairs) else {
-                continue;
-            };
-            if old.get(&(path_hash, name.clone())) == Some(&(e.pairs, e.equal_pairs)) {
-                continue;
+            if let Some(score) = estimate::decide(e, cfg.min_pairs) {
+                scores.push(NewQueryArg {
+                    path_hash,
+                    name,
+                    score,
+                    computed_at: now,
+                    pairs: e.pairs,
+                    equal_pairs: e.equal_pairs,
+                });
             }
-            scores.push(NewQueryArg {
-                path_hash,
-                name,
-                score,
-                computed_at: now,
-                pairs: e.pairs,
-                equal_pairs: e.equal_pairs,
-            });
         }
+    }
+    // Only new evidence is written (and imported again).
+    let mut paths: Vec<u64> = scores.iter().map(|q| q.path_hash).collect();
+    paths.dedup();
+    if !paths.is_empty() {
+        let old: FxHashMap<(u64, String), (u32, u32)> = ctx
+            .db
+            .run("qargfilter: reading the scores", |c| {
+                QueryArg::for_paths(c, &paths)
+            })?
+            .into_iter()
+            .map(|q| ((q.path_hash, q.name), (q.pairs, q.equal_pairs)))
+            .collect();
+        scores.retain(|q| {
+            old.get(&(q.path_hash, q.name.to_string())) != Some(&(q.pairs, q.equal_pairs))
+        });
     }
     if !scores.is_empty() {
         let written = ctx.db.run("qargfilter: writing scores", |c| {
