@@ -61,6 +61,13 @@ WHERE res_status = 1 AND fetch_state <> 'running'
   AND (manual_update = 1 OR (is_manual = 0 AND next_due <= UTC_TIMESTAMP()))
 ORDER BY res_id;
 
+-- [resources_withdrawing] Partner feeds whose withdrawal (resource disable: res_status 2) or removal (resource remove: 3) waits for the next scan or is under way: live items still to get their DELETE item.
+SELECT res_id, res_name, CASE res_status WHEN 2 THEN 'withdrawing' ELSE 'removing' END AS asked,
+       live_items, fetch_state, fetch_time
+FROM v_resource_health
+WHERE res_status IN (2, 3)
+ORDER BY res_id;
+
 -- [vr_data_per_resource] Items per partner feed: live, deleted, and changes not yet emitted to the segments.
 SELECT r.id AS res_id, r.res_name,
        COALESCE(SUM(CASE WHEN v.data_status = 1 THEN 1 ELSE 0 END), 0) AS live_items,
@@ -84,3 +91,52 @@ SELECT source, COUNT(*) AS files, SUM(row_count) AS urls, MAX(file_name) AS last
 FROM queue_applied
 GROUP BY source
 ORDER BY source;
+
+-- [slowest_hosts] The slowest hosts: bytes per second of their last answers (a moving average), slowest first.
+SELECT name, ROUND(bps) AS bps, documents, server, delay_ms, last_answer_at
+FROM host
+WHERE bps IS NOT NULL
+ORDER BY bps, name
+LIMIT 20;
+
+-- [hosts_in_error] Hosts failing since their last answer, the longest run of failures first, with the last error.
+SELECT name, errors_in_row, errors, last_error, last_error_at, last_answer_at
+FROM host
+WHERE errors_in_row > 0
+ORDER BY errors_in_row DESC, name
+LIMIT 50;
+
+-- [hosts_most_documents] The hosts with the most pages fetched, with their bytes, speed and server.
+SELECT name, documents, ROUND(bytes / 1048576, 1) AS mib, ROUND(bps) AS bps, server
+FROM host
+ORDER BY documents DESC, name
+LIMIT 20;
+
+-- [duplicate_groups] The largest duplicate groups (docs/multidoc.md "Duplicate groups"): pages of one domain whose main text is the same or near, and the page whose categories and binding they share.
+SELECT g.id AS group_id, d.domain, COUNT(*) AS pages, g.rep, u.url AS rep_url, g.created_at
+FROM multidoc_group g
+JOIN multidoc_page p ON p.dup_group = g.id
+LEFT JOIN multidoc_domain d ON d.domain_key = g.domain_key
+LEFT JOIN url u ON u.id = g.rep
+GROUP BY g.id, d.domain, g.rep, u.url, g.created_at
+HAVING COUNT(*) > 1
+ORDER BY pages DESC, g.id
+LIMIT 20;
+
+-- [duplicates_per_domain] Per domain: pages in a duplicate group, of them duplicates (sharing another page's analysis and binding), and groups with a duplicate.
+SELECT d.domain, COUNT(*) AS pages,
+       SUM(CASE WHEN p.id <> g.rep THEN 1 ELSE 0 END) AS duplicates,
+       COUNT(DISTINCT CASE WHEN p.id <> g.rep THEN g.id END) AS groups_with_duplicates
+FROM multidoc_page p
+JOIN multidoc_group g ON g.id = p.dup_group
+LEFT JOIN multidoc_domain d ON d.domain_key = g.domain_key
+GROUP BY d.domain
+ORDER BY duplicates DESC, d.domain
+LIMIT 20;
+
+-- [expiring_urls] The frontier's expiry (Url.ExpireDays; 90 here, change it to the node's): URLs it marks next (not hit for that long, not due, not marked yet), and the oldest last hit among them.
+SELECT COUNT(*) AS expiring, MIN(last_hit) AS oldest_hit
+FROM url
+WHERE last_hit < UTC_TIMESTAMP() - INTERVAL 90 DAY
+  AND withdraw IS NULL
+  AND (hits = 0 OR next_indexed > UTC_TIMESTAMP());

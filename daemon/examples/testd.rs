@@ -3,7 +3,9 @@
 //! Every `Work.TickMs` it logs `tick N <Work.Message>` (a continuous log for rotation tests),
 //! counts ticks in its figures and, with `Work.UseDb = 1`, asks the database `SELECT 1`
 //! through the reconnecting wrapper. SIGUSR1 runs its rotate hook (`rotate hook: rotation N`);
-//! SIGUSR2 logs the reloaded message. `Work.StopDelayMs` makes its stop slow, to test
+//! SIGUSR2 logs the reloaded message. `Work.Crash` makes SIGUSR1 crash it instead, for the
+//! crash-report tests: `panic` (the main loop panics), `thread` (a thread panics, the daemon
+//! goes on), `segv` or `quit` (the process gets that signal). `Work.StopDelayMs` makes its stop slow, to test
 //! `stop_timeout` and the second stop signal.
 //!
 //! Its status page shows what a real daemon's would: cards (ticks, a queue that rises and
@@ -54,6 +56,8 @@ struct Work {
     secret_file: Option<std::path::PathBuf>,
     #[serde(rename = "FailStart", default, serialize_with = "restart_only")]
     fail_start: String,
+    #[serde(rename = "Crash", default, serialize_with = "restart_only")]
+    crash: String,
 }
 
 fn default_tick() -> u64 {
@@ -232,6 +236,10 @@ fn main_loop(rt: &mut Runtime<TestdConfig>) -> anyhow::Result<()> {
         let tick = Duration::from_millis(rt.config().daemon.work.tick_ms);
         match rt.next_signal(tick) {
             Some(Signal::Stop) => break,
+            Some(Signal::Rotate) if !rt.config().daemon.work.crash.is_empty() => {
+                crash(&rt.config().daemon.work.crash);
+                continue;
+            }
             Some(Signal::Rotate) => {
                 rotations += 1;
                 log::info!("rotate hook: rotation {rotations}");
@@ -282,4 +290,29 @@ fn main_loop(rt: &mut Runtime<TestdConfig>) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(delay));
     }
     Ok(())
+}
+
+/// `Work.Crash`: what a daemon with a bug would do.
+fn crash(how: &str) {
+    use nix::sys::signal::{raise, Signal as Sig};
+    match how {
+        "panic" => panic!("testd asked to panic: {how}"),
+        "thread" => {
+            let worker = std::thread::Builder::new()
+                .name("worker".into())
+                .spawn(|| panic!("a worker's bug"));
+            if let Ok(w) = worker {
+                if w.join().is_err() {
+                    log::error!("the worker stopped");
+                }
+            }
+        }
+        "segv" => {
+            let _ = raise(Sig::SIGSEGV);
+        }
+        "quit" => {
+            let _ = raise(Sig::SIGQUIT);
+        }
+        other => log::warn!("Work.Crash = {other}: not a crash testd knows"),
+    }
 }

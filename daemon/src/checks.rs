@@ -38,6 +38,7 @@ pub fn preflight<T: DaemonConfig>(config: &Config<T>) -> anyhow::Result<()> {
         logging::check_logconfig(&common.path(yaml))?;
     }
     load_access(common, |p| common.path(p))?;
+    crate::crash::check_files(common)?;
     config
         .daemon
         .check_files(common)

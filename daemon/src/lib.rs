@@ -14,6 +14,7 @@ pub mod cli;
 pub mod clock;
 mod commands;
 pub mod config;
+pub mod crash;
 #[cfg(feature = "database")]
 pub mod db;
 pub mod episode;

@@ -133,13 +133,16 @@ struct ReopenableFile {
 }
 
 fn open_append(path: &Path, owner: &Owner) -> Result<File, LogError> {
-    safefile::open_owned(path, Access::Append, owner).map_err(|e| match e {
+    let file = safefile::open_owned(path, Access::Append, owner).map_err(|e| match e {
         SafeFileError::Io { error, .. } => LogError::Open {
             path: path.display().to_string(),
             error,
         },
         refused => LogError::Refused(refused),
-    })
+    })?;
+    // The fatal-signal handler writes its line here too (it cannot take the logger's lock).
+    crate::crash::set_log_fd(std::os::fd::AsRawFd::as_raw_fd(&file));
+    Ok(file)
 }
 
 impl ReopenableFile {

@@ -50,6 +50,14 @@ impl Host {
             || (!self.queue.is_empty() && !matches!(self.robots, RobotsState::Fetching))
     }
 
+    /// `name:port`: the key a caller files the host's reports under (see
+    /// [`crate::report::host_name`]).
+    pub fn name(&self) -> &str {
+        self.key
+            .split_once("://")
+            .map_or(&self.key, |(_, rest)| rest)
+    }
+
     fn idle(&self, now: Instant) -> bool {
         self.queue.is_empty()
             && self.in_flight == 0
@@ -101,11 +109,21 @@ impl HostTable {
         id
     }
 
+    /// The id of the host with this key, if it is remembered.
+    pub fn lookup(&self, key: &str) -> Option<usize> {
+        self.ids.get(key).copied()
+    }
+
     /// The host of an id handed out by [`HostTable::id`] and not forgotten since. Ids are only
     /// forgotten when nothing refers to them any more, so a miss is a bug; it is reported by
     /// `None` rather than a panic.
     pub fn get(&mut self, id: usize) -> Option<&mut Host> {
         self.hosts.get_mut(id).and_then(Option::as_mut)
+    }
+
+    /// The host of an id, to look at.
+    pub fn peek(&self, id: usize) -> Option<&Host> {
+        self.hosts.get(id).and_then(Option::as_ref)
     }
 
     pub fn live(&self) -> usize {

@@ -5,6 +5,10 @@
 //! [`Fetcher::capacity`] and calls [`Fetcher::perform`] in a loop; each call drives the transfers
 //! for at most the given time and returns the requests that finished, each with one [`Outcome`].
 //!
+//! It does no I/O of its own beyond HTTP: a caller that keeps a record per host takes
+//! [`HostReport`]s ([`Fetcher::report_hosts`], [`Fetcher::take_host_reports`]) and gives robots.txt
+//! back after a restart ([`Fetcher::seed_robots`]).
+//!
 //! Politeness, robots.txt, retries and limits follow the `Fetch.*` keys of [`FetchConfig`];
 //! docs/operations.md states the rules.
 
@@ -13,6 +17,7 @@ mod fetcher;
 mod guard;
 mod hosts;
 mod outcome;
+mod report;
 mod robots;
 mod stats;
 mod transfer;
@@ -21,6 +26,8 @@ pub use config::FetchConfig;
 pub use fetcher::Fetcher;
 pub use guard::{non_public, AllowedPrivate};
 pub use outcome::{Completed, Document, FailKind, Outcome, Request};
+pub use report::{host_name, host_name_of, DelaySource, HostReport, RobotsReport};
+pub use robots::RobotsSeed;
 pub use stats::FetchStats;
 
 /// Errors of the fetcher itself (a request's own failure is an [`Outcome::Failed`]).

@@ -117,6 +117,32 @@ pub(crate) fn from_answer(
     }
 }
 
+/// robots.txt of a host as a caller kept it (from an earlier [`crate::RobotsReport`]): a 2xx
+/// with its file, or a 4xx, still trusted for `remaining`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RobotsSeed<'a> {
+    pub status: u16,
+    pub body: &'a [u8],
+    pub remaining: Duration,
+}
+
+/// The state a seed gives, if it is one the fetcher takes (2xx or 4xx, not run out).
+pub(crate) fn from_seed(agent: &str, seed: RobotsSeed<'_>, now: Instant) -> Option<RobotsState> {
+    if !(200..=499).contains(&seed.status) || seed.remaining.is_zero() {
+        return None;
+    }
+    // The retry is never used: a 2xx or 4xx is Known.
+    let state = from_answer(
+        agent,
+        seed.status,
+        seed.body,
+        now,
+        seed.remaining,
+        seed.remaining,
+    );
+    matches!(state, RobotsState::Known { .. }).then_some(state)
+}
+
 /// The state after robots.txt could not be fetched at all.
 pub(crate) fn unreachable(reason: String, now: Instant, retry: Duration) -> RobotsState {
     RobotsState::Unavailable {

@@ -9,6 +9,9 @@ pub struct FetchStats {
     /// Transfers started: tries, redirect hops and robots.txt fetches.
     pub transfers: u64,
     pub robots_fetches: u64,
+    /// robots.txt taken from the caller's record instead of being fetched
+    /// ([`crate::Fetcher::seed_robots`]).
+    pub robots_seeded: u64,
     /// Tries after the first (network errors, 5xx, 429).
     pub retries: u64,
     pub redirects: u64,

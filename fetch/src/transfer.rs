@@ -17,6 +17,9 @@ pub(crate) enum Abort {
     WrongType(String),
 }
 
+/// A `Server` header is kept up to this many characters.
+const SERVER_CHARS: usize = 255;
+
 /// Collects one answer. Bodies of non-2xx answers are counted but not kept.
 #[derive(Debug, Default)]
 pub(crate) struct Collector {
@@ -28,6 +31,8 @@ pub(crate) struct Collector {
     pub content_length: Option<u64>,
     pub location: Option<String>,
     pub retry_after: Option<String>,
+    /// The answer's `Server` header (for the caller's record of the host).
+    pub server: Option<String>,
     pub body: Vec<u8>,
     pub received: u64,
     pub abort: Option<Abort>,
@@ -119,6 +124,7 @@ impl Handler for Collector {
                 "content-length" => self.content_length = value.parse().ok(),
                 "location" => self.location = Some(value.to_string()),
                 "retry-after" => self.retry_after = Some(value.to_string()),
+                "server" => self.server = Some(value.chars().take(SERVER_CHARS).collect()),
                 _ => {}
             }
         }

@@ -6,11 +6,13 @@
 //!   the senders' position files.
 //! * [`urls`]: URL normalisation, the 64-bit URL id, the routing domain, what a host is
 //!   ([`md5_lanes`]: the ids of many URLs at once).
+//! * [`exclude`]: the exclusion file's rules (URLs a node neither stores nor fetches).
 //! * [`fsutil`]: publishing files atomically.
 //!
 //! Every format is specified byte by byte in docs/formats.md. The database half of what the
 //! daemons agree on (tables, models, migrations) is `focuser-schema`.
 
+pub mod exclude;
 pub mod fsutil;
 pub mod md5_lanes;
 pub mod num;

@@ -4,6 +4,7 @@
 //! - [`decode`]: bytes and the HTTP header → text (charset from header, BOM, `<meta>`, detector);
 //! - [`segment`]: HTML → content blocks, each with a page-only weight;
 //! - [`template`]: block fingerprints and the weight a domain's evidence gives them;
+//! - [`simhash`]: the main text's near-duplicate fingerprint;
 //! - [`tokenize`]: blocks → weighted words (Russian and English stems), URL words apart;
 //! - [`classify`]: naive Bayes over a hierarchical catalog, its model file.
 //!
@@ -16,6 +17,7 @@ pub mod corpus;
 pub mod decode;
 pub mod page;
 pub mod segment;
+pub mod simhash;
 pub mod template;
 pub mod tokenize;
 

@@ -126,7 +126,24 @@ fn start_senders(
 /// One retention check of the store (`Store.MaxBytes`, below the owner's floor with
 /// `Store.FloorFile`), counted on the status page; its failures are an episode.
 fn enforce_retention(figures: &SenderFigures, max_bytes: u64, floor: u64, failing: &mut Episode) {
-    match retention::enforce_below(&figures.store, &figures.senders, max_bytes, floor) {
+    let shippers: Vec<retention::FileShipperNeed> = figures
+        .shippers
+        .iter()
+        .filter_map(|sh| {
+            sh.needs_from(&figures.store)
+                .map(|first_needed| retention::FileShipperNeed {
+                    name: format!("sendfile {} to {}", sh.n, sh.cfg.address),
+                    first_needed,
+                })
+        })
+        .collect();
+    match retention::enforce_below(
+        &figures.store,
+        &figures.senders,
+        &shippers,
+        max_bytes,
+        floor,
+    ) {
         Ok(r) => {
             failing.resolved(&"works again");
             if r.deleted > 0 {

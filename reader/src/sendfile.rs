@@ -147,6 +147,24 @@ impl FileShipper {
         Ok(out)
     }
 
+    /// For retention: the first segment this shipper has not shipped whole, when it ships
+    /// the sealed segments of `store` (`None`: it ships something else).
+    pub fn needs_from(&self, store: &Path) -> Option<u64> {
+        if self.cfg.kind != "segments" || !same_dir(&self.dir, store) {
+            return None;
+        }
+        // Keys are `<id:020>.0` (the index file) and `<id:020>.1` (the item file, sent last).
+        Some(match self.last() {
+            None => 0,
+            Some(key) => match key.split_once('.') {
+                Some((id, "1")) => id.parse::<u64>().map_or(0, |id| id.saturating_add(1)),
+                Some((id, _)) => id.parse::<u64>().unwrap_or(0),
+                // Not a key this shipper writes: keep everything.
+                None => 0,
+            },
+        })
+    }
+
     fn record(&self, key: &str) -> std::io::Result<()> {
         fsutil::write_atomically(&self.state_file, |w| writeln!(w, "{key}"))?;
         if let Ok(mut l) = self.last.lock() {
@@ -233,6 +251,14 @@ pub fn ship_ready(sh: &FileShipper, ctx: &SendCtx) -> anyhow::Result<usize> {
         done += 1;
     }
     Ok(done)
+}
+
+/// Whether two paths name one directory (the config may spell a store two ways).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 fn send_file(s: &mut TcpStream, f: &Ready, max_frame: usize) -> anyhow::Result<u64> {

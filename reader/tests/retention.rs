@@ -222,3 +222,76 @@ fn a_saved_position_this_store_cannot_have_keeps_every_segment() {
         assert_eq!(l.items, 600, "{name}");
     }
 }
+
+#[test]
+fn a_segment_stays_until_the_sendfile_shipper_of_the_store_has_it_too() {
+    let rig = Rig::new();
+    rig.write(1000, &["--max-items", "200"]); // segments 1..=5 sealed, 6 active and empty
+    let (items_cf, _) = rig.receiver_cf("items", "");
+    let items_port = port_of(&items_cf);
+    // The whole-file receiver is down at first.
+    let files_port = free_port();
+    let status = free_port();
+    let s_cf = rig.sender_cf(
+        &[("Index.0", &[items_port])],
+        &format!(
+            "Store.CheckInterval = 1\nstatus_listen = 127.0.0.1:{status}\n\
+             SendFile.1.Address = 127.0.0.1:{files_port}\nSendFile.1.Dir = {store}\n\
+             SendFile.1.Kind = segments\nSendFile.1.Inbox = segments-node1\n",
+            store = rig.store().display()
+        ),
+    );
+    let _items = Proc::start(&["-c", items_cf.to_str().unwrap(), "--recv"]);
+    let mut sender = Proc::start(&["-c", s_cf.to_str().unwrap()]);
+    let got = rig.root().join("items/received");
+    wait_for("the items", Duration::from_secs(30), || {
+        ns(&got) == (1..=1000).collect::<Vec<u64>>()
+    });
+    // Several retention checks after the item sender passed everything: nothing goes.
+    let checks = |m: &str| -> u64 {
+        m.lines()
+            .find(|l| l.starts_with("focuser_reader_retention_checks_total"))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let before = checks(&get(status, "/metrics"));
+    wait_for(
+        "three more retention checks",
+        Duration::from_secs(20),
+        || checks(&get(status, "/metrics")) >= before + 3,
+    );
+    assert_eq!(
+        list_segments(&rig.store()).unwrap(),
+        vec![1, 2, 3, 4, 5, 6],
+        "the sendfile shipper has not shipped them"
+    );
+    // The whole-file receiver comes up: it gets the sealed pairs, then they go.
+    let (files_cf, port) = rig.receiver_cf("files", "");
+    let text = std::fs::read_to_string(&files_cf)
+        .unwrap()
+        .replace(&format!(":{port}"), &format!(":{files_port}"));
+    std::fs::write(&files_cf, text).unwrap();
+    let _files = Proc::start(&["-c", files_cf.to_str().unwrap(), "--recv"]);
+    wait_for(
+        "the shipped segments to go",
+        Duration::from_secs(30),
+        || list_segments(&rig.store()).unwrap() == vec![6],
+    );
+    let inbox = rig.root().join("files/inbox/segments-node1");
+    let mut names: Vec<String> = std::fs::read_dir(&inbox)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 10, "{names:?}");
+    assert!(sender.stop());
+}
+
+/// The port in a receiver's config (`Recv.Listen = 127.0.0.1:PORT`).
+fn port_of(cf: &std::path::Path) -> u16 {
+    let text = std::fs::read_to_string(cf).unwrap();
+    let line = text.lines().find(|l| l.starts_with("Recv.Listen")).unwrap();
+    line.rsplit(':').next().unwrap().trim().parse().unwrap()
+}

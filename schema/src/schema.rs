@@ -85,6 +85,54 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// the crawl's record per host (srv.db)
+    host (name) {
+        /// the host and its port, always written: a.example:80, [::1]:8443 (a normalised URL's host: ASCII)
+        #[max_length = 260]
+        name -> Varchar,
+        /// pages fetched from it (2xx of an allowed type), in all
+        documents -> Unsigned<Bigint>,
+        /// body bytes of its answers to page requests, in all
+        bytes -> Unsigned<Bigint>,
+        /// bytes per second of its last answers: a moving average giving each booking batch's figure (its answers' bytes over their transfer time) a weight of 1/4; NULL before its first answer
+        bps -> Nullable<Double>,
+        /// the Server header of its last answer that had one
+        #[max_length = 255]
+        server -> Nullable<Varchar>,
+        /// requests that failed (network, timeout, 5xx, 429, robots.txt unavailable, address refused …), in all
+        errors -> Unsigned<Integer>,
+        /// requests that failed since it last answered one
+        errors_in_row -> Unsigned<Integer>,
+        /// the last failure: kind and reason
+        #[max_length = 255]
+        last_error -> Nullable<Varchar>,
+        /// when (UTC)
+        last_error_at -> Nullable<Datetime>,
+        /// when it last answered a request (UTC): fetched, gone, too large or of a wrong type
+        last_answer_at -> Nullable<Datetime>,
+        /// the politeness in force: least time between two request starts, ms
+        delay_ms -> Nullable<Unsigned<Integer>>,
+        /// where delay_ms comes from: 1 Fetch.HostDelay, 2 the robots.txt Crawl-delay
+        delay_source -> Nullable<Unsigned<Tinyint>>,
+        /// when robots.txt was last fetched (UTC)
+        robots_fetched_at -> Nullable<Datetime>,
+        /// trusted until then (UTC): Fetch.RobotsTtl after it, Fetch.RobotsRetry after a 5xx or no answer
+        robots_expires -> Nullable<Datetime>,
+        /// the HTTP status of its answer; NULL: no answer (unreachable, address refused)
+        robots_status -> Nullable<Unsigned<Smallint>>,
+        /// hex MD5 of the file (a 2xx answer, up to 512 KiB read)
+        #[max_length = 32]
+        robots_md5 -> Nullable<Char>,
+        /// the file's length in bytes
+        robots_bytes -> Nullable<Unsigned<Integer>>,
+        /// the file itself when at most Hosts.RobotsBytes: a restart takes it instead of fetching it; NULL: longer, or not a 2xx
+        robots_txt -> Nullable<Mediumblob>,
+        /// when the row was last written (UTC)
+        updated_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// template evidence per domain: pages sampled
     multidoc_domain (domain_key) {
         /// the domain's key: first 8 bytes of the MD5 of the domain name, big-endian (as a URL id)
@@ -120,6 +168,30 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// duplicate groups: pages of a domain whose main text is the same or near
+    multidoc_group (id) {
+        /// the group: XXH3-64 of its domain_key and simhash (8 bytes each, big-endian)
+        id -> Unsigned<Bigint>,
+        /// multidoc_domain.domain_key of its pages: groups are per routing domain
+        domain_key -> Unsigned<Bigint>,
+        /// the group's text: the main_simhash of its first page
+        simhash -> Unsigned<Bigint>,
+        /// bits 63-48 of simhash
+        band0 -> Unsigned<Smallint>,
+        /// bits 47-32 of simhash
+        band1 -> Unsigned<Smallint>,
+        /// bits 31-16 of simhash
+        band2 -> Unsigned<Smallint>,
+        /// bits 15-0 of simhash
+        band3 -> Unsigned<Smallint>,
+        /// url.id of the page whose categories and binding the group's pages share: its first page; when that one leaves, the group's smallest url.id
+        rep -> Unsigned<Bigint>,
+        /// when its first page was analysed (UTC)
+        created_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// what the page analysis made of each URL
     multidoc_page (id) {
         /// url.id of the page
@@ -136,6 +208,10 @@ diesel::table! {
         /// hex MD5 of the main text (UTF-8); NULL: not analysed
         #[max_length = 32]
         main_md5 -> Nullable<Char>,
+        /// 64-bit SimHash of the main text's word 3-shingles: near-duplicates are at most 3 bits apart; NULL: not analysed, or no word in the main text
+        main_simhash -> Nullable<Unsigned<Bigint>>,
+        /// multidoc_group.id of the page's group (its representative's too); NULL: not analysed, or no word in its main text
+        dup_group -> Nullable<Unsigned<Bigint>>,
         /// share of the blocks' text the domain's evidence calls template (0-1); NULL: not analysed
         template_share -> Nullable<Float>,
         /// CRC-32C of the model file that classified the page; NULL: no model
@@ -543,7 +619,7 @@ diesel::table! {
         is_manual -> Bool,
         /// 1: run now (set by yacobot resource fetch-now), cleared after the run
         manual_update -> Bool,
-        /// 1 enabled, 0 disabled
+        /// 1 enabled; 0 disabled (withdrawn: its items were deleted downstream); 2 withdrawal asked for, 3 removal asked for (the resources worker withdraws its items, then sets 0 or deletes the resource)
         res_status -> Unsigned<Tinyint>,
         /// higher runs first when several are due
         priority -> Integer,
@@ -629,8 +705,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     binding_dict_phrase,
     binding_page,
     binding_position,
+    host,
     multidoc_domain,
     multidoc_fingerprint,
+    multidoc_group,
     multidoc_page,
     multidoc_position,
     open_xml_format,

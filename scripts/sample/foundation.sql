@@ -56,3 +56,15 @@ INSERT INTO queue_applied (source, file_name, applied_at, row_count) VALUES
     ('master1', 'master1-000001.q', UTC_TIMESTAMP() - INTERVAL 2 HOUR, 120),
     ('master1', 'master1-000002.q', UTC_TIMESTAMP() - INTERVAL 1 HOUR, 80)
 ON DUPLICATE KEY UPDATE row_count = VALUES(row_count);
+
+INSERT INTO host (name, documents, bytes, bps, server, errors, errors_in_row, last_error,
+                  last_error_at, last_answer_at, delay_ms, delay_source, updated_at) VALUES
+    ('astroma.net:80', 120, 6000000, 250000, 'nginx', 0, 0, NULL, NULL,
+        UTC_TIMESTAMP() - INTERVAL 1 HOUR, 1000, 1, UTC_TIMESTAMP()),
+    ('3dnews.ru:443', 40, 2000000, 8000, 'Apache', 3, 0, 'timeout: slow', UTC_TIMESTAMP() - INTERVAL 1 DAY,
+        UTC_TIMESTAMP() - INTERVAL 1 HOUR, 5000, 2, UTC_TIMESTAMP()),
+    ('fatalenergy.com.ru:80', 2, 30000, 1200, NULL, 7, 5, 'connect: Connection refused',
+        UTC_TIMESTAMP() - INTERVAL 10 MINUTE, UTC_TIMESTAMP() - INTERVAL 3 DAY, 1000, 1, UTC_TIMESTAMP()),
+    ('example.org:80', 0, 0, NULL, NULL, 1, 1, 'dns: Could not resolve host',
+        UTC_TIMESTAMP() - INTERVAL 1 HOUR, NULL, 1000, 1, UTC_TIMESTAMP())
+ON DUPLICATE KEY UPDATE documents = VALUES(documents);

@@ -87,6 +87,11 @@ fn every_admin_query_answers_its_question() {
         q.keys().map(String::as_str).collect::<Vec<_>>(),
         [
             "domains_per_node",
+            "duplicate_groups",
+            "duplicates_per_domain",
+            "expiring_urls",
+            "hosts_in_error",
+            "hosts_most_documents",
             "node_load",
             "orphan_domains",
             "queue_files_applied",
@@ -94,6 +99,8 @@ fn every_admin_query_answers_its_question() {
             "resource_feeds_in_error",
             "resources_due",
             "resources_in_error",
+            "resources_withdrawing",
+            "slowest_hosts",
             "stuck_claims",
             "top_due_urls",
             "vr_data_per_resource",
@@ -155,6 +162,29 @@ fn every_admin_query_answers_its_question() {
         (vec!["1".to_string()], vec!["4".to_string()])
     );
 
+    let slow = run(&db, &q["slowest_hosts"]);
+    assert_eq!(
+        column(&slow, "name"),
+        ["fatalenergy.com.ru:80", "3dnews.ru:443", "astroma.net:80"],
+        "example.org has no answer yet"
+    );
+    assert_eq!(column(&slow, "bps"), ["1200", "8000", "250000"]);
+    let failing = run(&db, &q["hosts_in_error"]);
+    assert_eq!(
+        column(&failing, "name"),
+        ["fatalenergy.com.ru:80", "example.org:80"]
+    );
+    assert_eq!(
+        column(&failing, "last_error")[0],
+        "connect: Connection refused"
+    );
+    let most = run(&db, &q["hosts_most_documents"]);
+    assert_eq!(
+        column(&most, "name")[..3],
+        ["astroma.net:80", "3dnews.ru:443", "fatalenergy.com.ru:80"]
+    );
+    assert_eq!(column(&most, "mib")[0], "5.7");
+
     let queues = run(&db, &q["queue_files_applied"]);
     assert_eq!(column(&queues, "files"), ["2"]);
     assert_eq!(column(&queues, "urls"), ["200"]);
@@ -196,4 +226,58 @@ fn a_resource_that_is_running_or_manual_is_not_due() {
         column(&run(&db, &q["resources_due"]), "res_name"),
         ["weather-feed"]
     );
+    // Withdrawn (resource disable) or removed (resource remove): not a run, a withdrawal.
+    assert!(run(&db, &q["resources_withdrawing"]).is_empty());
+    run(&db, "UPDATE vr_resource SET res_status = 2 WHERE id = 1");
+    assert!(
+        run(&db, &q["resources_due"]).is_empty(),
+        "a resource being withdrawn has no run due"
+    );
+    let withdrawing = run(&db, &q["resources_withdrawing"]);
+    assert_eq!(column(&withdrawing, "res_name"), ["weather-feed"]);
+    assert_eq!(column(&withdrawing, "asked"), ["withdrawing"]);
+    let live = run(
+        &db,
+        "SELECT COUNT(*) AS n FROM vr_data WHERE res_id = 1 AND data_status = 1",
+    );
+    assert_eq!(column(&withdrawing, "live_items"), column(&live, "n"));
+    run(&db, "UPDATE vr_resource SET res_status = 3 WHERE id = 1");
+    let removing = run(&db, &q["resources_withdrawing"]);
+    assert_eq!(column(&removing, "asked"), ["removing"]);
+}
+
+#[test]
+fn duplicate_groups_and_expiring_urls_are_counted() {
+    let db = TestDb::new();
+    let q = admin_queries();
+    run(
+        &db,
+        "INSERT INTO multidoc_domain VALUES (7, 'a.test', 5, 0, UTC_TIMESTAMP(), UTC_DATE()), \
+                                           (8, 'b.test', 1, 0, UTC_TIMESTAMP(), UTC_DATE()); \
+         INSERT INTO multidoc_group VALUES (70, 7, 1, 0, 0, 0, 1, 1, UTC_TIMESTAMP()), \
+                                           (71, 7, 2, 0, 0, 0, 2, 4, UTC_TIMESTAMP()), \
+                                           (80, 8, 3, 0, 0, 0, 3, 6, UTC_TIMESTAMP()); \
+         INSERT INTO multidoc_page (id, outcome, dup_group, analysed_at, archive_file, archive_item) \
+         VALUES (1, 1, 70, UTC_TIMESTAMP(), 1, 1), (2, 1, 70, UTC_TIMESTAMP(), 1, 2), \
+                (3, 1, 70, UTC_TIMESTAMP(), 1, 3), (4, 1, 71, UTC_TIMESTAMP(), 1, 4), \
+                (5, 1, 71, UTC_TIMESTAMP(), 1, 5), (6, 1, 80, UTC_TIMESTAMP(), 1, 6); \
+         INSERT INTO url (id, url, domain, path_hash, hits, first_seen, last_hit, next_indexed) \
+         VALUES (1, 'http://a.test/1', 'a.test', 1, 0, UTC_TIMESTAMP(), \
+                 UTC_TIMESTAMP() - INTERVAL 100 DAY, UTC_TIMESTAMP()), \
+                (2, 'http://a.test/2', 'a.test', 1, 1, UTC_TIMESTAMP(), \
+                 UTC_TIMESTAMP() - INTERVAL 100 DAY, UTC_TIMESTAMP() - INTERVAL 1 DAY), \
+                (3, 'http://a.test/3', 'a.test', 1, 0, UTC_TIMESTAMP(), \
+                 UTC_TIMESTAMP() - INTERVAL 10 DAY, UTC_TIMESTAMP())",
+    );
+    let groups = run(&db, &q["duplicate_groups"]);
+    assert_eq!(column(&groups, "group_id"), ["70", "71"]);
+    assert_eq!(column(&groups, "pages"), ["3", "2"]);
+    assert_eq!(column(&groups, "rep_url"), ["http://a.test/1", "NULL"]);
+    let per = run(&db, &q["duplicates_per_domain"]);
+    assert_eq!(column(&per, "domain"), ["a.test", "b.test"]);
+    assert_eq!(column(&per, "duplicates"), ["3", "0"]);
+    assert_eq!(column(&per, "groups_with_duplicates"), ["2", "0"]);
+    // 1 is old and not due; 2 is old but due; 3 was hit 10 days ago.
+    let expiring = run(&db, &q["expiring_urls"]);
+    assert_eq!(column(&expiring, "expiring"), ["1"]);
 }

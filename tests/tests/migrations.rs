@@ -11,13 +11,15 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 22] = [
+const TABLES: [&str; 26] = [
     "binding_dict",
     "binding_dict_phrase",
     "binding_page",
     "binding_position",
+    "host",
     "multidoc_domain",
     "multidoc_fingerprint",
+    "multidoc_group",
     "multidoc_page",
     "multidoc_position",
     "open_xml_format",
@@ -26,6 +28,7 @@ const TABLES: [&str; 22] = [
     "path_stub",
     "process_timestamp",
     "query_args",
+    "query_arg_probe",
     "queue_applied",
     "resource_status",
     "url",
@@ -33,6 +36,7 @@ const TABLES: [&str; 22] = [
     "vr_open_datasource",
     "vr_resource",
     "vr_update_info",
+    "withdraw_position",
     "yacobot_node",
 ];
 

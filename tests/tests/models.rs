@@ -1039,3 +1039,161 @@ fn binding_dictionaries_pages_and_position() {
     let p = BindingPosition::find(c, "yb1", "/b").unwrap().unwrap();
     assert_eq!((p.place(), p.updated_at), ((4, 1), t(6, 0)));
 }
+
+#[test]
+fn multidoc_groups_found_by_bands_written_and_settled() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let (dk, text) = (7u64, 0x0123_4567_89ab_cdefu64);
+    let page = |id: u64, simhash: u64, group: u64| NewMultidocPage {
+        id,
+        outcome: PageOutcome::Analysed,
+        lang: Some("en"),
+        categories: Some("tech:0.900".into()),
+        category_names: Some("Technology".into()),
+        main_md5: Some(format!("{id:032x}")),
+        main_simhash: Some(simhash),
+        dup_group: Some(group),
+        template_share: Some(0.1),
+        model_checksum: Some(9),
+        analysed_at: t(1, 0),
+        counted_at: None,
+        archive_file: 1,
+        archive_item: id as u32,
+    };
+    let group = |id: u64, simhash: u64, rep: u64| NewMultidocGroup {
+        id,
+        domain_key: dk,
+        simhash,
+        rep,
+        created_at: t(1, 0),
+    };
+    // Two groups of one domain 16 bits apart, one of another domain with the same text.
+    let other = text ^ 0xffff;
+    MultidocGroup::write(c, &[group(100, text, 1), group(200, other, 3)]).unwrap();
+    let mut elsewhere = group(300, text, 5);
+    elsewhere.domain_key = dk + 1;
+    MultidocGroup::write(c, &[elsewhere]).unwrap();
+    MultidocPage::write(
+        c,
+        &[
+            page(1, text, 100),
+            page(2, text ^ 1, 100),
+            page(3, other, 200),
+        ],
+    )
+    .unwrap();
+    BindingPage::write(
+        c,
+        &[NewBindingPage {
+            id: 1,
+            md5: "b".into(),
+            item: "{\"item\":\"binding\"}".into(),
+            tragic: false,
+            phrases: 0,
+            dict_versions: String::new(),
+            bound_at: t(1, 0),
+        }],
+    )
+    .unwrap();
+    // Three bits from the group's text, each in another band: found, with its
+    // representative's rows; four bits (one in each band): not found.
+    let near = MultidocGroup::near(c, dk, text ^ (1 << 63) ^ (1 << 40) ^ 1).unwrap();
+    assert_eq!(near.len(), 1);
+    let n = &near[0];
+    assert_eq!((n.group_id, n.simhash, n.rep), (100, text, 1));
+    assert_eq!(n.rep_md5, Some(format!("{:032x}", 1)));
+    assert_eq!(n.rep_group, Some(100));
+    assert_eq!(n.rep_model_checksum, Some(9));
+    assert_eq!(n.rep_item.as_deref(), Some("{\"item\":\"binding\"}"));
+    let far = text ^ (1 << 63) ^ (1 << 40) ^ (1 << 20) ^ 1;
+    assert!(MultidocGroup::near(c, dk, far).unwrap().is_empty());
+    assert_eq!(MultidocGroup::near(c, dk, other).unwrap()[0].rep_item, None);
+    // An existing group takes the new representative.
+    MultidocGroup::write(c, &[group(100, text, 2)]).unwrap();
+    assert_eq!(MultidocGroup::find(c, 100).unwrap().unwrap().rep, 2);
+    MultidocGroup::write(c, &[group(100, text, 1)]).unwrap();
+    let g = MultidocGroup::find(c, 100).unwrap().unwrap();
+    assert_eq!(
+        (g.band0, g.band1, g.band2, g.band3),
+        (0x0123, 0x4567, 0x89ab, 0xcdef)
+    );
+
+    // The representative goes: the group takes its smallest page; a group left with no page
+    // goes; untouched groups stay as they are.
+    MultidocPage::delete(c, &[1, 3]).unwrap();
+    assert_eq!(MultidocGroup::settle(c, &[100, 200]).unwrap(), (1, 1));
+    assert_eq!(MultidocGroup::find(c, 100).unwrap().unwrap().rep, 2);
+    assert_eq!(MultidocGroup::find(c, 200).unwrap(), None);
+    assert_eq!(MultidocGroup::settle(c, &[100]).unwrap(), (0, 0));
+    assert_eq!(MultidocGroup::find(c, 300).unwrap().unwrap().rep, 5);
+    assert_eq!(MultidocGroup::pages(c, 100).unwrap(), [2]);
+    let mut of = MultidocGroup::of_pages(c, &[1, 2, 3]).unwrap();
+    of.sort();
+    assert_eq!(of, [(2, 100)]);
+}
+
+#[test]
+fn url_expire_marks_old_urls_not_due_nor_claimed_oldest_first_in_batches() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let now = t(12, 0);
+    // (last hit, hits, next_indexed, claim expires)
+    let rows = [
+        (t(1, 0), 0, t(13, 0), None),            // 0: old, idle: expires
+        (t(2, 0), 3, t(13, 0), None),            // 1: old, hits but not due yet: expires
+        (t(3, 0), 3, t(11, 0), None),            // 2: old and due: stays
+        (t(4, 0), 0, t(13, 0), Some(t(12, 30))), // 3: old, claimed: stays
+        (t(5, 0), 0, t(13, 0), Some(t(11, 30))), // 4: old, its claim lapsed: expires
+        (t(10, 0), 0, t(13, 0), None),           // 5: hit after the cutoff: stays
+    ];
+    let urls: Vec<String> = (0..rows.len())
+        .map(|i| format!("http://e.test/{i}"))
+        .collect();
+    for (i, (hit, hits, next, claim)) in rows.iter().enumerate() {
+        NewUrl {
+            id: 100 + i as u64,
+            url: &urls[i],
+            domain: "e.test",
+            path_hash: 1,
+            hits: *hits,
+            download_prio: 0,
+            updatetag: "",
+            first_seen: *hit,
+            last_hit: *hit,
+            next_indexed: *next,
+        }
+        .insert(c)
+        .unwrap();
+        if let Some(at) = claim {
+            let claimed = UrlChanges {
+                claimed_by: Some(Some("yb01/1")),
+                claim_expires: Some(Some(*at)),
+                ..Default::default()
+            };
+            Url::update(c, 100 + i as u64, &claimed).unwrap();
+        }
+    }
+    use focuser_schema::schema::url as u;
+    let marked = |c: &mut diesel::MysqlConnection| -> Vec<u64> {
+        u::table
+            .filter(u::withdraw.is_not_null())
+            .order(u::id)
+            .select(u::id)
+            .load(c)
+            .unwrap()
+    };
+    let cutoff = t(9, 0);
+    // Two at a time, oldest first; then the last one; then none.
+    assert_eq!(Url::expire(c, cutoff, now, 2).unwrap(), 2);
+    assert_eq!(marked(c), [100, 101]);
+    assert_eq!(Url::expire(c, cutoff, now, 2).unwrap(), 1);
+    assert_eq!(marked(c), [100, 101, 104]);
+    assert_eq!(Url::expire(c, cutoff, now, 2).unwrap(), 0);
+    let row: (Option<WithdrawReason>, u32, u64) = u::table
+        .find(101u64)
+        .select((u::withdraw, u::hits, u::download_prio))
+        .first(c)
+        .unwrap();
+    assert_eq!(row, (Some(WithdrawReason::Expired), 0, 0));
+}

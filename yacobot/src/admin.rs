@@ -1,11 +1,15 @@
 //! `yacobot resource …`: the operator's partner-feed commands (docs/design.md#yacobot-resources).
 //! They only touch the database; the running worker picks the changes up at its next scan.
+//! `disable`, `enable` and `remove` are in [`withdraw`].
+
+mod withdraw;
 
 use std::fmt::Write;
 
-use anyhow::{anyhow, Context};
+use anyhow::{anyhow, bail, Context};
 use clap::{Args, Subcommand};
 use diesel::mysql::MysqlConnection;
+use diesel::OptionalExtension;
 use focuser_schema::models::{
     DataFrom, FetchStatus, NewVrOpenDatasource, NewVrResource, ProcessTimestamp, ResStatus, VrData,
     VrOpenDatasource, VrResource, VrResourceChanges,
@@ -22,10 +26,16 @@ pub enum ResourceCmd {
     Show { resource: String },
     /// Ask for a run at the next scan (sets manual_update; an unchanged sitemap is processed)
     FetchNow { resource: String },
-    /// Stop running a resource (res_status = 0); its items stay
+    /// Withdraw a resource: at the next scan, a DELETE item for each of its live items and
+    /// the rows marked deleted, then it is disabled (res_status = 0); its settings and rows
+    /// stay, so that enable brings the items back
     Disable { resource: String },
-    /// Run a disabled resource again
+    /// Run a disabled resource again: a run is asked for, which brings its items back as
+    /// UPDATE items
     Enable { resource: String },
+    /// Remove a resource: withdrawn as by disable, then the resource and all its rows
+    /// deleted
+    Remove { resource: String },
 }
 
 // `resource add`'s arguments (its help is the variant's).
@@ -53,7 +63,7 @@ pub struct AddArgs {
     max_items: u32,
 }
 
-fn find(conn: &mut MysqlConnection, r: &str) -> anyhow::Result<VrResource> {
+pub(crate) fn find(conn: &mut MysqlConnection, r: &str) -> anyhow::Result<VrResource> {
     let found = match r.parse::<u32>() {
         Ok(id) => VrResource::find(conn, id),
         Err(_) => VrResource::find_by_name(conn, r),
@@ -88,8 +98,9 @@ pub fn resource(conn: &mut MysqlConnection, cmd: &ResourceCmd) -> anyhow::Result
         ResourceCmd::List => list(conn),
         ResourceCmd::Show { resource } => show(conn, resource),
         ResourceCmd::FetchNow { resource } => fetch_now(conn, resource),
-        ResourceCmd::Disable { resource } => switch(conn, resource, false),
-        ResourceCmd::Enable { resource } => switch(conn, resource, true),
+        ResourceCmd::Disable { resource } => withdraw::disable(conn, resource),
+        ResourceCmd::Enable { resource } => withdraw::enable(conn, resource),
+        ResourceCmd::Remove { resource } => withdraw::remove(conn, resource),
     }
 }
 
@@ -114,6 +125,16 @@ fn add(conn: &mut MysqlConnection, a: &AddArgs) -> anyhow::Result<String> {
             .ok_or_else(|| anyhow!("--source {s:?}: NAME=URL, the URL starting with http"))?;
         parsed.push((n, u));
     }
+    // An existing resource keeps its state: enable and disable say what happens to its items.
+    let res_status = match VrResource::find_by_name(conn, name).optional()? {
+        Some(r) if r.res_status == ResStatus::Removing => bail!(
+            "resource {} \"{}\" is being removed: add it again once it is gone; nothing changed",
+            r.id,
+            r.res_name
+        ),
+        Some(r) => r.res_status,
+        None => ResStatus::Enabled,
+    };
     let res = diesel::Connection::transaction(conn, |c| {
         let res = NewVrResource {
             class_id: *class,
@@ -122,7 +143,7 @@ fn add(conn: &mut MysqlConnection, a: &AddArgs) -> anyhow::Result<String> {
             data_from: DataFrom::PARTNER_FEED,
             frequency: *frequency,
             is_manual: *manual,
-            res_status: ResStatus::Enabled,
+            res_status,
             priority: *priority,
             max_items: *max_items,
         }
@@ -148,22 +169,18 @@ fn list(conn: &mut MysqlConnection) -> anyhow::Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>5}  {:<24} {:>6} {:>7} {:<10} {:<19} {:>8}",
+        "{:>5}  {:<24} {:>6} {:>11} {:<10} {:<19} {:>8}",
         "id", "name", "class", "enabled", "last run", "ended", "items"
     );
     for r in VrResource::all(conn)? {
         let items = VrData::count_live(conn, r.id)?;
         let _ = writeln!(
             out,
-            "{:>5}  {:<24} {:>6} {:>7} {:<10} {:<19} {:>8}{}",
+            "{:>5}  {:<24} {:>6} {:>11} {:<10} {:<19} {:>8}{}",
             r.id,
             r.res_name,
             r.class_id,
-            if r.res_status == ResStatus::Enabled {
-                "yes"
-            } else {
-                "no"
-            },
+            withdraw::state(r.res_status),
             status_name(r.fetch_status),
             r.last_fetch_time
                 .map(|t| t.to_string())
@@ -193,11 +210,7 @@ fn show(conn: &mut MysqlConnection, resource: &str) -> anyhow::Result<String> {
         if r.is_manual { " (manual only)" } else { "" },
         r.priority,
         r.max_items,
-        if r.res_status == ResStatus::Enabled {
-            "enabled"
-        } else {
-            "disabled"
-        }
+        withdraw::described(r.res_status)
     );
     let _ = writeln!(
         out,
@@ -264,31 +277,6 @@ fn fetch_now(conn: &mut MysqlConnection, resource: &str) -> anyhow::Result<Strin
         out,
         "resource {} \"{}\": a run is asked for",
         r.id, r.res_name
-    );
-    Ok(out)
-}
-
-/// `resource enable` (`on`) and `resource disable`.
-fn switch(conn: &mut MysqlConnection, resource: &str, on: bool) -> anyhow::Result<String> {
-    let mut out = String::new();
-    let r = set(
-        conn,
-        resource,
-        VrResourceChanges {
-            res_status: Some(if on {
-                ResStatus::Enabled
-            } else {
-                ResStatus::Disabled
-            }),
-            ..Default::default()
-        },
-    )?;
-    let _ = writeln!(
-        out,
-        "resource {} \"{}\" {}",
-        r.id,
-        r.res_name,
-        if on { "enabled" } else { "disabled" }
     );
     Ok(out)
 }

@@ -12,7 +12,7 @@ use crate::config::YacobotConfig;
 use crate::runner::Workers;
 use crate::status::NodeStats;
 use crate::worker::Ctx;
-use crate::{crawl, loader, multidoc, pathbinder, qargfilter, resources};
+use crate::{crawl, expiry, loader, multidoc, pathbinder, qargfilter, resources};
 
 /// How often the main loop counts the due URLs (and reads the resources in error) for the
 /// status page.
@@ -26,13 +26,16 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
         rt.config().clone(),
         rt.stop(),
     ));
+    ctx.exclusion.load(rt.config())?;
     let node = Arc::new(NodeStats::default());
     rt.add_status_source(node.clone());
+    rt.add_status_source(ctx.exclusion.clone());
     // The workers, each switched on by its `Enable`; with `--once` they run in this order,
     // one after the other, each until it is done.
     let mut workers = Workers::new(&ctx, rt.once());
     workers.run::<qargfilter::Qargfilter>(rt)?;
     workers.run::<loader::Loader>(rt)?;
+    workers.run::<expiry::Expiry>(rt)?;
     workers.run::<crawl::Crawler>(rt)?;
     workers.run::<multidoc::MultiDoc>(rt)?;
     workers.run::<pathbinder::PathBinder>(rt)?;
@@ -52,6 +55,7 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
             Some(Signal::Rotate) => workers.signal(Signal::Rotate),
             Some(Signal::Reload) => {
                 ctx.reload(rt.config().clone());
+                ctx.exclusion.reload(rt.config());
                 workers.signal(Signal::Reload);
             }
             Some(Signal::ReopenLog) | None => {}

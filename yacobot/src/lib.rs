@@ -3,8 +3,9 @@
 //! Its workers, each switched on in its config and run on a thread of its own by [`runner`]
 //! (see [`worker`] for what a worker is, [`daemon`] for the list): the [`qargfilter`] import
 //! (`query_args` → `path_arg_name`), the [`loader`] (queue files → `url`, applying the
-//! query-argument rules), the [`crawl`] worker (scheduler, fetcher, archive, re-index
-//! bookkeeping), the [`resources`] worker (partner feeds) and the [`multidoc`] worker (page
+//! query-argument rules), the [`expiry`] (URLs not hit for `Url.ExpireDays` marked to
+//! leave the frontier), the [`crawl`] worker (scheduler, fetcher, archive, re-index
+//! bookkeeping, withdrawal), the [`resources`] worker (partner feeds) and the [`multidoc`] worker (page
 //! analysis: template evidence, language, categories). Each keeps its own figures;
 //! [`status`] holds the node's. The operator's tools: `resource …` ([`admin`]), `multidoc …`
 //! ([`multidoc::admin`]) and the page analysis tools `analyze`, `train`, `classify` ([`tools`]).
@@ -14,12 +15,15 @@ pub mod bindings;
 pub mod config;
 pub mod crawl;
 pub mod daemon;
+pub mod exclude;
+pub mod expiry;
 pub mod loader;
 pub mod multidoc;
 pub mod pathbinder;
 pub mod qargfilter;
 pub mod resources;
 pub mod runner;
+pub mod start;
 pub mod status;
 pub mod tools;
 pub mod worker;
@@ -67,6 +71,14 @@ pub fn bindings_command(config_file: &std::path::Path, url: &str) -> anyhow::Res
     let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
     let mut conn = db::connect(&config.common)?;
     bindings::admin::show(&config, &mut conn, url)
+}
+
+/// `yacobot url add URL…`: loads the config, connects, adds the URLs; returns how many were
+/// refused (each said on stderr).
+pub fn url_command(config_file: &std::path::Path, urls: &[String]) -> anyhow::Result<tools::Done> {
+    let config = Config::<YacobotConfig>::load_for_tool(config_file)?;
+    let bad = start::command(&config, urls)?;
+    Ok(tools::Done { bad })
 }
 
 /// Applies every queue file ready in the configured inboxes once, outside the daemon (what
@@ -117,5 +129,7 @@ pub fn resources_once(config: Config<YacobotConfig>) -> anyhow::Result<()> {
 fn context(config: Config<YacobotConfig>, pool_size: u32) -> anyhow::Result<Arc<worker::Ctx>> {
     let stop = Stop::new();
     let db = Database::of(&config.common, pool_size, &stop)?;
-    Ok(Arc::new(worker::Ctx::new(db, config, stop)))
+    let ctx = worker::Ctx::new(db, config.clone(), stop);
+    ctx.exclusion.load(&config)?;
+    Ok(Arc::new(ctx))
 }

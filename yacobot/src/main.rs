@@ -1,6 +1,7 @@
-//! `yacobot`: the crawler node daemon, the operator's `resource`, `multidoc`, `dict` and
-//! `bindings` commands, and the page analysis tools `analyze`, `train`, `classify` and `tragic`
-//! (docs/operations.md, "Page analysis tools", "yacobot: bindings").
+//! `yacobot`: the crawler node daemon, the operator's `resource`, `multidoc`, `dict`,
+//! `bindings` and `url add` commands, and the page analysis tools `analyze`, `train`,
+//! `classify` and `tragic` (docs/operations.md, "Page analysis tools", "yacobot: bindings",
+//! "yacobot: exclusions and start URLs").
 
 use std::process::ExitCode;
 
@@ -27,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Partner data feeds: add, list, show, fetch-now, disable, enable
+    /// Partner data feeds: add, list, show, fetch-now, disable, enable, remove
     #[command(subcommand)]
     Resource(ResourceCmd),
     /// What page analysis makes of pages (files, URLs, or a site's folder): blocks and their
@@ -52,6 +53,20 @@ enum Cmd {
     },
     /// `id \t text` lines on stdin → `id \t 0|1` lines on stdout (1: the tragic filter flags it)
     Tragic,
+    /// The frontier: URLs that do not come from the reflog
+    #[command(subcommand)]
+    Url(UrlCmd),
+}
+
+#[derive(Subcommand)]
+enum UrlCmd {
+    /// Put URLs into the frontier, due now: normalised as the master does, only of this node's
+    /// domains (a domain no node owns becomes this node's), not excluded by Url.ExcludeFile.
+    /// Exit 1 if one was refused (each said on stderr).
+    Add {
+        #[arg(required = true, value_name = "URL")]
+        urls: Vec<String>,
+    },
 }
 
 /// A tool's exit status: 0 when every input was good, 1 when some were bad (each said on
@@ -101,6 +116,10 @@ fn main() -> ExitCode {
             &url,
         )),
         Some(Cmd::Tragic) => tool("tragic", tools::tragic::run()),
+        Some(Cmd::Url(UrlCmd::Add { urls })) => tool(
+            "url add",
+            focuser_yacobot::url_command(&cli.common.config_file("yacobot"), &urls),
+        ),
         Some(Cmd::Analyze(a)) => tool(
             "analyze",
             tools::analyze::run(cli.common.config.as_deref(), &a),

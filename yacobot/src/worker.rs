@@ -15,11 +15,15 @@ use focuser_daemon::stop::Stop;
 use focuser_daemon::{Config, Signal};
 
 use crate::config::YacobotConfig;
+use crate::exclude::Exclusion;
 
-/// What every worker thread shares: the database, the stop and the running config.
+/// What every worker thread shares: the database, the stop, the running config and the
+/// exclusion rules in force.
 pub struct Ctx {
     pub db: Database,
     pub stop: Stop,
+    /// Empty until [`Exclusion::load`]; read again at each reload.
+    pub exclusion: Arc<Exclusion>,
     /// Replaced by a reload; workers take a copy at the start of each unit of work.
     config: RwLock<Config<YacobotConfig>>,
 }
@@ -29,6 +33,7 @@ impl Ctx {
         Ctx {
             db,
             stop,
+            exclusion: Arc::default(),
             config: RwLock::new(config),
         }
     }

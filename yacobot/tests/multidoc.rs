@@ -96,6 +96,7 @@ fn multidoc_analyses_every_page_of_a_crawled_site_once() {
     let rows = pages_by_id(&db);
     assert_eq!(rows.len(), PAGES, "{log}");
     let mut md5s = std::collections::BTreeSet::new();
+    let mut simhashes = Vec::new();
     for (url, label) in &site_pages {
         let r = &rows[&id_of(url)];
         assert_eq!(r.outcome, PageOutcome::Analysed, "{url}");
@@ -118,6 +119,7 @@ fn multidoc_analyses_every_page_of_a_crawled_site_once() {
             "{md5}"
         );
         md5s.insert(md5.to_string());
+        simhashes.push((url, r.main_simhash.expect("a main text's fingerprint")));
         let share = r.template_share.unwrap();
         assert!((0.0..=1.0).contains(&share), "{url}: {share}");
         assert_eq!(r.model_checksum, Some(checksum));
@@ -125,6 +127,15 @@ fn multidoc_analyses_every_page_of_a_crawled_site_once() {
         assert_eq!(r.counted_at, Some(r.analysed_at));
     }
     assert_eq!(md5s.len(), PAGES, "every page's main text is its own");
+    for (i, (url, a)) in simhashes.iter().enumerate() {
+        for (other, b) in &simhashes[i + 1..] {
+            let d = focuser_multidoc::simhash::distance(*a, *b);
+            assert!(
+                d > focuser_multidoc::simhash::NEAR_BITS,
+                "{url} {other}: {d}"
+            );
+        }
+    }
 
     // The evidence: the site counted once per page; each menu and footer block on every page
     // exactly once, each page's own blocks on it only.

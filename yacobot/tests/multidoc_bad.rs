@@ -142,8 +142,13 @@ fn multidoc_counts_damaged_records_and_bad_pages_and_goes_on() {
     let empty = outcome("empty");
     assert_eq!(empty.outcome, PageOutcome::Empty);
     assert_eq!(
-        (empty.lang, empty.main_md5, empty.counted_at),
-        (None, None, None)
+        (
+            empty.lang,
+            empty.main_md5,
+            empty.main_simhash,
+            empty.counted_at
+        ),
+        (None, None, None, None)
     );
     assert_eq!(outcome("binary").outcome, PageOutcome::Binary);
     for f in &files[..2] {

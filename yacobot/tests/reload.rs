@@ -38,11 +38,13 @@ const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n
     Fetch.Resolve = example.org:80:127.0.0.1\nFetch.AllowPrivate = 127.0.0.1\n\
     Url.DictFile = dict/current\nUrl.DictPeriod = 3\nUrl.DictAge = 6\nUrl.ReindexPeriod = 3\n\
     Url.SteadyMin = 2\nUrl.SteadyMax = 30\nUrl.SteadyGrow = 1.5\nUrl.SteadyShrink = 0.5\n\
+    Url.ExpireDays = 45\n\
     Resources.ScanInterval = 30\nResources.Parallel = 2\nResources.ClaimTtl = 1800\n\
-    Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\n\
+    Resources.MinKeptPercent = 10\nResources.MaxFailedPercent = 50\nResources.WithdrawBatch = 50\n\
     MultiDoc.Model = model/other.nb\nMultiDoc.Batch = 50\nMultiDoc.MaxBytes = 8388608\n\
     MultiDoc.MaxFingerprints = 5000\nMultiDoc.ExpireDays = 10\nPathBinder.Interval = 60\n\
-    PathBinder.MinUrls = 5\nPathBinder.Depth = 3\n";
+    PathBinder.MinUrls = 5\nPathBinder.Depth = 3\nHosts.Enable = 0\nHosts.RobotsBytes = 1000\n\
+    Hosts.Pending = 500\nUrl.ExcludeFile = exclude.conf\n";
 
 /// A queue file of master m1 for node `node`, published in `dir`.
 fn queue_for(dir: &std::path::Path, name: &str, node: u32) {
@@ -86,6 +88,7 @@ fn every_reloadable_key_takes_effect_and_a_restart_only_one_waits() {
         text = text.replace(from, to);
     }
     std::fs::write(&site.config, format!("{text}{ADDED}")).unwrap();
+    std::fs::write(site.root().join("exclude.conf"), "domain elsewhere.test\n").unwrap();
     let new = Config::<YacobotConfig>::load(&site.config, None).unwrap();
     let new_keys = new.keys();
     let unchanged: Vec<String> = old

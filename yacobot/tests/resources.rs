@@ -119,6 +119,27 @@ fn resources_scan_takes_due_automatic_and_asked_for_manual_ones_only() {
             ..Default::default()
         },
     );
+    // Withdrawals and removals (resource disable|remove) whether due or not, manual or not,
+    // unless another worker holds them.
+    for (name, status) in [
+        ("withdraw-recent", ResStatus::Withdrawing),
+        ("remove-manual", ResStatus::Removing),
+        ("withdraw-held-by-another", ResStatus::Withdrawing),
+    ] {
+        let id = resource(c, name, name.contains("manual"), true);
+        set(
+            c,
+            id,
+            VrResourceChanges {
+                res_status: Some(status),
+                last_fetch_time: ago(5),
+                manual_update: Some(name.contains("manual")),
+                claimed_by: name.contains("held").then_some(Some("other/1")),
+                claim_expires: name.contains("held").then_some(Some(live)),
+                ..Default::default()
+            },
+        );
+    }
 
     let runs = VrResource::claim_due(c, t, "yb1/7", live, 100).unwrap();
     let got: BTreeSet<String> = runs.iter().map(|r| r.resource.res_name.clone()).collect();
@@ -128,12 +149,21 @@ fn resources_scan_takes_due_automatic_and_asked_for_manual_ones_only() {
         "manual-asked",
         "auto-recent-asked",
         "auto-claim-lapsed",
+        "withdraw-recent",
+        "remove-manual",
     ]
     .map(String::from)
     .into();
     assert_eq!(got, want);
-    // Asked-for ones first.
-    assert!(runs[..2].iter().all(|r| r.manual), "{runs:?}");
+    // Withdrawals first (never a manual run: manual_update is left to the enable after it),
+    // then asked-for ones.
+    assert!(
+        runs[..2]
+            .iter()
+            .all(|r| r.resource.res_status != ResStatus::Enabled),
+        "{runs:?}"
+    );
+    assert!(runs[2..4].iter().all(|r| r.manual), "{runs:?}");
     for r in &runs {
         let manual = r.resource.res_name.contains("asked");
         assert_eq!(r.manual, manual, "{}", r.resource.res_name);
@@ -185,10 +215,10 @@ fn resources_scan_takes_due_automatic_and_asked_for_manual_ones_only() {
     assert_eq!(r.last_fetch_time, Some(t));
     assert!(!r.manual_update);
     assert_eq!((r.claimed_by, r.claim_expires), (None, None));
-    // A graceful stop gives the others back, due again.
+    // A graceful stop gives the others back, due again (the withdrawals included).
     assert_eq!(
         VrResource::release_claims(c, "yb1/7", "interrupted").unwrap(),
-        4
+        6
     );
     let again = VrResource::claim_due(c, t, "yb1/9", live, 100).unwrap();
     let again: BTreeSet<String> = again.iter().map(|r| r.resource.res_name.clone()).collect();

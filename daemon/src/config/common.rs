@@ -60,6 +60,25 @@ pub struct CommonConfig {
     /// Seconds a graceful stop may take before the daemon exits anyway.
     #[serde(default = "default_stop_timeout")]
     pub stop_timeout: u64,
+    /// The administrator's address for crash reports and fatal errors (docs/operations.md#crash-reports).
+    #[serde(default, serialize_with = "restart_only")]
+    pub maintainer: Option<String>,
+    /// 1: send those reports to `maintainer`; 0: only log them.
+    #[serde(default, serialize_with = "restart_only")]
+    pub sendmessages: bool,
+    /// The command a report is piped to, as a mail message (no shell; words split on blanks).
+    #[serde(default = "default_notify_command", serialize_with = "restart_only")]
+    pub notify_command: String,
+    /// Least seconds between two reports of this daemon (a crash loop sends one).
+    #[serde(default = "default_notify_interval", serialize_with = "restart_only")]
+    pub notify_interval: u64,
+    /// Where a crashing daemon leaves its core file (the kernel's `core_pattern` permitting);
+    /// default `rootdir`.
+    #[serde(default, serialize_with = "restart_only")]
+    pub core_dir: Option<PathBuf>,
+    /// RLIMIT_CORE: largest core file in bytes, `unlimited`, or 0 for none; absent: as inherited.
+    #[serde(default, serialize_with = "restart_only")]
+    pub core_limit: Option<String>,
 }
 
 /// The common keys, for splitting a file between [`CommonConfig`] and the daemon's struct.
@@ -80,6 +99,12 @@ pub(super) const COMMON_KEYS: &[&str] = &[
     "allowdb",
     "pwfile",
     "stop_timeout",
+    "maintainer",
+    "sendmessages",
+    "notify_command",
+    "notify_interval",
+    "core_dir",
+    "core_limit",
 ];
 
 fn default_rootdir() -> PathBuf {
@@ -96,6 +121,12 @@ fn default_stop_timeout() -> u64 {
 }
 fn default_status_sample() -> u64 {
     10
+}
+fn default_notify_command() -> String {
+    "/usr/sbin/sendmail -t -oi".into()
+}
+fn default_notify_interval() -> u64 {
+    600
 }
 
 impl CommonConfig {
@@ -156,6 +187,7 @@ impl CommonConfig {
             ));
         }
         self.status_addr()?;
+        crate::crash::validate(self)?;
         Ok(())
     }
 }

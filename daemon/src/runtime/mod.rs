@@ -53,6 +53,8 @@ pub struct Runtime<T: DaemonConfig> {
     #[cfg(feature = "database")]
     database: Option<Database>,
     identity: Identity,
+    /// Tells the maintainer of panics and fatal errors (docs/operations.md#crash-reports).
+    notifier: crate::crash::Notifier,
     /// The config and start-only files the daemon started with (see [`Started`]).
     started: Started<T>,
     /// The starter waiting for `ready` (with `--daemon`, until the main loop is ready).

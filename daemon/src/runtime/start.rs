@@ -65,6 +65,9 @@ where
     match &result {
         Err(e) => {
             log::error!("{e:#}");
+            runtime
+                .notifier
+                .report(&crate::crash::Report::fatal(&format!("{e:#}")));
             // A main loop that failed before it was ready: the starter says why and exits 1.
             runtime.settle_start(Err(format!("{name}: {e:#}\n")));
         }
@@ -158,7 +161,9 @@ impl<T: DaemonConfig> Runtime<T> {
             .map(StatusServer::bind)
             .transpose()
             .map_err(|e| anyhow!(e))?;
+        crate::crash::set_core_limit(common)?;
         let identity = privileges::drop_privileges(common)?;
+        let notifier = crate::crash::install(name, common)?;
 
         let (signals_tx, signals_rx) = channel();
         let stopper = Stopper {
@@ -231,6 +236,7 @@ impl<T: DaemonConfig> Runtime<T> {
             #[cfg(feature = "database")]
             database,
             identity,
+            notifier,
         })
     }
 }

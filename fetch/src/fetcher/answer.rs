@@ -20,6 +20,7 @@ impl Fetcher {
         done: Finished,
         now: Instant,
     ) {
+        self.report_answer(id, &done);
         job.tries += 1;
         job.hop_tries += 1;
         job.fetch_time += done.took;
@@ -176,16 +177,17 @@ impl Fetcher {
             if e.is_couldnt_connect() {
                 let reason = format!("{url}: {refusal}");
                 log::info!("{reason}");
-                return self
-                    .robots_settled(id, robots::refused(reason, now, self.cfg.robots_retry));
+                let retry = self.cfg.robots_retry;
+                self.robots_settled(id, robots::refused(reason, now, retry));
+                return self.report_robots(id, None, Vec::new(), retry, None);
             }
         }
         let status = match (&done.result, done.status, &done.abort) {
             // A file cut at the size limit is read as far as it goes.
             (_, Some(s @ 200..=299), Some(Abort::TooLarge)) => s,
-            (Err(e), _, _) => return self.robots_done(id, Err(format!("{url}: {e}")), now),
+            (Err(e), _, _) => return self.robots_done(id, Err(format!("{url}: {e}")), now, None),
             (Ok(()), None, _) => {
-                return self.robots_done(id, Err(format!("{url}: no status")), now)
+                return self.robots_done(id, Err(format!("{url}: no status")), now, None)
             }
             (Ok(()), Some(s), _) => s,
         };
@@ -204,10 +206,11 @@ impl Fetcher {
                     return;
                 }
                 // Lost in redirects: RFC 9309 lets us take it as unavailable (4xx): allow all.
-                _ => return self.robots_done(id, Ok((404, Vec::new())), now),
+                _ => return self.robots_done(id, Ok((404, Vec::new())), now, None),
             }
         }
-        self.robots_done(id, Ok((status, done.body)), now);
+        let server = done.server.as_deref();
+        self.robots_done(id, Ok((status, done.body)), now, server);
     }
 
     pub(super) fn robots_done(
@@ -215,16 +218,30 @@ impl Fetcher {
         id: usize,
         answer: Result<(u16, Vec<u8>), String>,
         now: Instant,
+        server: Option<&str>,
     ) {
         let (ttl, retry) = (self.cfg.robots_ttl, self.cfg.robots_retry);
-        let state = match answer {
-            Ok((status, body)) => robots::from_answer(&self.agent, status, &body, now, ttl, retry),
+        let (state, status, body) = match answer {
+            Ok((status, body)) => {
+                let state = robots::from_answer(&self.agent, status, &body, now, ttl, retry);
+                let body = if (200..=299).contains(&status) {
+                    body
+                } else {
+                    Vec::new()
+                };
+                (state, Some(status), body)
+            }
             Err(reason) => {
                 log::info!("{reason}");
-                robots::unreachable(reason, now, retry)
+                (robots::unreachable(reason, now, retry), None, Vec::new())
             }
         };
+        let trusted = match state {
+            robots::RobotsState::Known { .. } => ttl,
+            _ => retry,
+        };
         self.robots_settled(id, state);
+        self.report_robots(id, status, body, trusted, server);
     }
 
     /// The host's robots.txt state is now `state`.

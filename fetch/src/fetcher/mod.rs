@@ -3,6 +3,7 @@
 //! redirect hop.
 
 mod answer;
+mod record;
 mod schedule;
 
 use std::cmp::Reverse;
@@ -17,6 +18,7 @@ use crate::config::{parse_resolve, FetchConfig};
 use crate::guard::{self, AllowedPrivate, Refusal, SocketGuard};
 use crate::hosts::{HostTable, Job};
 use crate::outcome::{Completed, FailKind, Outcome, Request};
+use crate::report::Reports;
 use crate::robots::{self, Current};
 use crate::stats::FetchStats;
 use crate::transfer::{self, Abort, Collector};
@@ -48,6 +50,7 @@ struct Finished {
     content_type: Option<String>,
     location: Option<String>,
     retry_after: Option<String>,
+    server: Option<String>,
     body: Vec<u8>,
     received: u64,
     abort: Option<Abort>,
@@ -79,6 +82,8 @@ pub struct Fetcher {
     in_flight: usize,
     stats: FetchStats,
     last_sweep: Instant,
+    /// Per-host news for a caller that keeps a record of hosts (off unless asked for).
+    reports: Reports,
 }
 
 impl Fetcher {
@@ -118,6 +123,7 @@ impl Fetcher {
             in_flight: 0,
             stats: FetchStats::default(),
             last_sweep: Instant::now(),
+            reports: Reports::default(),
             cfg,
         })
     }
@@ -288,6 +294,7 @@ impl Fetcher {
                 content_type: c.content_type.take(),
                 location: c.location.take(),
                 retry_after: c.retry_after.take(),
+                server: c.server.take(),
                 body: c.take_body(),
                 received: c.received,
                 abort: c.abort.take(),
@@ -313,6 +320,7 @@ impl Fetcher {
     }
 
     fn finish(&mut self, job: Job, outcome: Outcome) {
+        self.report_request(&job, &outcome);
         self.jobs -= 1;
         self.stats.count(&outcome);
         self.done.push(Completed {

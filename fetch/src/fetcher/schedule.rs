@@ -144,7 +144,7 @@ impl Fetcher {
             };
             match purpose {
                 Purpose::Page(job) => self.finish(job, outcome),
-                Purpose::Robots { .. } => self.robots_done(id, Err(e.to_string()), now),
+                Purpose::Robots { .. } => self.robots_done(id, Err(e.to_string()), now, None),
             }
             self.arm(id, now);
             return Ok(());

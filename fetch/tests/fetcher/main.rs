@@ -1,7 +1,9 @@
 //! The fetcher against the real test HTTP server over real libcurl: politeness checked from the
-//! server's request log, robots.txt, retries, limits, redirects and malformed answers.
+//! server's request log, robots.txt, retries, limits, redirects and malformed answers, and what it
+//! reports per host.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod hosts;
 mod limits;
 mod malformed;
 mod politeness;

@@ -1,5 +1,8 @@
-//! Deleting segments: only those every sender has passed (by its saved position); past
-//! `Store.MaxBytes`, the oldest anyway, with the items senders had not sent counted as lost.
+//! Deleting segments: only those every shipper has passed — every item sender by its saved
+//! position, and every whole-file `sendfile` shipper of this store's segments by the last pair
+//! it shipped (the source's `min_file_id` rule); past `Store.MaxBytes`, the oldest anyway, with
+//! the items senders had not sent counted as lost (and the segments a sendfile shipper had not
+//! shipped logged).
 //! A saved position that cannot be this store's (a stream identity mismatch) counts as the
 //! oldest segment: nothing is deleted on its account.
 //!
@@ -70,18 +73,28 @@ pub fn enforce(
     senders: &[Arc<SenderState>],
     max_bytes: u64,
 ) -> Result<Retention, SegmentError> {
-    enforce_below(store, senders, max_bytes, u64::MAX)
+    enforce_below(store, senders, &[], max_bytes, u64::MAX)
 }
 
-/// [`enforce`], deleting only segments below `floor`.
+/// A whole-file shipper of this store's sealed segments, as retention sees it: its name (for
+/// the log) and the first segment it has not shipped whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileShipperNeed {
+    pub name: String,
+    pub first_needed: u64,
+}
+
+/// [`enforce`], also waiting for the whole-file shippers of this store, and deleting only
+/// segments below `floor`.
 pub fn enforce_below(
     store: &Path,
     senders: &[Arc<SenderState>],
+    shippers: &[FileShipperNeed],
     max_bytes: u64,
     floor: u64,
 ) -> Result<Retention, SegmentError> {
     let mut r = Retention::default();
-    if senders.is_empty() {
+    if senders.is_empty() && shippers.is_empty() {
         return Ok(r);
     }
     let ids = list_segments(store)?;
@@ -91,7 +104,12 @@ pub fn enforce_below(
     };
     let sealed: Vec<u64> = sealed.iter().copied().filter(|&id| id < floor).collect();
     let positions: Vec<Position> = senders.iter().map(|s| trusted(store, s.saved())).collect();
-    let min = positions.iter().map(|p| p.file_id).min().unwrap_or(0);
+    let min = positions
+        .iter()
+        .map(|p| p.file_id)
+        .chain(shippers.iter().map(|s| s.first_needed))
+        .min()
+        .unwrap_or(0);
     let mut left: Vec<u64> = Vec::new();
     for &id in &sealed {
         if id < min {
@@ -130,6 +148,12 @@ pub fn enforce_below(
                 }
                 lost += n;
             }
+        }
+        for s in shippers.iter().filter(|s| s.first_needed <= id) {
+            log::error!(
+                "Store.MaxBytes ({max_bytes}) exceeded: deleted segment {id} before {} shipped it",
+                s.name
+            );
         }
         delete_segment(store, id)?;
         r.deleted += 1;

@@ -131,6 +131,19 @@ code_enum! {
         Failed = 3,
         /// 404 or 410: the page is gone and was announced with a DELETE item.
         Gone = 4,
+        /// Claimed, then found excluded by the exclusion file (`Url.ExcludeFile`): not
+        /// fetched, parked until it is due again.
+        Excluded = 5,
+    }
+}
+
+code_enum! {
+    /// Where a host's politeness delay comes from (`host.delay_source`).
+    pub enum DelaySource {
+        /// `Fetch.HostDelay`.
+        HostDelay = 1,
+        /// Its robots.txt `Crawl-delay`, longer than `Fetch.HostDelay`.
+        CrawlDelay = 2,
     }
 }
 
@@ -158,11 +171,18 @@ code_enum! {
 }
 
 code_enum! {
-    /// Whether a resource runs at all (`vr_resource.res_status`).
+    /// Whether a resource runs at all (`vr_resource.res_status`), and its withdrawal (the
+    /// source's DeleteTask; docs/formats.md "Withdrawing a resource").
     pub enum ResStatus {
-        /// Not run; its items stay.
+        /// Not run. Withdrawn: its items were deleted downstream (a resource disabled before
+        /// withdrawals existed may still have live items; `resource disable` withdraws them).
         Disabled = 0,
         Enabled = 1,
+        /// Withdrawal asked for: the resources worker emits a DELETE item for each live item,
+        /// marks the rows deleted, then sets `Disabled`.
+        Withdrawing = 2,
+        /// Removal asked for: withdrawn as above, then every row of the resource deleted.
+        Removing = 3,
     }
 }
 
@@ -263,6 +283,7 @@ mod tests {
             assert_eq!(FetchStatus::from_code(n).code(), n);
             assert_eq!(UpdateType::from_code(n).code(), n);
             assert_eq!(PageOutcome::from_code(n).code(), n);
+            assert_eq!(DelaySource::from_code(n).code(), n);
             assert_eq!(IndexType::from_code(n).code(), n);
         }
         assert_eq!(FetchState::from_code(4), FetchState::Gone);

@@ -6,6 +6,7 @@
 
 mod binding;
 mod codes;
+mod host;
 mod multidoc;
 mod open_xml_format;
 mod partner_domain;
@@ -29,12 +30,13 @@ pub use binding::{
     PathStub,
 };
 pub use codes::{
-    DataFrom, DataStatus, EmitStatus, FeedUrlStatus, FetchState, FetchStatus, GroupType, IndexType,
-    PageOutcome, ResStatus, UpdateType, ValidStatus, WithdrawReason,
+    DataFrom, DataStatus, DelaySource, EmitStatus, FeedUrlStatus, FetchState, FetchStatus,
+    GroupType, IndexType, PageOutcome, ResStatus, UpdateType, ValidStatus, WithdrawReason,
 };
+pub use host::{Host, HostRow, KeptRobots, RobotsAnswer};
 pub use multidoc::{
-    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, MultidocPosition,
-    NewMultidocDomain, NewMultidocPage,
+    FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocGroup, MultidocPage,
+    MultidocPosition, NearGroup, NewMultidocDomain, NewMultidocGroup, NewMultidocPage,
 };
 pub use open_xml_format::{NewOpenXmlFormat, OpenXmlFormat};
 pub use partner_domain::{NewPartnerDomain, PartnerDomain};
@@ -48,7 +50,7 @@ pub use url::{
     ArchivedCopy, Claimed, LoadRow, Merge, Merged, MovedCopy, NewUrl, PathPage, Url, UrlChanges,
     Withdrawal, NEW_URL_BOOST,
 };
-pub use vr_data::{ItemWrite, KnownItem, NewVrData, RunWrite, VrData};
+pub use vr_data::{ItemWrite, KnownItem, LiveItem, NewVrData, RunWrite, VrData};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
 pub use vr_resource::{ClaimedRun, NewVrResource, VrResource, VrResourceChanges};
 pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo};

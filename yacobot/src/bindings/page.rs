@@ -62,6 +62,19 @@ impl PageBinder {
         });
     }
 
+    /// A duplicate's binding: its group's representative's `shared`, under the page's own doc
+    /// id and URL (docs/bindings.md "Duplicates").
+    pub fn shared(&mut self, id: u64, url: &str, place: Position, shared: &PageBinding) {
+        let mut binding = shared.clone();
+        binding.doc = id;
+        binding.url = url.to_owned();
+        self.outcomes.push(Outcome {
+            id,
+            place,
+            binding: Some(binding),
+        });
+    }
+
     /// A URL with no binding any more: gone, or its page could not be analysed.
     pub fn none(&mut self, id: u64, place: Position) {
         self.outcomes.push(Outcome {

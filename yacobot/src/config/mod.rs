@@ -10,12 +10,14 @@ use serde::{Deserialize, Serialize};
 
 mod bindings;
 mod fetch;
+mod hosts;
 mod multidoc;
 mod pathbinder;
 mod qargfilter;
 mod resources;
 pub use bindings::BindingsConfig;
 pub use fetch::{FetchConfig, CURL, MIRROR};
+pub use hosts::HostsConfig;
 pub use multidoc::MultiDocConfig;
 pub use pathbinder::PathBinderConfig;
 pub use qargfilter::QargfilterConfig;
@@ -55,6 +57,8 @@ pub struct YacobotConfig {
     pub bindings: BindingsConfig,
     #[serde(rename = "PathBinder", default)]
     pub pathbinder: PathBinderConfig,
+    #[serde(rename = "Hosts", default)]
+    pub hosts: HostsConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -170,6 +174,19 @@ pub struct UrlConfig {
     /// ... and by this when it did.
     #[serde(rename = "SteadyShrink", default = "default_steady_shrink")]
     pub steady_shrink: f64,
+    /// The exclusion file (docs/formats.md "Exclusion file"): URLs the loader does not store
+    /// and the scheduler does not fetch. Read at start and at every reload; a bad file is
+    /// refused whole and the rules in force stay.
+    #[serde(rename = "ExcludeFile", default)]
+    pub exclude_file: Option<PathBuf>,
+    /// URLs to put into the frontier when the loader starts (one a line; `#` comments), for
+    /// URLs that do not come from the reflog; `yacobot url add` does the same for a few.
+    #[serde(rename = "StartFile", default, serialize_with = "restart_only")]
+    pub start_file: Option<PathBuf>,
+    /// A URL no hit has asked for in this many days, and not due, leaves the frontier (a
+    /// `DELETE` downstream; docs/design.md#yacobot-expiry). 0: never.
+    #[serde(rename = "ExpireDays", default)]
+    pub expire_days: u32,
 }
 
 fn yes() -> bool {
@@ -294,6 +311,9 @@ defaults!(UrlConfig {
     steady_max: default_steady_max(),
     steady_grow: default_steady_grow(),
     steady_shrink: default_steady_shrink(),
+    exclude_file: None,
+    start_file: None,
+    expire_days: 0,
 });
 
 impl SegmentConfig {
@@ -391,10 +411,37 @@ impl DaemonConfig for YacobotConfig {
             .validate(self.multidoc.enable, &self.archive.dir)?;
         self.pathbinder
             .validate(&self.archive.dir, &self.bindings.dir)?;
+        self.hosts.validate()?;
+        if self.url.start_file.is_some() && !self.loader.enable {
+            return Err(
+                "Url.StartFile: read by the loader, which is off (Loader.Enable = 0)".into(),
+            );
+        }
         if self.segment.max_items == 0 || self.segment.max_bytes < 4096 {
             return Err("Segment.MaxItems at least 1, Segment.MaxBytes at least 4096".into());
         }
         self.url.validate()
+    }
+
+    /// The exclusion file parses (a start with a bad one would fail); the start file can be
+    /// read.
+    fn check_files(&self, common: &CommonConfig) -> Result<(), String> {
+        if let Some(file) = &self.url.exclude_file {
+            crate::exclude::read_file(&common.path(file))
+                .map_err(|e| format!("Url.ExcludeFile: {e:#}"))?;
+        }
+        if let Some(file) = &self.url.start_file {
+            let path = common.path(file);
+            std::fs::File::open(&path)
+                .and_then(|f| f.metadata())
+                .and_then(|m| {
+                    m.is_file()
+                        .then_some(())
+                        .ok_or_else(|| std::io::Error::other("not a regular file"))
+                })
+                .map_err(|e| format!("Url.StartFile: {}: cannot read: {e}", path.display()))?;
+        }
+        Ok(())
     }
 }
 

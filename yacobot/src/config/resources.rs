@@ -52,6 +52,9 @@ pub struct ResourcesConfig {
     /// ... and so is one with more failed keys than this percentage of its items.
     #[serde(rename = "MaxFailedPercent", default = "default_max_failed")]
     pub max_failed_percent: u64,
+    /// Items a withdrawal (`resource disable|remove`) marks deleted and emits per transaction.
+    #[serde(rename = "WithdrawBatch", default = "default_withdraw_batch")]
+    pub withdraw_batch: u32,
 }
 
 fn default_dir() -> PathBuf {
@@ -78,6 +81,9 @@ fn default_min_kept() -> u64 {
 fn default_max_failed() -> u64 {
     80
 }
+fn default_withdraw_batch() -> u32 {
+    1000
+}
 
 impl Default for ResourcesConfig {
     fn default() -> Self {
@@ -91,6 +97,7 @@ impl Default for ResourcesConfig {
             max_bytes: default_max_bytes(),
             min_kept_percent: default_min_kept(),
             max_failed_percent: default_max_failed(),
+            withdraw_batch: default_withdraw_batch(),
         }
     }
 }
@@ -102,8 +109,9 @@ impl ResourcesConfig {
             || self.writers == 0
             || self.claim_ttl < 3
             || self.max_bytes == 0
+            || self.withdraw_batch == 0
         {
-            return Err("Resources.ScanInterval, Resources.Parallel, Resources.Writers and Resources.MaxBytes: at least 1; Resources.ClaimTtl: at least 3".into());
+            return Err("Resources.ScanInterval, Resources.Parallel, Resources.Writers, Resources.MaxBytes and Resources.WithdrawBatch: at least 1; Resources.ClaimTtl: at least 3".into());
         }
         if self.min_kept_percent > 100 || self.max_failed_percent > 100 {
             return Err("Resources.MinKeptPercent and Resources.MaxFailedPercent: 0 to 100".into());

@@ -7,7 +7,7 @@ use focuser_formats::segment::Position;
 use focuser_schema::models::{FetchState, Url, UrlChanges};
 use md5::{Digest, Md5};
 
-use super::bookkeeping::{adapt_steady, next_indexed, retry_at};
+use super::bookkeeping::{adapt_steady, after_days, next_indexed, retry_at};
 use crate::config::UrlConfig;
 
 /// The clock and the settings every booking of a batch shares.
@@ -167,6 +167,23 @@ pub fn refused(
         md5: None,
         doc_id: u.doc_id.clone(),
         error: Some(cut(&format!("{kind}: {reason}"))),
+    }
+}
+
+/// Claimed, then found excluded by the exclusion file (`why`: its file, line and rule): not
+/// fetched; parked until `Url.ReindexPeriod` days from now, its hits kept, so that it comes
+/// back by itself once the rule is lifted.
+pub fn excluded(u: &Url, why: &str, env: &Env<'_>) -> Booking {
+    Booking {
+        id: u.id,
+        base: UrlChanges {
+            next_indexed: Some(after_days(env.now, env.url.reindex_period)),
+            fetch_state: Some(FetchState::Excluded),
+            ..UrlChanges::default()
+        },
+        md5: None,
+        doc_id: u.doc_id.clone(),
+        error: Some(cut(&format!("excluded: {why}"))),
     }
 }
 

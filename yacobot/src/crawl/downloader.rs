@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-pub use focuser_fetch::{Completed, Document, FailKind, FetchStats, Outcome, Request};
+pub use focuser_fetch::{
+    Completed, Document, FailKind, FetchStats, HostReport, Outcome, Request, RobotsSeed,
+};
 
 #[derive(Debug, thiserror::Error)]
 #[error("downloader: {0}")]
@@ -26,6 +28,18 @@ pub trait Downloader {
     /// The downloader's counters since it was made.
     fn stats(&self) -> FetchStats {
         FetchStats::default()
+    }
+    /// Its news of each host since the last call, for the record per host (none by default).
+    fn host_reports(&mut self) -> Vec<HostReport> {
+        Vec::new()
+    }
+    /// Whether it knows no robots.txt for `url`'s host (see `Fetcher::robots_unknown`).
+    fn robots_unknown(&self, _url: &str) -> bool {
+        false
+    }
+    /// Takes a kept robots.txt for `url`'s host (see `Fetcher::seed_robots`).
+    fn seed_robots(&mut self, _url: &str, _seed: RobotsSeed<'_>) -> bool {
+        false
     }
     /// Takes `Fetch.*` settings from a reloaded config: `Ok(false)` while requests are still
     /// pending (the caller stops submitting and asks again).

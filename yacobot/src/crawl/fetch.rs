@@ -5,16 +5,25 @@ use std::time::Duration;
 
 use focuser_fetch::Fetcher;
 
-use super::downloader::{Completed, DownloadError, Downloader, FetchStats, Request};
+use super::downloader::{
+    Completed, DownloadError, Downloader, FetchStats, HostReport, Request, RobotsSeed,
+};
 use crate::config::FetchConfig;
 
 pub struct Curl {
     fetcher: Fetcher,
 }
 
+/// A fetcher that reports its hosts (the record per host takes the reports at every step).
 fn fetcher(cfg: &FetchConfig) -> Result<Fetcher, DownloadError> {
     let settings = cfg.fetcher().map_err(DownloadError)?;
-    Fetcher::new(settings).map_err(|e| DownloadError(e.to_string()))
+    made(settings)
+}
+
+fn made(settings: focuser_fetch::FetchConfig) -> Result<Fetcher, DownloadError> {
+    let mut f = Fetcher::new(settings).map_err(|e| DownloadError(e.to_string()))?;
+    f.report_hosts();
+    Ok(f)
 }
 
 impl Curl {
@@ -57,7 +66,8 @@ impl Downloader for Curl {
         self.fetcher.stats().clone()
     }
 
-    /// A new fetcher once the old one has nothing pending (robots.txt is fetched again).
+    /// A new fetcher once the old one has nothing pending (robots.txt is seeded again from the
+    /// record per host, or fetched).
     fn reconfigure(&mut self, cfg: &FetchConfig) -> Result<bool, DownloadError> {
         let settings = cfg.fetcher().map_err(DownloadError)?;
         if &settings == self.fetcher.config() {
@@ -66,8 +76,20 @@ impl Downloader for Curl {
         if self.fetcher.pending() > 0 {
             return Ok(false);
         }
-        self.fetcher = Fetcher::new(settings).map_err(|e| DownloadError(e.to_string()))?;
+        self.fetcher = made(settings)?;
         log::info!("fetcher: new Fetch.* settings in use");
         Ok(true)
+    }
+
+    fn host_reports(&mut self) -> Vec<HostReport> {
+        self.fetcher.take_host_reports()
+    }
+
+    fn robots_unknown(&self, url: &str) -> bool {
+        self.fetcher.robots_unknown(url)
+    }
+
+    fn seed_robots(&mut self, url: &str, seed: RobotsSeed<'_>) -> bool {
+        self.fetcher.seed_robots(url, seed)
     }
 }

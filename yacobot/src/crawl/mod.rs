@@ -4,7 +4,8 @@
 //! [`archive`], made durable, and only then booked in `url` (`hits = 0`, `next_indexed`,
 //! `steady_level`: [`bookkeeping`]), releasing the claim. Bookings are gathered and written
 //! together (one fsync of the archive, one statement and one commit for up to `Crawl.BookBatch`
-//! URLs).
+//! URLs). The fetcher's news of each host go into the record per host ([`hosts`]) in the same
+//! transaction.
 
 pub mod archive;
 pub mod book;
@@ -14,10 +15,12 @@ pub mod downloader;
 pub mod fetch;
 pub mod floor;
 pub mod hand;
+pub mod hosts;
 pub mod mirror;
 mod outcome;
 mod probes;
 mod stats;
+mod take;
 pub mod withdraw;
 
 use std::sync::atomic::Ordering;
@@ -27,14 +30,14 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context;
 use chrono::{NaiveDateTime, TimeDelta};
 use focuser_daemon::{clock, Config, Signal};
-use focuser_formats::segment::Status;
-use focuser_schema::models::{BindingDict, Url};
+use focuser_schema::models::{BindingDict, Host, Url};
 
 use archive::Archive;
 use book::{Booking, Env};
-use downloader::{Completed, Downloader, FetchStats, Request};
+use downloader::{Completed, Downloader, FetchStats};
 use floor::Floor;
 use hand::{Hand, Limits};
+use hosts::HostNews;
 pub use stats::{CrawlStats, ErrorRow};
 use withdraw::Withdrawer;
 
@@ -66,9 +69,12 @@ pub struct Crawler {
     reconfiguring: bool,
     /// The downloader's counters already added to the status figures.
     seen: FetchStats,
-    /// Finished (archived, not yet synced) and waiting to be booked, and since when.
+    /// Finished (archived, not yet synced) and waiting to be booked, and since when (or since
+    /// the oldest host news waiting to be written with them).
     unbooked: Vec<Booking>,
     unbooked_since: Option<Instant>,
+    /// The fetcher's news of each host, written with the next bookings.
+    news: HostNews,
     /// SIGUSR1: the archive's segment is sealed at the next step.
     rotate: bool,
     sampled: Instant,
@@ -143,6 +149,7 @@ impl Worker for Crawler {
             seen: FetchStats::default(),
             unbooked: Vec::new(),
             unbooked_since: None,
+            news: HostNews::default(),
             rotate: false,
             sampled: Instant::now() - SAMPLE_EVERY,
             dict_loaded: None,
@@ -189,6 +196,7 @@ impl Worker for Crawler {
         };
         let done = self.downloader.perform(wait)?;
         self.finish(&cfg, done)?;
+        self.note_hosts(&cfg);
         self.book_if_due(ctx, &cfg)?;
         self.withdraw(ctx, &cfg, false)?;
         self.figures();
@@ -215,6 +223,7 @@ impl Worker for Crawler {
         // What was fetched is booked before the other claims are given back (one try: a
         // database that is away leaves them claimed, to be taken back when they lapse). What
         // cannot be booked (the archive failed, the database is away) is fetched again.
+        self.note_hosts(&ctx.config());
         let bookings = std::mem::take(&mut self.unbooked);
         if let Err(e) = self.commit(ctx, bookings) {
             log::warn!("fetched URLs not booked (they are fetched again): {e:#}");
@@ -252,6 +261,22 @@ impl Crawler {
         }
     }
 
+    /// A batch of withdrawals when one is due (`now`: at once) and nothing fetched waits to be
+    /// booked (see [`withdraw`]); returns the URLs it took.
+    fn withdraw(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        now: bool,
+    ) -> anyhow::Result<usize> {
+        if !self.unbooked.is_empty() || !self.withdrawer.due(now) {
+            return Ok(0);
+        }
+        let ttl = cfg.daemon.crawl.claim_ttl;
+        self.withdrawer
+            .step(ctx, self.archive.as_mut(), ttl, &self.stats)
+    }
+
     /// The downloader's figures into the status page's.
     fn figures(&mut self) {
         let s = &self.stats;
@@ -269,6 +294,7 @@ impl Crawler {
         add(&s.retries, now.retries - seen.retries);
         add(&s.redirects, now.redirects - seen.redirects);
         add(&s.robots_fetches, now.robots_fetches - seen.robots_fetches);
+        add(&s.robots_seeded, now.robots_seeded - seen.robots_seeded);
         add(&s.host_waits, now.host_waits - seen.host_waits);
         let waited = now.host_wait_time.saturating_sub(seen.host_wait_time);
         add(&s.host_wait_ms, waited.as_millis() as u64);
@@ -411,56 +437,10 @@ impl Crawler {
         // Nothing due at all (not merely the domains at their share): look again later.
         let nothing_due = n == 0 && !refused && skip.is_empty();
         self.idle_until = nothing_due.then(|| Instant::now() + Duration::from_secs(d.crawl.idle));
-        let mut from_archive = Vec::new();
-        for u in claimed.urls {
-            log::debug!("claimed {} (prio {})", u.url, u.download_prio);
-            if let Some(content) = self.archived_copy(&u, now) {
-                from_archive.push((u, content));
-            } else {
-                self.downloader.submit(Request {
-                    token: u.id,
-                    url: u.url.clone(),
-                });
-                self.hand.insert(u);
-            }
-        }
-        if !from_archive.is_empty() {
-            self.reindex_from_archive(ctx, cfg, from_archive)?;
-        }
+        self.take(ctx, cfg, claimed.urls, now)?;
         self.claimed_due += n as u64;
         let probes = self.claim_probes(ctx, cfg, room.saturating_sub(n))?;
         Ok(n + probes)
-    }
-
-    /// The copy to re-index from, if the URL was downloaded less than
-    /// `steady_level` days ago and its copy is still in the archive.
-    fn archived_copy(&self, u: &Url, now: chrono::NaiveDateTime) -> Option<Vec<u8>> {
-        let archive = self.archive.as_ref()?;
-        if !bookkeeping::recently_downloaded(u.last_downloaded, u.steady_level, now) {
-            return None;
-        }
-        archive.read(u.archive_file?, u.archive_item?, u.id)
-    }
-
-    fn reindex_from_archive(
-        &mut self,
-        ctx: &Ctx,
-        cfg: &Config<YacobotConfig>,
-        copies: Vec<(Url, Vec<u8>)>,
-    ) -> anyhow::Result<()> {
-        let Some(archive) = self.archive.as_mut() else {
-            return Ok(());
-        };
-        let env = env(cfg, self.dict_loaded);
-        let mut bookings = Vec::with_capacity(copies.len());
-        for (u, content) in &copies {
-            let pos = archive.append(Status::Update, u.id, &u.url, content)?;
-            log::debug!("re-indexed {} from the archive", u.url);
-            bookings.push(book::from_archive(u, pos, &env));
-        }
-        add(&self.stats.from_archive, bookings.len() as u64);
-        self.gather(bookings);
-        self.book_if_due(ctx, cfg)
     }
 
     /// Archives what completed; it is booked with the next batch.
@@ -483,10 +463,24 @@ impl Crawler {
     }
 
     fn gather(&mut self, bookings: Vec<Booking>) {
-        if self.unbooked.is_empty() {
+        if self.unbooked_since.is_none() {
             self.unbooked_since = Some(Instant::now());
         }
         self.unbooked.extend(bookings);
+    }
+
+    /// Takes the downloader's news of each host, for the record per host (`Hosts.Enable`; off,
+    /// they are dropped).
+    fn note_hosts(&mut self, cfg: &Config<YacobotConfig>) {
+        let reports = self.downloader.host_reports();
+        let h = &cfg.daemon.hosts;
+        if reports.is_empty() || !h.enable {
+            return;
+        }
+        self.news.note(reports, clock::db_now(), h.robots_bytes);
+        if self.unbooked_since.is_none() {
+            self.unbooked_since = Some(Instant::now());
+        }
     }
 
     /// When the bookings gathered must be written at the latest.
@@ -497,12 +491,15 @@ impl Crawler {
 
     /// Books what was gathered if there is a batch of it, if the oldest has waited
     /// `Crawl.BookMs`, or if nothing else is being fetched (nothing to wait for).
+    /// (The host news too: their bookings' transaction writes them, or they are written alone
+    /// on the same terms, or at once past `Hosts.Pending` hosts.)
     fn book_if_due(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
         let n = self.unbooked.len();
         let due = n >= cfg.daemon.crawl.book_batch as usize
+            || self.news.len() >= cfg.daemon.hosts.pending
             || self.book_due(cfg).is_some_and(|t| Instant::now() >= t)
             || self.downloader.pending() == 0;
-        if n == 0 || !due {
+        if (n == 0 && self.news.is_empty()) || !due {
             return Ok(());
         }
         let bookings = std::mem::take(&mut self.unbooked);
@@ -510,19 +507,35 @@ impl Crawler {
         self.commit(ctx, bookings)
     }
 
-    /// Makes the archive durable, then writes the bookings in one transaction.
+    /// Makes the archive durable, then writes the bookings and the host news in one
+    /// transaction.
     fn commit(&mut self, ctx: &Ctx, bookings: Vec<Booking>) -> anyhow::Result<()> {
-        if bookings.is_empty() {
+        if bookings.is_empty() && self.news.is_empty() {
             return Ok(());
         }
-        if let Some(a) = self.archive.as_mut() {
+        if let (Some(a), false) = (self.archive.as_mut(), bookings.is_empty()) {
             a.sync()?;
         }
         let owner = self.owner.clone();
         let rows: Vec<_> = bookings.iter().map(|b| (b.id, b.changes())).collect();
+        let hosts = self.news.rows();
+        let now = clock::db_now();
+        let mut record_time = Duration::ZERO;
         let written = ctx.db.run("booking fetched URLs", |c| {
-            diesel::Connection::transaction(c, |c| Url::finish_batch(c, &owner, &rows))
+            diesel::Connection::transaction(c, |c| {
+                let written = Url::finish_batch(c, &owner, &rows)?;
+                let t = Instant::now();
+                Host::record_batch(c, &hosts, now)?;
+                record_time = t.elapsed();
+                Ok(written)
+            })
         })?;
+        if !hosts.is_empty() {
+            add(&self.stats.host_rows, hosts.len() as u64);
+            add(&self.stats.host_record_us, record_time.as_micros() as u64);
+        }
+        drop(hosts);
+        self.news.clear();
         let lost = rows.len().saturating_sub(written) as u64;
         if lost > 0 {
             log::warn!("{lost} URLs had lost their claim to another crawler before being booked");

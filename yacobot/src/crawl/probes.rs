@@ -5,7 +5,6 @@ use chrono::TimeDelta;
 use focuser_daemon::{clock, Config};
 use focuser_schema::models::QueryArgProbe;
 
-use super::downloader::Request;
 use super::Crawler;
 use crate::config::YacobotConfig;
 use crate::status::add;
@@ -36,14 +35,10 @@ impl Crawler {
         let n = probes.len();
         self.claimed_probes += n as u64;
         add(&self.stats.probes, n as u64);
-        for u in probes {
+        for u in &probes {
             log::debug!("probe {}", u.url);
-            self.downloader.submit(Request {
-                token: u.id,
-                url: u.url.clone(),
-            });
-            self.hand.insert(u);
         }
+        self.take(ctx, cfg, probes, now)?;
         Ok(n)
     }
 }

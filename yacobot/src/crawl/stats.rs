@@ -33,6 +33,12 @@ pub struct CrawlStats {
     pub redirects: AtomicU64,
     pub robots_fetches: AtomicU64,
     pub host_waits: AtomicU64,
+    /// The record per host: robots.txt taken from it instead of being fetched, hosts looked
+    /// up there for it, rows written and the time their statements took (µs).
+    pub robots_seeded: AtomicU64,
+    pub hosts_looked_up: AtomicU64,
+    pub host_rows: AtomicU64,
+    pub host_record_us: AtomicU64,
     pub host_wait_ms: AtomicU64,
     /// Hosts the fetcher remembers.
     pub hosts: AtomicU64,
@@ -123,6 +129,26 @@ impl CrawlStats {
                 "yacobot_robots_fetches_total",
                 "robots.txt fetched",
                 &self.robots_fetches,
+            ),
+            c(
+                "yacobot_robots_seeded_total",
+                "robots.txt taken from the record per host instead of being fetched",
+                &self.robots_seeded,
+            ),
+            c(
+                "yacobot_host_lookups_total",
+                "hosts new to the fetcher looked up in the record per host for their robots.txt",
+                &self.hosts_looked_up,
+            ),
+            c(
+                "yacobot_host_rows_total",
+                "rows of the record per host written (one a host a booking batch)",
+                &self.host_rows,
+            ),
+            Figure::counter(
+                "yacobot_host_record_seconds_total",
+                "time the record per host's statements took, inside the booking transactions",
+                get(&self.host_record_us) / 1e6,
             ),
             c(
                 "yacobot_host_waits_total",

@@ -15,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use chrono::TimeDelta;
-use focuser_daemon::{clock, Config};
+use focuser_daemon::clock;
 use focuser_formats::segment::{Cursor, Position, Status};
 use focuser_formats::urls;
 use focuser_schema::models::{WithdrawPosition, WithdrawReason, Withdrawal};
@@ -23,8 +23,6 @@ use rustc_hash::FxHashSet;
 
 use super::archive::Archive;
 use super::stats::CrawlStats;
-use super::Crawler;
-use crate::config::YacobotConfig;
 use crate::status::add;
 use crate::worker::Ctx;
 
@@ -214,23 +212,5 @@ impl Withdrawer {
             );
         }
         Ok(found)
-    }
-}
-
-impl Crawler {
-    /// A batch of withdrawals when one is due (`now`: at once) and nothing fetched waits to be
-    /// booked (see [this module](self)); returns the URLs it took.
-    pub(super) fn withdraw(
-        &mut self,
-        ctx: &Ctx,
-        cfg: &Config<YacobotConfig>,
-        now: bool,
-    ) -> anyhow::Result<usize> {
-        if !self.unbooked.is_empty() || !self.withdrawer.due(now) {
-            return Ok(0);
-        }
-        let ttl = cfg.daemon.crawl.claim_ttl;
-        self.withdrawer
-            .step(ctx, self.archive.as_mut(), ttl, &self.stats)
     }
 }

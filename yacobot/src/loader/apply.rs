@@ -1,6 +1,7 @@
 //! One queue file applied in one transaction, recorded in `queue_applied` in the same
 //! transaction: it commits whole or not at all, and once only.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::NaiveDateTime;
@@ -14,15 +15,24 @@ use focuser_schema::models::{LoadRow, NewQueueApplied, QueueApplied, Url};
 use super::check::{self, Expect};
 use super::inbox::Held;
 use super::qargs::{self, ArgCounts};
+use crate::exclude::Rules;
 use crate::worker::Ctx;
 
 /// What applying a file came to.
 #[derive(Debug)]
 pub enum Applied {
-    /// Every record is in `url`.
-    Applied(ArgCounts),
+    /// Every record is in `url`, but those the exclusion file excludes.
+    Applied(Loaded),
     /// `queue_applied` already had a file of this name, of `row_count` URLs: nothing was done.
     Already { row_count: u32 },
+}
+
+/// What the rules did to a file's records.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Loaded {
+    pub args: ArgCounts,
+    /// Records not stored: the exclusion file excludes their URL (as it would be stored).
+    pub excluded: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -110,8 +120,11 @@ struct Load {
     now: NaiveDateTime,
     how: Batching,
     rules: qargs::RuleCache,
+    /// The exclusion rules in force when the file's load began.
+    exclude: Arc<Rules>,
     held: Vec<HeldRow>,
     counts: ArgCounts,
+    excluded: u64,
     rules_time: Duration,
     upsert_time: Duration,
 }
@@ -123,7 +136,10 @@ impl Load {
         self.counts.dropped += c.dropped;
         self.counts.kept += c.kept;
         self.counts.new_rules += c.new_rules;
-        self.held.extend(prepared.iter().map(|p| HeldRow {
+        let exclude = &self.exclude;
+        let kept = prepared.iter().filter(|p| !exclude.excludes(&p.url));
+        let before = self.held.len();
+        self.held.extend(kept.map(|p| HeldRow {
             id: p.id,
             url: p.url.to_string(),
             domain: p.domain.to_string(),
@@ -132,6 +148,7 @@ impl Load {
             updatetag: p.updatetag.to_string(),
             last_hit: p.last_hit,
         }));
+        self.excluded += (prepared.len() - (self.held.len() - before)) as u64;
         self.rules_time += t.elapsed();
         if self.held.len() >= self.how.sort_buffer {
             self.flush(conn)?;
@@ -185,8 +202,10 @@ pub fn apply_file(
                 now,
                 how,
                 rules: qargs::RuleCache::default(),
+                exclude: ctx.exclusion.rules(),
                 held: Vec::new(),
                 counts: ArgCounts::default(),
+                excluded: 0,
                 rules_time: Duration::ZERO,
                 upsert_time: Duration::ZERO,
             };
@@ -225,7 +244,10 @@ pub fn apply_file(
                         load.rules_time.as_secs_f64(),
                         load.upsert_time.as_secs_f64()
                     );
-                    return Ok(Ok(load.counts));
+                    return Ok(Ok(Loaded {
+                        args: load.counts,
+                        excluded: load.excluded,
+                    }));
                 }
                 if ctx.stopping() {
                     failure = Some(LoadError::Stopped);
@@ -235,7 +257,7 @@ pub fn apply_file(
         })
     });
     match (result, failure) {
-        (Ok(Ok(counts)), _) => Ok(Applied::Applied(counts)),
+        (Ok(Ok(loaded)), _) => Ok(Applied::Applied(loaded)),
         (Ok(Err(row_count)), _) => Ok(Applied::Already { row_count }),
         (Err(_), Some(f)) => Err(f),
         (Err(e), None) => Err(LoadError::Db(e)),

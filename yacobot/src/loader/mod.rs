@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apply::{Applied, Batching, LoadError, QueueFile};
+use apply::{Applied, Batching, LoadError, Loaded, QueueFile};
 use check::Expect;
 use focuser_daemon::clock;
 use focuser_daemon::episode::Episode;
@@ -24,10 +24,10 @@ use focuser_daemon::Config;
 use inbox::Held;
 use left::Left;
 use log::Level;
-use qargs::ArgCounts;
 pub use stats::{FileRow, LoaderStats};
 
 use crate::config::YacobotConfig;
+use crate::exclude::By;
 use crate::status::add;
 use crate::worker::{Ctx, Step, Worker};
 
@@ -55,6 +55,8 @@ pub struct Loader {
     left: Left,
     /// An inbox that cannot be read, by master: one line, not one a pass.
     unreadable: HashMap<String, Episode>,
+    /// `Url.StartFile` was read (at the first step).
+    started: bool,
 }
 
 impl Worker for Loader {
@@ -74,6 +76,12 @@ impl Worker for Loader {
 
     fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
         let cfg = ctx.config();
+        if !self.started {
+            if let Err(e) = self.start_file(ctx, &cfg) {
+                return Ok(Step::Failed(e));
+            }
+            self.started = true;
+        }
         let files = self.pass(ctx, &cfg);
         if once {
             log::info!("--once: {files} queue files handled");
@@ -86,6 +94,17 @@ impl Worker for Loader {
 }
 
 impl Loader {
+    /// `Url.StartFile`, once, before the first pass (a failure is tried again at the next
+    /// step: what was added already is known then, and left alone).
+    fn start_file(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+        let Some(file) = &cfg.daemon.url.start_file else {
+            return Ok(());
+        };
+        let counts = crate::start::file::read(ctx, cfg, &cfg.common.path(file))?;
+        self.stats.start_file(&counts);
+        Ok(())
+    }
+
     /// Every file ready in every inbox, each inbox in name order. Returns the files handled.
     pub fn pass(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> usize {
         let mut handled = 0;
@@ -175,9 +194,10 @@ impl Loader {
             bad: false,
         };
         match result {
-            Ok(Applied::Applied(args)) => {
+            Ok(Applied::Applied(loaded)) => {
                 self.db_failures.remove(path);
-                note_applied(&self.stats, &at, records, args);
+                ctx.exclusion.counted(By::Loader, loaded.excluded);
+                note_applied(&self.stats, &at, records, loaded);
                 self.stats.file_done(row("applied"));
                 self.done_with(&at, &held, loader.keep_applied);
             }
@@ -288,14 +308,19 @@ impl Loader {
 }
 
 /// Counts and logs a file applied.
-fn note_applied(s: &LoaderStats, at: &InboxFile<'_>, records: u64, args: ArgCounts) {
+fn note_applied(s: &LoaderStats, at: &InboxFile<'_>, records: u64, loaded: Loaded) {
+    let args = loaded.args;
     add(&s.files_applied, 1);
     add(&s.urls_loaded, records);
     add(&s.args_dropped, args.dropped);
     add(&s.args_kept, args.kept);
     add(&s.rules_new, args.new_rules);
+    let excluded = match loaded.excluded {
+        0 => String::new(),
+        n => format!(", {n} excluded (Url.ExcludeFile)"),
+    };
     log::info!(
-        "inbox {}: applied {}: {records} URLs, query arguments {} dropped, {} kept ({} new), {:.2} s",
+        "inbox {}: applied {}: {records} URLs, query arguments {} dropped, {} kept ({} new){excluded}, {:.2} s",
         at.master,
         at.name,
         args.dropped,

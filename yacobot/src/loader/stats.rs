@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
 
-use crate::status::{get, keep};
+use crate::status::{add, get, keep};
 
 /// A queue file the loader finished with, for the page's table.
 #[derive(Debug, Clone)]
@@ -31,10 +31,24 @@ pub struct LoaderStats {
     pub args_dropped: AtomicU64,
     pub args_kept: AtomicU64,
     pub rules_new: AtomicU64,
+    /// `Url.StartFile`'s lines by what became of them.
+    start_added: AtomicU64,
+    start_known: AtomicU64,
+    start_excluded: AtomicU64,
+    start_refused: AtomicU64,
+    start_bad: AtomicU64,
     recent_files: Mutex<VecDeque<FileRow>>,
 }
 
 impl LoaderStats {
+    pub fn start_file(&self, c: &crate::start::file::Counts) {
+        add(&self.start_added, c.added);
+        add(&self.start_known, c.known);
+        add(&self.start_excluded, c.excluded);
+        add(&self.start_refused, c.refused);
+        add(&self.start_bad, c.bad);
+    }
+
     pub fn file_done(&self, row: FileRow) {
         keep(&self.recent_files, row);
     }
@@ -47,7 +61,7 @@ impl StatusSource for LoaderStats {
 
     fn figures(&self) -> Vec<Figure> {
         let c = |name: &str, help: &str, v: &AtomicU64| Figure::counter(name, help, get(v));
-        vec![
+        let mut f = vec![
             c(
                 "yacobot_queue_files_total",
                 "queue files applied",
@@ -83,7 +97,24 @@ impl StatusSource for LoaderStats {
                 "arguments met for the first time, recorded as significant",
                 &self.rules_new,
             ),
-        ]
+        ];
+        for (result, v) in [
+            ("added", &self.start_added),
+            ("known", &self.start_known),
+            ("excluded", &self.start_excluded),
+            ("refused", &self.start_refused),
+            ("bad", &self.start_bad),
+        ] {
+            f.push(
+                Figure::counter(
+                    "yacobot_start_urls_total",
+                    "lines of Url.StartFile: added, known already, excluded, of another node's domain, bad",
+                    get(v),
+                )
+                .with_label("result", result),
+            );
+        }
+        f
     }
 
     fn cards(&self) -> Vec<Card> {

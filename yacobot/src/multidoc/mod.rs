@@ -1,8 +1,9 @@
 //! The page analysis worker (`MultiDoc.Enable`; docs/multidoc.md, docs/operations.md
 //! "yacobot: page analysis"): follows the crawl archive from its position in
 //! `multidoc_position`, takes up to `MultiDoc.Batch` pages at a time ([`take`]), weighs them
-//! with their domains' template evidence, counts them into it and classifies them
-//! ([`weigh`]), and writes all of it with the new position in one transaction ([`write`]):
+//! with their domains' template evidence ([`weigh`]), puts each in its duplicate group
+//! ([`dups`]), counts into the evidence, classifies and binds those that are not duplicates
+//! ([`plan`]), and writes all of it with the new position in one transaction ([`write`]):
 //! after a `kill -9` the batch is done again from the old position, and nothing was counted
 //! twice. `yacobot multidoc rewind` moves the position back to analyse the archive again
 //! ([`admin`]); what was counted once is not counted again. With `Bindings.Enable` each page
@@ -11,15 +12,19 @@
 
 pub mod admin;
 pub mod again;
+mod dups;
 mod lag;
 mod model;
+mod plan;
+mod rows;
 mod stats;
 mod take;
 mod weigh;
 mod write;
 
+pub use rows::category_text;
 pub use stats::MultiDocStats;
-pub use weigh::{category_text, domain_key};
+pub use weigh::domain_key;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,7 +35,7 @@ use chrono::TimeDelta;
 use focuser_daemon::episode::Episode;
 use focuser_daemon::{clock, Config, Signal};
 use focuser_formats::segment::{Cursor, Position};
-use focuser_schema::models::MultidocPosition;
+use focuser_schema::models::{MultidocGroup, MultidocPosition};
 
 use crate::bindings::Bindings;
 use crate::config::YacobotConfig;
@@ -211,11 +216,27 @@ impl MultiDoc {
             .db
             .run("reading the template evidence", |c| weigh::load(c, &batch))?;
         let to = batch.to;
+        let current = ctx
+            .db
+            .run("reading the duplicate groups of the batch's pages", |c| {
+                dups::current(c, &batch)
+            })?;
         if let Some(b) = &mut self.bindings {
             b.refresh(&ctx.db)?;
         }
-        let binder = self.bindings.as_mut().map(|b| &mut b.binder);
-        let plan = weigh::plan(batch, loaded, &env, &mut self.model, binder);
+        let mut near = |key: u64, simhash: u64| {
+            ctx.db
+                .run("reading the duplicate groups near a page", |c| {
+                    MultidocGroup::near(c, key, simhash)
+                })
+                .map_err(anyhow::Error::from)
+        };
+        let tools = plan::Tools {
+            slot: &mut self.model,
+            binder: self.bindings.as_mut().map(|b| &mut b.binder),
+            near: &mut near,
+        };
+        let mut plan = plan::plan(batch, loaded, current, &env, tools)?;
         let shipment = match &mut self.bindings {
             Some(b) => Some(b.ship(&ctx.db, to, now)?),
             None => None,
@@ -233,10 +254,12 @@ impl MultiDoc {
                 _ => None,
             },
         };
-        if !write::commit(&ctx.db, &plan, env.expired, &m)? {
+        let Some((emptied, new_reps)) = write::commit(&ctx.db, &plan, env.expired, &m)? else {
             log::info!("multidoc: the position was moved meanwhile (a rewind): the batch is left, the analysis goes on from there");
             return self.follow(ctx, true);
-        }
+        };
+        plan.tally.dups.emptied = emptied as u64;
+        plan.tally.dups.new_reps = new_reps as u64;
         self.committed = to;
         self.counted = counted;
         if let (Some(b), Some(s)) = (&mut self.bindings, &shipment) {

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use focuser_daemon::status::{Card, Chart, Figure, Row, StatusSource, Table};
 
+use super::dups::{DupStats, DupTally};
 use crate::status::{add, get, Rate};
 
 /// Categories counted at most (the rarest are forgotten beyond), and shown.
@@ -35,6 +36,8 @@ pub struct Tally {
     /// Pages a model classified with no category sure enough.
     pub uncategorised: u64,
     pub template_share: f64,
+    /// The duplicate groups' part.
+    pub dups: DupTally,
 }
 
 #[derive(Default)]
@@ -61,6 +64,8 @@ pub struct MultiDocStats {
     rate: Rate,
     /// The bindings made in the worker's batches (`Bindings.Enable`).
     pub bind: std::sync::Arc<crate::bindings::BindStats>,
+    /// The duplicate groups.
+    pub dups: DupStats,
 }
 
 impl MultiDocStats {
@@ -72,6 +77,7 @@ impl MultiDocStats {
         add(&self.reanalysed, t.reanalysed);
         add(&self.gone, t.gone);
         add(&self.uncategorised, t.uncategorised);
+        self.dups.batch(&t.dups);
         add(
             &self.template_share_micros,
             (t.template_share * 1e6).round() as u64,
@@ -263,6 +269,7 @@ impl StatusSource for MultiDocStats {
             ),
         ];
         f.extend(self.labelled());
+        f.extend(self.dups.figures());
         f.extend(self.bind.figures());
         f
     }
@@ -296,6 +303,7 @@ impl StatusSource for MultiDocStats {
             Card::text("model", &model).warn_if(model.contains("refused")),
         ]
         .into_iter()
+        .chain(self.dups.cards())
         .chain(self.bind.cards())
         .collect()
     }

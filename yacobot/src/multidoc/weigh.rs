@@ -1,5 +1,6 @@
-//! A batch's pages weighed with their domains' evidence, counted into it, classified, and
-//! turned into the rows the batch's transaction writes ([`Plan`]).
+//! A batch's pages weighed with their domains' evidence and counted into it ([`Weigher`]);
+//! `super::plan` groups, classifies and binds them into the rows the batch's transaction
+//! writes ([`Plan`]).
 //!
 //! The evidence is loaded for the batch's blocks only ([`load`]: the domains, and the rows of
 //! the (domain, fingerprint) pairs its pages hold): a block's weight depends on nothing else.
@@ -11,7 +12,7 @@
 //! page re-indexed from the archive or fetched again is archived again; counting every copy
 //! would make a small site's own text look like template).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use diesel::prelude::*;
@@ -19,20 +20,16 @@ use focuser_daemon::clock;
 use focuser_formats::segment::Position;
 use focuser_formats::urls;
 use focuser_multidoc::analyze::{Analysis, Evidence};
-use focuser_multidoc::classify::{Catalog, Categories, Model};
-use focuser_multidoc::decode::DecodeError;
 use focuser_multidoc::template::{DomainEvidence, Row, Seen};
 use focuser_multidoc::Page;
 use focuser_schema::models::{
     FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocPage, NewMultidocDomain,
-    NewMultidocPage, PageOutcome,
+    NewMultidocGroup, NewMultidocPage,
 };
-use md5::{Digest, Md5};
 
 use super::model::ModelSlot;
 use super::stats::Tally;
 use super::take::{Batch, PageIn, Taken};
-use crate::bindings::PageBinder;
 use crate::config::MultiDocConfig;
 
 /// A domain's key in the evidence tables: its name's "URL id" (the first 8 bytes of its MD5,
@@ -111,6 +108,10 @@ pub struct Plan {
     pub gone: Vec<u64>,
     /// Domains that may hold more than `MultiDoc.MaxFingerprints` rows once it is in.
     pub over_cap: Vec<u64>,
+    /// Duplicate groups founded or taking a new representative, and the groups the batch's
+    /// pages joined or left (settled once the pages are written).
+    pub groups: Vec<NewMultidocGroup>,
+    pub touched: Vec<u64>,
     pub tally: Tally,
 }
 
@@ -166,79 +167,56 @@ impl Domain {
     }
 }
 
-/// Weighs, counts and classifies the pages of `batch` in order, and binds them if there is a
-/// `binder` (into its outcomes); the rows to write.
-pub fn plan(
-    batch: Batch,
-    loaded: Loaded,
-    env: &Env,
-    slot: &mut ModelSlot,
-    mut binder: Option<&mut PageBinder>,
-) -> Plan {
-    let mut domains = domains(&batch, &loaded, env);
-    let mut counted = loaded.counted;
-    let mut rows: BTreeMap<u64, Option<NewMultidocPage>> = BTreeMap::new();
-    let mut tally = Tally::default();
-    for item in batch.items {
-        let p = match item {
-            Taken::Gone { id, place } => {
-                if let Some(b) = binder.as_deref_mut() {
-                    b.none(id, place);
-                }
-                rows.insert(id, None);
-                // Gone: if it comes back, it is a new page of its domain.
-                counted.insert(id, None);
-                tally.gone += 1;
-                continue;
-            }
-            Taken::Page(p, a) => (p, a),
-        };
-        let (p, analysis) = p;
-        let (id, place) = (p.id, p.place);
-        let row = match *analysis {
-            Err(e) => {
-                if let Some(b) = binder.as_deref_mut() {
-                    b.none(id, place);
-                }
-                refused(&p, &e, env, &mut tally)
-            }
-            Ok(a) => {
-                let Some(d) = domains.get_mut(&domain_key(&p.domain)) else {
-                    continue;
-                };
-                let in_evidence = in_evidence(&counted, id, d);
-                let count = place >= env.counted_to && !in_evidence;
-                let a = weighed(a, d, in_evidence, count);
-                if count {
-                    counted.insert(id, Some(env.now));
-                    tally.counted += 1;
-                } else {
-                    tally.reanalysed += 1;
-                }
-                let (model, tokenizer) = slot.parts();
-                let page = Page::from_analysis(a, Some(&p.url), tokenizer, model);
-                if let Some(b) = binder.as_deref_mut() {
-                    b.page(id, &p.url, place, &page, model);
-                }
-                analysed(&p, page, model, count, env, &mut tally)
-            }
-        };
-        rows.insert(id, Some(row));
-    }
-    let mut plan = Plan {
-        tally,
-        ..Plan::default()
-    };
-    for (id, row) in rows {
-        match row {
-            Some(r) => plan.pages.push(r),
-            None => plan.gone.push(id),
+/// The batch's domains' evidence as the batch goes: each page weighed with the pages counted
+/// before it (its batch's earlier ones included), then counted in if it is to be (a
+/// duplicate is not: see `super::dups`).
+pub struct Weigher {
+    domains: HashMap<u64, Domain>,
+    counted: HashMap<u64, Option<NaiveDateTime>>,
+}
+
+impl Weigher {
+    pub fn new(batch: &Batch, loaded: Loaded, env: &Env) -> Weigher {
+        Weigher {
+            domains: domains(batch, &loaded, env),
+            counted: loaded.counted,
         }
     }
-    for (key, d) in domains {
-        counts(key, d, env, &mut plan);
+
+    /// A `DELETE` item: if the URL comes back, it is a new page of its domain.
+    pub fn gone(&mut self, id: u64) {
+        self.counted.insert(id, None);
     }
-    plan
+
+    /// `a` weighed with its domain's evidence; and whether it may be counted into it: not
+    /// when its item is before the end of what was counted (a rewind), nor when its URL was
+    /// counted since the domain's evidence began.
+    pub fn weigh(&mut self, p: &PageIn, mut a: Analysis, env: &Env) -> (Analysis, bool) {
+        let Some(d) = self.domains.get_mut(&domain_key(&p.domain)) else {
+            return (a, false);
+        };
+        let in_evidence = in_evidence(&self.counted, p.id, d);
+        a.weigh(Some(Evidence {
+            domain: &d.evidence,
+            includes_page: in_evidence,
+        }));
+        (a, p.place >= env.counted_to && !in_evidence)
+    }
+
+    /// Counts page `p` (weighed) into its domain's evidence.
+    pub fn count(&mut self, p: &PageIn, a: &Analysis, env: &Env) {
+        if let Some(d) = self.domains.get_mut(&domain_key(&p.domain)) {
+            d.add(&a.fingerprints);
+            self.counted.insert(p.id, Some(env.now));
+        }
+    }
+
+    /// What the batch counted into its domains, added to `plan`.
+    pub fn finish(self, env: &Env, plan: &mut Plan) {
+        for (key, d) in self.domains {
+            counts(key, d, env, plan);
+        }
+    }
 }
 
 /// A one-page `batch`'s page weighed as the worker weighs it when it analyses it again
@@ -257,7 +235,11 @@ pub fn reweigh(
     let a = (*a).ok()?;
     let d = domains.get_mut(&domain_key(&p.domain))?;
     let in_evidence = in_evidence(&loaded.counted, p.id, d);
-    let a = weighed(a, d, in_evidence, false);
+    let mut a = a;
+    a.weigh(Some(Evidence {
+        domain: &d.evidence,
+        includes_page: in_evidence,
+    }));
     let e = Evidence {
         domain: &d.evidence,
         includes_page: in_evidence,
@@ -309,114 +291,6 @@ fn domains(batch: &Batch, loaded: &Loaded, env: &Env) -> HashMap<u64, Domain> {
         d.evidence = DomainEvidence::from_rows(d.pages_before, rows, usize::MAX);
     }
     domains
-}
-
-/// `a` weighed with its domain's evidence (`in_evidence`: the page is counted in it already),
-/// then added to it if `count`.
-fn weighed(mut a: Analysis, d: &mut Domain, in_evidence: bool, count: bool) -> Analysis {
-    a.weigh(Some(Evidence {
-        domain: &d.evidence,
-        includes_page: in_evidence,
-    }));
-    if count {
-        d.add(&a.fingerprints);
-    }
-    a
-}
-
-/// The row of a page that could not be analysed.
-fn refused(p: &PageIn, e: &DecodeError, env: &Env, tally: &mut Tally) -> NewMultidocPage {
-    let (outcome, kind) = match e {
-        DecodeError::Empty => (PageOutcome::Empty, "empty"),
-        DecodeError::Binary { .. } => (PageOutcome::Binary, "binary"),
-        DecodeError::TooLarge { .. } => (PageOutcome::TooLarge, "too_large"),
-    };
-    log::debug!("multidoc: {}: not analysed: {e}", p.url);
-    *tally.errors.entry(kind).or_insert(0) += 1;
-    NewMultidocPage {
-        id: p.id,
-        outcome,
-        lang: None,
-        categories: None,
-        category_names: None,
-        main_md5: None,
-        template_share: None,
-        model_checksum: None,
-        analysed_at: env.now,
-        counted_at: None,
-        archive_file: p.place.file_id,
-        archive_item: p.place.item_idx,
-    }
-}
-
-/// The row of a page analysed.
-fn analysed(
-    p: &PageIn,
-    page: Page,
-    model: Option<&Model>,
-    counted: bool,
-    env: &Env,
-    tally: &mut Tally,
-) -> NewMultidocPage {
-    let a = &page.analysis;
-    let lang = page.lang.code();
-    tally.analysed += 1;
-    *tally.langs.entry(lang).or_insert(0) += 1;
-    tally.template_share += f64::from(a.template_share);
-    let (categories, names) = match (&page.categories, model) {
-        (Some(c), Some(m)) => {
-            let (text, names) = category_text(c, m.catalog());
-            match &names {
-                Some(n) => *tally.categories.entry(n.clone()).or_insert(0) += 1,
-                None => tally.uncategorised += 1,
-            }
-            (Some(text), names)
-        }
-        _ => (None, None),
-    };
-    NewMultidocPage {
-        id: p.id,
-        outcome: PageOutcome::Analysed,
-        lang: Some(lang),
-        categories,
-        category_names: names,
-        main_md5: Some(hex_md5(a.main_text.as_bytes())),
-        template_share: Some(a.template_share),
-        model_checksum: model.map(Model::checksum),
-        analysed_at: env.now,
-        counted_at: counted.then_some(env.now),
-        archive_file: p.place.file_id,
-        archive_item: p.place.item_idx,
-    }
-}
-
-/// The stored form of a category path (docs/formats.md "Page analysis tables"): each node
-/// from the root as `id:posterior` (three decimals), joined by `,`, a `%`, `,` or `:` in an id
-/// percent-encoded; and the deepest node's path names (`None` when the path is empty).
-pub fn category_text(c: &Categories, catalog: &Catalog) -> (String, Option<String>) {
-    let text: Vec<String> = c
-        .path
-        .iter()
-        .map(|&(n, p)| {
-            let id = catalog.node(n).map_or("?", |x| x.id.as_str());
-            format!("{}:{p:.3}", escape(id))
-        })
-        .collect();
-    let names = c.leaf().map(|(n, _)| catalog.path_names(n));
-    (text.join(","), names)
-}
-
-fn escape(id: &str) -> String {
-    id.replace('%', "%25")
-        .replace(',', "%2C")
-        .replace(':', "%3A")
-}
-
-fn hex_md5(bytes: &[u8]) -> String {
-    Md5::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// What the batch counted into domain `d`, added to the plan.

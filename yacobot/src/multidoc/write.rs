@@ -8,7 +8,7 @@ use diesel::Connection;
 use focuser_daemon::db::{Database, DbError};
 use focuser_formats::segment::Position;
 use focuser_schema::models::{
-    BindingPage, BindingPosition, MultidocDomain, MultidocFingerprint, MultidocPage,
+    BindingPage, BindingPosition, MultidocDomain, MultidocFingerprint, MultidocGroup, MultidocPage,
     MultidocPosition,
 };
 
@@ -37,20 +37,24 @@ fn place(p: Position) -> (u64, u32) {
     (p.file_id, p.item_idx)
 }
 
-/// Writes `plan` (and the batch's bindings) and moves the position in one transaction. `Ok(false)`: nothing written, the
-/// position was no longer where the batch was read from (an operator's rewind meanwhile).
+/// Writes `plan` (and the batch's bindings) and moves the position in one transaction; the
+/// duplicate groups it deleted (no page left) and gave a new representative. `Ok(None)`:
+/// nothing written, the position was no longer where the batch was read from (an operator's
+/// rewind meanwhile).
 pub fn commit(
     db: &Database,
     plan: &Plan,
     expired: NaiveDate,
     m: &Move<'_>,
-) -> Result<bool, DbError> {
+) -> Result<Option<(usize, usize)>, DbError> {
     db.run("writing a batch of page analyses", |c| {
         let done = c.transaction(|c| {
             MultidocDomain::count_pages(c, &plan.domains, expired)?;
             MultidocFingerprint::count_pages(c, &plan.fingerprints, expired)?;
+            MultidocGroup::write(c, &plan.groups)?;
             MultidocPage::delete(c, &plan.gone)?;
             MultidocPage::write(c, &plan.pages)?;
+            let settled = MultidocGroup::settle(c, &plan.touched)?;
             if let Some((s, store)) = m.bindings {
                 BindingPage::delete(c, &s.gone)?;
                 BindingPage::write(c, &s.rows)?;
@@ -66,14 +70,14 @@ pub fn commit(
                 m.now,
             )?;
             if moved {
-                Ok(())
+                Ok(settled)
             } else {
                 Err(Error::RollbackTransaction)
             }
         });
         match done {
-            Ok(()) => Ok(true),
-            Err(Error::RollbackTransaction) => Ok(false),
+            Ok(settled) => Ok(Some(settled)),
+            Err(Error::RollbackTransaction) => Ok(None),
             Err(e) => Err(e),
         }
     })

@@ -1,7 +1,8 @@
 //! The estimator (docs/design.md#yacobot-qargfilter), without I/O: from the pages of one path
 //! (their query arguments and main-text fingerprints), for each argument name, the pairs of
 //! analysed pages that differ only in that argument (its value changed, or present against
-//! absent) and how many of those show the same main text; and from those counts a score, the
+//! absent) and how many of those show the same (or a near-duplicate) main text; and from those
+//! counts a score, the
 //! probability that the argument does not change the page.
 //!
 //! Pairs are found without comparing every page with every other: for argument `a`, the pages
@@ -24,10 +25,13 @@ pub const MAX_NAME: usize = 255;
 /// The prior of the Beta posterior: Jeffreys', Beta(½, ½).
 pub const PRIOR: f64 = 0.5;
 
-/// A page's main-text fingerprint, as MultiDoc stores it (`multidoc_page.main_md5`).
+/// A page's main-text fingerprints, as MultiDoc stores them (`multidoc_page.main_md5` and
+/// `main_simhash`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MainPrint {
     pub md5: u128,
+    /// The near-duplicate fingerprint; `None`: not computed (a page analysed before it was).
+    pub simhash: Option<u64>,
 }
 
 /// The MD5 of nothing: a page whose main text is empty (all of it template, say) tells nothing.
@@ -35,21 +39,26 @@ pub const EMPTY_MAIN: &str = "d41d8cd98f00b204e9800998ecf8427e";
 const EMPTY_MD5: u128 = 0xd41d8cd98f00b204e9800998ecf8427e;
 
 impl MainPrint {
-    /// From the hex MD5; `None` if it is not 32 hex digits, or is that of an empty text.
-    pub fn from_hex(md5: &str) -> Option<MainPrint> {
+    /// From the hex MD5 and the SimHash; `None` if the MD5 is not 32 hex digits, or is that of
+    /// an empty text.
+    pub fn new(md5: &str, simhash: Option<u64>) -> Option<MainPrint> {
         if md5.len() != 32 {
             return None;
         }
         u128::from_str_radix(md5, 16)
             .ok()
             .filter(|m| *m != EMPTY_MD5)
-            .map(|md5| MainPrint { md5 })
+            .map(|md5| MainPrint { md5, simhash })
     }
 }
 
-/// Whether two pages show the same main text: the one comparison the estimate makes.
+/// Whether two pages show the same main text, the one comparison the estimate makes: the same
+/// text (MD5), or near-duplicates by MultiDoc's SimHash (at most
+/// `focuser_multidoc::simhash::NEAR_BITS` bits apart: docs/multidoc.md "simhash"), so that a
+/// count or a date that changes in the text itself does not make an argument look significant.
 pub fn same_main(a: &MainPrint, b: &MainPrint) -> bool {
     a.md5 == b.md5
+        || matches!((a.simhash, b.simhash), (Some(x), Some(y)) if focuser_multidoc::simhash::near(x, y))
 }
 
 /// One page of a path as the estimate reads it.

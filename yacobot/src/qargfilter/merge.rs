@@ -78,6 +78,7 @@ mod tests {
             claim_expires: None,
             withdraw: None,
             main_md5: None,
+            main_simhash: None,
         }
     }
 

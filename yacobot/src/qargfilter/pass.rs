@@ -191,7 +191,7 @@ fn pages_of<'a>(rows: &'a [PathPage], s: &QargStats) -> Vec<Page<'a>> {
         .map(|r| Page {
             url: &r.url,
             main: r.main_md5.as_deref().and_then(|m| {
-                let p = MainPrint::from_hex(m);
+                let p = MainPrint::new(m, r.main_simhash);
                 if p.is_none() && !m.eq_ignore_ascii_case(estimate::EMPTY_MAIN) {
                     add(&s.bad_prints, 1);
                 }

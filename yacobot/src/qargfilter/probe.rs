@@ -92,7 +92,10 @@ mod tests {
             .iter()
             .map(|u| Page {
                 url: u,
-                main: Some(MainPrint { md5: 1 }),
+                main: Some(MainPrint {
+                    md5: 1,
+                    simhash: None,
+                }),
             })
             .collect();
         let ev = evidence(&pages);

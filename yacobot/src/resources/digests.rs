@@ -111,6 +111,17 @@ impl DigestDir {
         Ok(Some(file))
     }
 
+    /// Deletes the file of `res_id`, if there is one (a withdrawn or removed resource).
+    pub fn remove(&self, res_id: u32) -> Result<(), DigestError> {
+        let path = self.path(res_id);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(DigestError::Io { path, source: e })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Publishes the file atomically (temporary name, fsync, rename, fsync of the folder).
     pub fn save(&self, file: &DigestFile) -> Result<(), DigestError> {
         let path = self.path(file.res_id);

@@ -7,7 +7,8 @@
 //! retries), never one URL twice at once. Fetched feeds go to the write stage ([`write`]:
 //! `Resources.Writers` threads that parse, diff and write with the crash-safe protocol of
 //! [`store`], and a thread that reads each run's stored items ahead, [`known`]); fetching waits
-//! while more than five times that many feeds are queued.
+//! while more than five times that many feeds are queued. A resource an operator disabled or
+//! removed is claimed like a run and withdrawn by a writer ([`withdraw`]).
 
 mod account;
 mod changes;
@@ -17,6 +18,7 @@ mod run;
 mod sitemaps;
 mod stats;
 mod store;
+mod withdraw;
 mod write;
 
 pub use stats::ResourceStats;
@@ -30,7 +32,7 @@ use anyhow::{anyhow, Context};
 use chrono::TimeDelta;
 use focuser_daemon::{clock, Config, Signal};
 use focuser_fetch::{Completed, Fetcher, Request};
-use focuser_schema::models::{ProcessTimestamp, VrResource};
+use focuser_schema::models::{ProcessTimestamp, ResStatus, VrResource};
 
 use crate::config::YacobotConfig;
 use crate::status::add;
@@ -241,10 +243,16 @@ impl Resources {
             VrResource::claim_due(c, now, &owner, expires, room as i64)
         })?;
         for c in claimed {
+            let withdrawal = match c.resource.res_status {
+                ResStatus::Withdrawing => Some("withdrawal"),
+                ResStatus::Removing => Some("removal"),
+                _ => None,
+            };
             log::info!(
-                "resource {} \"{}\": run {} started{}",
+                "resource {} \"{}\": {} {} started{}",
                 c.resource.id,
                 c.resource.res_name,
+                withdrawal.unwrap_or("run"),
                 c.run.id,
                 if c.manual { " (asked for)" } else { "" }
             );
@@ -261,6 +269,10 @@ impl Resources {
                 );
             }
             self.pool.started(res_id);
+            if withdrawal.is_some() {
+                self.pool.send(WriteMsg::Withdraw(Box::new(c)));
+                continue;
+            }
             match Run::start(ctx, c) {
                 Ok(run) => {
                     let id = run.claimed.run.id;

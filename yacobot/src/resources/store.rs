@@ -202,9 +202,11 @@ impl Store {
         self.emit(&todo)?;
         let now = focuser_daemon::clock::db_now();
         let run_ids: Vec<u64> = runs.iter().map(|r| r.id).collect();
+        // By id: the rows checked above, and only their rows locked.
+        let rows: Vec<u64> = pending.iter().map(|r| r.id).collect();
         ctx.db.run("marking recovered items emitted", |c| {
             diesel::Connection::transaction(c, |c| {
-                VrData::mark_emitted(c, res_id)?;
+                VrData::mark_rows_emitted(c, &rows)?;
                 for id in &run_ids {
                     ProcessTimestamp::update(
                         c,

@@ -13,7 +13,8 @@
 //!
 //! A read-ahead thread reads the stored items of the runs whose feeds are queued
 //! ([`super::known`]), so that the diff's read overlaps the parse. Steps 1 and 2 are
-//! [`super::changes`], step 3 [`super::account`].
+//! [`super::changes`], step 3 [`super::account`]. A writer also withdraws the resources an
+//! operator disabled or removed ([`super::withdraw`]), with the same protocol.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 use focuser_feed::encoding::charset_of_content_type;
 use focuser_feed::items::{self, FailedKey, Limits, Outcome as ItemOutcome};
 use focuser_fetch::{Completed, Outcome};
+use focuser_schema::models::ClaimedRun;
 
 use super::account;
 use super::changes::Writer;
@@ -33,6 +35,7 @@ use super::run::{Acc, FeedJob, FeedResult, GoodItem, RunShared};
 use super::sitemaps::why;
 use super::stats::ResourceStats;
 use super::store::Store;
+use super::withdraw;
 use crate::status::add;
 use crate::worker::Ctx;
 
@@ -40,6 +43,8 @@ pub enum WriteMsg {
     Feed(Box<(FeedJob, Completed)>),
     /// A run without feeds to wait for: account it.
     Finish(Arc<RunShared>),
+    /// A resource to withdraw or remove ([`super::withdraw`]).
+    Withdraw(Box<ClaimedRun>),
 }
 
 #[derive(Default)]
@@ -243,6 +248,11 @@ fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
                 let acc = std::mem::take(&mut *lock(&run.acc));
                 Some((run, acc))
             }
+            WriteMsg::Withdraw(claimed) => {
+                let r = withdraw::withdraw(&w, &claimed, &shared.stop);
+                ended(shared, r.map(|()| claimed.resource.id));
+                continue;
+            }
         };
         let result = match run {
             Some((run, acc)) => {
@@ -253,17 +263,23 @@ fn writer(ctx: &Ctx, store: &Store, shared: &Shared, owner: &str) {
             }
             None => Ok(0),
         };
-        match result {
-            Ok(0) => {}
-            Ok(res_id) => lock(&shared.running).retain(|&r| r != res_id),
-            Err(e) => {
-                log::error!("resources write stage: {e:#}");
-                *lock(&shared.error) = Some(e);
-                shared.stop.store(true, Ordering::SeqCst);
-            }
-        }
-        shared.queued.fetch_sub(1, Ordering::SeqCst);
+        ended(shared, result);
     }
+}
+
+/// A message handled: the resource it finished (0: none) is no longer running, or the
+/// writer's error stops the write stage.
+fn ended(shared: &Shared, result: anyhow::Result<u32>) {
+    match result {
+        Ok(0) => {}
+        Ok(res_id) => lock(&shared.running).retain(|&r| r != res_id),
+        Err(e) => {
+            log::error!("resources write stage: {e:#}");
+            *lock(&shared.error) = Some(e);
+            shared.stop.store(true, Ordering::SeqCst);
+        }
+    }
+    shared.queued.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// What one feed gave.

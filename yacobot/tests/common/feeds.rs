@@ -145,6 +145,18 @@ pub fn serve_sitemap(server: &WebServer, host: &str, feeds: &[&str]) -> String {
     server.url(host, "/sitemap.txt")
 }
 
+/// `yacobot resource ARGS` as an operator types it: its exit code and what it printed
+/// (stdout, then stderr).
+pub fn resource_cmd(site: &Site, args: &[&str]) -> (i32, String) {
+    let out = site.command().arg("resource").args(args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
 pub fn resource_row(c: &mut MysqlConnection, id: u32) -> VrResource {
     VrResource::find(c, id).unwrap()
 }

@@ -287,6 +287,7 @@ pub mod feeds;
 pub mod multidoc;
 pub mod reader;
 pub mod tools;
+pub mod withdraw;
 
 /// Runs each statement of the first ```sql block after `heading` in docs/operations.md with the
 /// mariadb client; their outputs (a header line, then tab-separated rows).

@@ -1,7 +1,9 @@
 //! The page analysis tables (migration `2026-11-25-000100_multidoc`, docs/formats.md "Page
 //! analysis tables"): the templater's evidence per domain ([`MultidocDomain`],
-//! [`MultidocFingerprint`]), what the analysis made of each URL ([`MultidocPage`]) and where
-//! the worker is in its archive ([`MultidocPosition`]).
+//! [`MultidocFingerprint`]), what the analysis made of each URL ([`MultidocPage`]), the
+//! groups of pages whose main text is the same or near ([`MultidocGroup`], migration
+//! `2026-11-26-000610_duplicates_and_expiry`) and where the worker is in its archive
+//! ([`MultidocPosition`]).
 //!
 //! Evidence only grows by whole pages, through [`MultidocDomain::count_pages`] and
 //! [`MultidocFingerprint::count_pages`] (increments, so that two processes of a node never
@@ -11,6 +13,7 @@
 //! [`MultidocFingerprint::cap`] delete rows in bounded batches.
 
 mod evidence;
+mod group;
 mod page;
 mod position;
 
@@ -19,9 +22,12 @@ use diesel::mysql::Mysql;
 use diesel::prelude::*;
 
 use crate::models::PageOutcome;
-use crate::schema::{multidoc_domain, multidoc_fingerprint, multidoc_page, multidoc_position};
+use crate::schema::{
+    multidoc_domain, multidoc_fingerprint, multidoc_group, multidoc_page, multidoc_position,
+};
 
 pub use evidence::{FingerprintCount, NewMultidocDomain};
+pub use group::NearGroup;
 
 /// A domain's evidence: the pages counted into it.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
@@ -56,6 +62,10 @@ pub struct MultidocPage {
     pub categories: Option<String>,
     pub category_names: Option<String>,
     pub main_md5: Option<String>,
+    /// The main text's near-duplicate fingerprint (`focuser_multidoc::simhash`).
+    pub main_simhash: Option<u64>,
+    /// The page's duplicate group (`multidoc_group.id`).
+    pub dup_group: Option<u64>,
     pub template_share: Option<f32>,
     pub model_checksum: Option<u32>,
     pub analysed_at: NaiveDateTime,
@@ -73,6 +83,10 @@ pub struct NewMultidocPage {
     pub categories: Option<String>,
     pub category_names: Option<String>,
     pub main_md5: Option<String>,
+    /// The main text's near-duplicate fingerprint (`focuser_multidoc::simhash`).
+    pub main_simhash: Option<u64>,
+    /// The page's duplicate group; `None`: no word in its main text, or not analysed.
+    pub dup_group: Option<u64>,
     pub template_share: Option<f32>,
     pub model_checksum: Option<u32>,
     pub analysed_at: NaiveDateTime,
@@ -81,6 +95,33 @@ pub struct NewMultidocPage {
     pub counted_at: Option<NaiveDateTime>,
     pub archive_file: u64,
     pub archive_item: u32,
+}
+
+/// Pages of a domain whose main text is the same or near: its text's fingerprint, and the
+/// page whose categories and binding its pages share.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = multidoc_group, check_for_backend(Mysql))]
+pub struct MultidocGroup {
+    pub id: u64,
+    pub domain_key: u64,
+    pub simhash: u64,
+    pub band0: u16,
+    pub band1: u16,
+    pub band2: u16,
+    pub band3: u16,
+    pub rep: u64,
+    pub created_at: NaiveDateTime,
+}
+
+/// A group to write ([`MultidocGroup::write`]): founded by a batch's page, or taking one as
+/// its representative (the bands are the simhash's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMultidocGroup {
+    pub id: u64,
+    pub domain_key: u64,
+    pub simhash: u64,
+    pub rep: u64,
+    pub created_at: NaiveDateTime,
 }
 
 /// Where a node's analysis is in one archive: the next item to analyse, and the end of what

@@ -9,7 +9,7 @@ use super::{MultidocPage, NewMultidocPage};
 use crate::models::sql;
 use crate::schema::multidoc_page;
 
-/// Rows per statement: twelve binds a row, and a row's text is a few hundred bytes.
+/// Rows per statement: fourteen binds a row, and a row's text is a few hundred bytes.
 const MAX_ROWS: usize = 500;
 
 impl MultidocPage {
@@ -53,6 +53,8 @@ impl MultidocPage {
                     .bind::<Nullable<Text>, _>(p.categories.clone())
                     .bind::<Nullable<Text>, _>(p.category_names.clone())
                     .bind::<Nullable<Text>, _>(p.main_md5.clone())
+                    .bind::<Nullable<Unsigned<BigInt>>, _>(p.main_simhash)
+                    .bind::<Nullable<Unsigned<BigInt>>, _>(p.dup_group)
                     .bind::<Nullable<Float>, _>(p.template_share)
                     .bind::<Nullable<Unsigned<Integer>>, _>(p.model_checksum)
                     .bind::<Datetime, _>(p.analysed_at)

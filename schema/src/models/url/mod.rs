@@ -8,9 +8,11 @@ use crate::schema::url;
 
 mod claim;
 mod compact;
+mod expire;
 mod finish;
 mod load;
 mod paths;
+mod start;
 mod withdraw;
 
 pub use claim::Claimed;

@@ -27,6 +27,9 @@ pub struct PathPage {
     /// Hex MD5 of its main text; `None`: not analysed.
     #[diesel(sql_type = Nullable<Text>)]
     pub main_md5: Option<String>,
+    /// SimHash of its main text; `None`: not analysed, or no word in it.
+    #[diesel(sql_type = Nullable<Unsigned<BigInt>>)]
+    pub main_simhash: Option<u64>,
 }
 
 /// The variants of one canonical URL to merge into it.

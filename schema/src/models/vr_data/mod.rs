@@ -10,7 +10,7 @@ use crate::schema::vr_data;
 mod run;
 mod write;
 
-pub use run::{ItemWrite, KnownItem, RunWrite};
+pub use run::{ItemWrite, KnownItem, LiveItem, RunWrite};
 
 /// One item of a partner feed.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]

@@ -28,6 +28,14 @@ pub struct KnownItem {
     pub data_status: DataStatus,
 }
 
+/// A live item as a withdrawal needs it: its row, its doc id, its feed URL's id.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable)]
+pub struct LiveItem {
+    pub id: u64,
+    pub doc_id: String,
+    pub status_id: Option<u64>,
+}
+
 /// One item to write.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemWrite<'a> {
@@ -98,6 +106,24 @@ impl VrData {
             .load(conn)
     }
 
+    /// The next `limit` live items of a resource whose last change is emitted, by id: a
+    /// withdrawal's next batch (docs/formats.md "Withdrawing a resource"). Read from
+    /// `ix_vr_data_res_status` in id order.
+    pub fn live_batch(
+        conn: &mut MysqlConnection,
+        res_id: u32,
+        limit: i64,
+    ) -> QueryResult<Vec<LiveItem>> {
+        vr_data::table
+            .filter(vr_data::res_id.eq(res_id))
+            .filter(vr_data::data_status.eq(DataStatus::Live))
+            .filter(vr_data::status.eq(EmitStatus::Emitted))
+            .order(vr_data::id)
+            .limit(limit)
+            .select((vr_data::id, vr_data::doc_id, vr_data::status_id))
+            .load(conn)
+    }
+
     /// Writes a run's changes, each with `status = 0`. Call inside the run's transaction.
     pub fn apply_run(
         conn: &mut MysqlConnection,
@@ -144,6 +170,18 @@ impl VrData {
                 .execute(conn)?;
         }
         Ok(())
+    }
+
+    /// These rows' changes are in the segments: `status = 1`, by id (a withdrawal's batch:
+    /// only those rows are read and locked).
+    pub fn mark_rows_emitted(conn: &mut MysqlConnection, ids: &[u64]) -> QueryResult<usize> {
+        let mut n = 0;
+        for chunk in ids.chunks(CHUNK) {
+            n += diesel::update(vr_data::table.filter(vr_data::id.eq_any(chunk)))
+                .set(vr_data::status.eq(EmitStatus::Emitted))
+                .execute(conn)?;
+        }
+        Ok(n)
     }
 
     /// Every change of the resource is in the segments: `status = 1`.

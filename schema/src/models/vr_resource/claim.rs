@@ -5,11 +5,11 @@
 use chrono::NaiveDateTime;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Datetime, Integer, Unsigned};
+use diesel::sql_types::{BigInt, Bool, Datetime, Integer, TinyInt, Unsigned};
 
 use super::VrResource;
 use crate::models::process_timestamp::{NewProcessTimestamp, ProcessTimestamp};
-use crate::models::FetchStatus;
+use crate::models::{FetchStatus, ResStatus};
 use crate::schema::vr_resource;
 
 #[derive(Debug, Clone, Copy, QueryableByName)]
@@ -19,6 +19,8 @@ struct DueRow {
     id: u32,
     #[diesel(sql_type = Bool)]
     manual_update: bool,
+    #[diesel(sql_type = Unsigned<TinyInt>)]
+    res_status: ResStatus,
 }
 
 /// One run a scan started.
@@ -27,7 +29,7 @@ pub struct ClaimedRun {
     /// The resource as it is after the claim (`fetch_status` running, the claim set).
     pub resource: VrResource,
     /// Asked for by an operator (`manual_update` was 1): an unchanged sitemap is not skipped,
-    /// and `manual_update` is cleared at the end.
+    /// and `manual_update` is cleared at the end. Never set for a withdrawal.
     pub manual: bool,
     /// The run's `process_timestamp` row (`fetch_start` set).
     pub run: ProcessTimestamp,
@@ -35,8 +37,9 @@ pub struct ClaimedRun {
 
 impl VrResource {
     /// Claims up to `limit` resources that are due (see `claim_due.sql`) for `owner` until
-    /// `expires`, highest priority first (asked-for ones before them): sets `fetch_status` running,
-    /// `fetch_time = now`, and inserts one `process_timestamp` row per run, all in one
+    /// `expires`: withdrawals and removals first (`res_status` 2 or 3, whether due or not), then
+    /// asked-for runs, then by priority. Sets `fetch_status` running, `fetch_time = now`, and
+    /// inserts one `process_timestamp` row per run (a withdrawal is one), all in one
     /// transaction.
     pub fn claim_due(
         conn: &mut MysqlConnection,
@@ -53,6 +56,8 @@ impl VrResource {
                 .load(conn)?;
             let mut out = Vec::with_capacity(due.len());
             for d in due {
+                // A withdrawal leaves a run asked for (`manual_update`) to the enable after it.
+                let manual = d.manual_update && d.res_status == ResStatus::Enabled;
                 diesel::update(vr_resource::table.find(d.id))
                     .set((
                         vr_resource::claimed_by.eq(owner),
@@ -63,14 +68,14 @@ impl VrResource {
                     .execute(conn)?;
                 let run = NewProcessTimestamp {
                     res_id: d.id,
-                    is_manual: d.manual_update,
+                    is_manual: manual,
                     status: FetchStatus::Running,
                     fetch_start: Some(now),
                 }
                 .insert(conn)?;
                 out.push(ClaimedRun {
                     resource: VrResource::find(conn, d.id)?,
-                    manual: d.manual_update,
+                    manual,
                     run,
                 });
             }
@@ -100,12 +105,7 @@ impl VrResource {
     /// caller's transaction: a run that writes under this check cannot interleave with a
     /// claim by another worker (that claim waits for the lock).
     pub fn lock_claim(conn: &mut MysqlConnection, id: u32, owner: &str) -> QueryResult<bool> {
-        let holder: Option<String> = vr_resource::table
-            .find(id)
-            .select(vr_resource::claimed_by)
-            .for_update()
-            .first(conn)?;
-        Ok(holder.as_deref() == Some(owner))
+        Ok(VrResource::lock_claim_status(conn, id, owner)?.is_some())
     }
 
     /// Ends `owner`'s run of resource `id`: its result (`fetch_status` ok or error, `fetch_detail`,

@@ -9,6 +9,7 @@ use crate::schema::vr_resource;
 
 mod claim;
 mod health;
+mod withdraw;
 
 pub use claim::ClaimedRun;
 

@@ -2,7 +2,10 @@
 use super::*;
 
 fn print(n: u128) -> Option<MainPrint> {
-    Some(MainPrint { md5: n })
+    Some(MainPrint {
+        md5: n,
+        simhash: Some(n as u64 * 0x0101_0101_0101_0101),
+    })
 }
 
 fn pages<'a>(list: &[(&'a str, Option<MainPrint>)]) -> Vec<Page<'a>> {
@@ -164,15 +167,64 @@ fn the_score_is_the_posterior_mean_with_jeffreys_prior() {
 }
 
 #[test]
-fn main_prints_come_from_hex_md5() {
-    let p = MainPrint::from_hex("0123456789abcdef0123456789ABCDEF").unwrap();
+fn main_prints_come_from_hex_md5_and_near_ones_are_the_same() {
+    let p = MainPrint::new("0123456789abcdef0123456789ABCDEF", Some(0b1011)).unwrap();
     assert_eq!(p.md5, 0x0123456789abcdef0123456789abcdef);
-    assert_eq!(MainPrint::from_hex("0123"), None);
-    assert_eq!(
-        MainPrint::from_hex("d41d8cd98f00b204e9800998ecf8427e"),
-        None,
-        "empty"
-    );
-    assert_eq!(MainPrint::from_hex(&"g".repeat(32)), None);
+    assert_eq!(MainPrint::new("0123", None), None);
+    assert_eq!(MainPrint::new(&"g".repeat(32), None), None);
+    assert_eq!(MainPrint::new(EMPTY_MAIN, None), None, "empty");
     assert!(same_main(&p, &p));
+    // Another text, three bits of SimHash away: near, the same page; four bits: another one.
+    let near = MainPrint {
+        md5: 1,
+        simhash: Some(0b1100),
+    };
+    let far = MainPrint {
+        md5: 2,
+        simhash: Some(0b0100),
+    };
+    let unknown = MainPrint {
+        md5: 3,
+        simhash: None,
+    };
+    assert!(same_main(&p, &near));
+    assert!(!same_main(&p, &far));
+    assert!(
+        !same_main(&p, &unknown),
+        "without a SimHash only the MD5 tells"
+    );
+}
+
+#[test]
+fn a_count_in_the_text_that_changes_on_every_fetch_is_near_not_a_difference() {
+    // The same article three times, its main text with a view count that differs: MD5s differ,
+    // SimHashes are within the near distance.
+    let list = [
+        (
+            "http://a.ru/story?id=1",
+            Some(MainPrint {
+                md5: 1,
+                simhash: Some(0xF0F0),
+            }),
+        ),
+        (
+            "http://a.ru/story?id=1&utm_source=a",
+            Some(MainPrint {
+                md5: 2,
+                simhash: Some(0xF0F1),
+            }),
+        ),
+        (
+            "http://a.ru/story?id=1&utm_source=b",
+            Some(MainPrint {
+                md5: 3,
+                simhash: Some(0xF0F3),
+            }),
+        ),
+    ];
+    let e = evidence(&pages(&list));
+    assert_eq!(
+        (of(&e, "utm_source").pairs, of(&e, "utm_source").equal_pairs),
+        (2, 2)
+    );
 }

@@ -1,0 +1,1 @@
+ALTER TABLE multidoc_page DROP COLUMN main_simhash;
