@@ -79,7 +79,7 @@ impl Qargfilter {
             return Ok(Step::Busy);
         }
         if self.pass.is_none() && (now >= self.next_pass || (once && !self.passed)) {
-            self.pass = Some(Pass::default());
+            self.pass = Some(Pass::start(&self.stats));
             self.next_pass = now + Duration::from_secs(q.pass_interval);
         }
         if let Some(pass) = self.pass.as_mut() {
@@ -94,6 +94,14 @@ impl Qargfilter {
                 pass.estimating.as_secs_f64(),
                 pass.merging.as_secs_f64()
             );
+            let [args, names, prints] = pass.refused(&self.stats);
+            if args + names + prints > 0 {
+                log::info!(
+                    "qargfilter: the pass left out {args} pages with more than {} query arguments, {names} argument names longer than {} bytes, {prints} main-text fingerprints that are not an MD5",
+                    estimate::MAX_ARGS,
+                    estimate::MAX_NAME
+                );
+            }
             add(&self.stats.passes, 1);
             self.stats
                 .pass_seconds

@@ -112,11 +112,23 @@ pub struct Pass {
     pub reading: Duration,
     pub estimating: Duration,
     pub merging: Duration,
+    /// The bad-input counters when the pass began (`QargStats`: too many arguments, long
+    /// names, bad fingerprints).
+    refused_before: [u64; 3],
 }
 
-impl Default for Pass {
+fn refused(s: &QargStats) -> [u64; 3] {
+    let get = |v: &std::sync::atomic::AtomicU64| v.load(std::sync::atomic::Ordering::Relaxed);
+    [
+        get(&s.too_many_args),
+        get(&s.long_names),
+        get(&s.bad_prints),
+    ]
+}
+
+impl Pass {
     /// A pass from the first path, starting now.
-    fn default() -> Pass {
+    pub fn start(s: &QargStats) -> Pass {
         Pass {
             cursor: Cursor::From(0),
             started: Instant::now(),
@@ -124,11 +136,17 @@ impl Default for Pass {
             reading: Duration::ZERO,
             estimating: Duration::ZERO,
             merging: Duration::ZERO,
+            refused_before: refused(s),
         }
     }
-}
 
-impl Pass {
+    /// The bad input this pass left out: pages with too many arguments, argument names too
+    /// long, fingerprints that are not an MD5.
+    pub fn refused(&self, s: &QargStats) -> [u64; 3] {
+        let now = refused(s);
+        std::array::from_fn(|i| now[i] - self.refused_before[i])
+    }
+
     /// One batch; `true` when the pass is over.
     pub fn batch(
         &mut self,
