@@ -255,3 +255,33 @@ fn bench_classify_at_a_smoke_size() {
         ],
     );
 }
+
+#[test]
+fn bench_qargfilter_at_a_smoke_size() {
+    let work = tempfile::tempdir().unwrap();
+    let out = run(
+        env!("CARGO_BIN_EXE_bench-qargfilter"),
+        &["--hosts", "3", "--rows", "5000", "--batch", "500"],
+        work.path(),
+        &[
+            "(a) before learning:",
+            "(a) after merging:",
+            "(b) limit: plain SELECT of the rows (table order)",
+            "(b) limit: the same in path order (ix_url_path)",
+            "(b) qargfilter pass, first (scores, merging)",
+            "(b) qargfilter pass, again (nothing new)",
+            "(b) ratio:",
+        ],
+    );
+    // The goals hold at this size too: every (path, ignored argument) learned, nothing
+    // significant dropped.
+    assert!(
+        out.contains("significant arguments dropped: 0 (goal 0)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("9 of 9 (path, ignored argument) pairs learned"),
+        "{out}"
+    );
+    assert!(out.contains("no longer fetched: 100.0 %"), "{out}");
+}

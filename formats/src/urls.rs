@@ -268,6 +268,33 @@ pub fn arg_name(arg: &str) -> &str {
     arg.split_once('=').map_or(arg, |(name, _)| name)
 }
 
+/// `url` without the query arguments `drop` picks (given each argument as it appears, `name=value`
+/// or `name`): the others in their order joined by `&`, no `?` when none is left, empty arguments
+/// left out. This is the URL the loader stores (docs/design.md#yacobot-query-arguments), whose id
+/// is [`url_id`] of it. Borrowed, as it is, when nothing is dropped.
+pub fn without_args<'a>(url: &'a str, mut drop: impl FnMut(&'a str) -> bool) -> Cow<'a, str> {
+    let (base, query) = split_query(url);
+    let Some(query) = query.filter(|q| !q.is_empty()) else {
+        return Cow::Borrowed(url);
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut dropped = false;
+    for arg in query_args(query) {
+        if drop(arg) {
+            dropped = true;
+        } else {
+            kept.push(arg);
+        }
+    }
+    if !dropped {
+        Cow::Borrowed(url)
+    } else if kept.is_empty() {
+        Cow::Borrowed(base)
+    } else {
+        Cow::Owned(format!("{base}?{}", kept.join("&")))
+    }
+}
+
 /// `path_hash` of `path_arg_name`, `query_args` and `url`: the first 8 bytes of the MD5 of
 /// host (with a non-default port) and path of a normalised URL, without scheme, user info and
 /// query, read big-endian. `https://u@www.a.ru:8080/p/q?x=1` hashes `www.a.ru:8080/p/q`.

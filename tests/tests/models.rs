@@ -398,6 +398,8 @@ fn path_arg_name_and_query_args() {
         name: "utm_source",
         score: 0.97,
         computed_at: t(8, 0),
+        pairs: 0,
+        equal_pairs: 0,
     }
     .insert(c)
     .unwrap();
@@ -408,6 +410,8 @@ fn path_arg_name_and_query_args() {
         name: "utm_source",
         score: 0.5,
         computed_at: t(12, 0),
+        pairs: 0,
+        equal_pairs: 0,
     }
     .upsert(c)
     .unwrap();
@@ -417,6 +421,8 @@ fn path_arg_name_and_query_args() {
         name: "id",
         score: INSIGNIFICANT_SCORE,
         computed_at: t(6, 0),
+        pairs: 0,
+        equal_pairs: 0,
     }
     .insert(c)
     .unwrap();
@@ -426,6 +432,77 @@ fn path_arg_name_and_query_args() {
         .execute(c)
         .unwrap();
     assert!(QueryArg::find(c, 7, "id").unwrap().significant());
+}
+
+#[test]
+fn query_arg_scores_with_their_evidence_and_probes() {
+    let db = TestDb::new();
+    let c = &mut db.conn();
+    let score = |name, score, pairs, equal_pairs| NewQueryArg {
+        path_hash: 42,
+        name,
+        score,
+        computed_at: t(8, 0),
+        pairs,
+        equal_pairs,
+    };
+    let written =
+        QueryArg::write_scores(c, &[score("sid", 0.96, 11, 11), score("page", 0.04, 12, 0)])
+            .unwrap();
+    assert_eq!(written, 2);
+    // Replaced, evidence and all.
+    QueryArg::write_scores(c, &[score("page", 0.03, 15, 0)]).unwrap();
+    let mut all = QueryArg::for_paths(c, &[42, 7]).unwrap();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let got: Vec<(&str, f64, u32, u32)> = all
+        .iter()
+        .map(|q| (q.name.as_str(), q.score, q.pairs, q.equal_pairs))
+        .collect();
+    assert_eq!(got, [("page", 0.03, 15, 0), ("sid", 0.96, 11, 11)]);
+
+    let probe = |name, url: &'static str| NewQueryArgProbe {
+        path_hash: 42,
+        name,
+        id: url.len() as u64,
+        url,
+        domain: "a.ru",
+        queued_at: t(9, 0),
+    };
+    let probes = [
+        probe("ref", "http://a.ru/p"),
+        probe("ref", "http://a.ru/p?x=1"),
+        probe("utm", "http://a.ru/p"),
+    ];
+    assert_eq!(QueryArgProbe::queue(c, &probes).unwrap(), 3);
+    assert_eq!(
+        QueryArgProbe::queue(c, &probes[..1]).unwrap(),
+        0,
+        "queued already"
+    );
+    let mut counts = QueryArgProbe::counts(c, &[42]).unwrap();
+    counts.sort();
+    assert_eq!(
+        counts,
+        [(42, "ref".to_string(), 2), (42, "utm".to_string(), 1)]
+    );
+    assert_eq!(QueryArgProbe::waiting(c).unwrap(), 3);
+    // Taken into url, claimed; the same URL for two arguments is one row.
+    let taken = QueryArgProbe::take(c, "yb1/1", t(10, 0), t(10, 10), 10).unwrap();
+    let mut urls: Vec<&str> = taken.iter().map(|u| u.url.as_str()).collect();
+    urls.sort();
+    assert_eq!(urls, ["http://a.ru/p", "http://a.ru/p?x=1"]);
+    assert!(taken
+        .iter()
+        .all(|u| u.hits == 0 && u.claimed_by.as_deref() == Some("yb1/1")));
+    assert_eq!(QueryArgProbe::waiting(c).unwrap(), 0);
+    assert!(QueryArgProbe::take(c, "yb1/1", t(10, 0), t(10, 10), 10)
+        .unwrap()
+        .is_empty());
+    assert_eq!(QueryArgProbe::forget(c, 42, &["ref"]).unwrap(), 2);
+    assert_eq!(
+        QueryArgProbe::counts(c, &[42]).unwrap(),
+        [(42, "utm".to_string(), 1)]
+    );
 }
 
 #[test]

@@ -33,7 +33,7 @@ pub fn main_loop(rt: &mut Runtime<YacobotConfig>) -> anyhow::Result<()> {
     // The workers, each switched on by its `Enable`; with `--once` they run in this order,
     // one after the other, each until it is done.
     let mut workers = Workers::new(&ctx, rt.once());
-    workers.run::<qargfilter::Import>(rt)?;
+    workers.run::<qargfilter::Qargfilter>(rt)?;
     workers.run::<loader::Loader>(rt)?;
     workers.run::<expiry::Expiry>(rt)?;
     workers.run::<crawl::Crawler>(rt)?;

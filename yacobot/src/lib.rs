@@ -98,6 +98,24 @@ pub fn crawl_once(config: Config<YacobotConfig>) -> anyhow::Result<Arc<crawl::Cr
     Ok(stats)
 }
 
+/// Analyses the archive to its end, outside the daemon (what `--once` does after crawling; for
+/// tools and benchmarks).
+pub fn multidoc_once(config: Config<YacobotConfig>) -> anyhow::Result<()> {
+    let ctx = context(config, 2)?;
+    runner::once::<multidoc::MultiDoc>(&ctx, Arc::default())
+}
+
+/// One qargfilter import and one pass over the frontier, outside the daemon (what `--once`
+/// does first; for tools and benchmarks). Returns its figures.
+pub fn qargfilter_once(
+    config: Config<YacobotConfig>,
+) -> anyhow::Result<Arc<qargfilter::QargStats>> {
+    let ctx = context(config, 2)?;
+    let stats = Arc::new(qargfilter::QargStats::default());
+    runner::once::<qargfilter::Qargfilter>(&ctx, Arc::clone(&stats))?;
+    Ok(stats)
+}
+
 /// One resources scan and every run it starts, outside the daemon (what `--once` does last;
 /// for tools and benchmarks).
 pub fn resources_once(config: Config<YacobotConfig>) -> anyhow::Result<()> {

@@ -1,6 +1,6 @@
 //! The node's own figures, which the daemon's main loop keeps (the due URLs, the resources in
 //! error of every node), and the small helpers every worker's figures use. Each worker's
-//! figures are its own: [`crate::loader::LoaderStats`], [`crate::qargfilter::ImportStats`],
+//! figures are its own: [`crate::loader::LoaderStats`], [`crate::qargfilter::QargStats`],
 //! [`crate::crawl::CrawlStats`], [`crate::resources::ResourceStats`].
 
 use std::collections::VecDeque;

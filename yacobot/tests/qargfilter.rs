@@ -34,6 +34,8 @@ fn scores_from_0_95_make_arguments_insignificant_replacing_old_rules() {
             name,
             score,
             computed_at: t,
+            pairs: 0,
+            equal_pairs: 0,
         }
         .insert(&mut c)
         .unwrap();
@@ -76,6 +78,8 @@ fn scores_from_0_95_make_arguments_insignificant_replacing_old_rules() {
         name: "e",
         score: 0.97,
         computed_at: t,
+        pairs: 0,
+        equal_pairs: 0,
     }
     .upsert(&mut c)
     .unwrap();

@@ -26,7 +26,9 @@ const REPLACED: &[(&str, &str)] = &[
     ("Crawl.Idle = 1", "Crawl.Idle = 2"),
 ];
 const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n\
-    Loader.KeepApplied = 1\nQargfilter.Overlap = 1800\nCrawl.ClaimBatch = 100\n\
+    Loader.KeepApplied = 1\nQargfilter.Overlap = 1800\nQargfilter.PassInterval = 1800\n\
+    Qargfilter.Batch = 5000\nQargfilter.MinPairs = 20\nQargfilter.ProbeShare = 0.01\n\
+    Qargfilter.ProbesPerArg = 5\nCrawl.ClaimBatch = 100\n\
     Crawl.ClaimTtl = 300\nCrawl.RetryLater = 60\nCrawl.BookBatch = 64\nCrawl.BookMs = 100\n\
     Crawl.PerDomain = 4\nFetch.Connections = 8\nFetch.PerHost = 2\nFetch.HostDelay = 0.5\n\
     Fetch.MaxRedirects = 3\nFetch.ConnectTimeout = 5\nFetch.Timeout = 30\n\

@@ -327,3 +327,25 @@ fn query_arguments_and_path_hash() {
     assert_ne!(h, path_hash("http://www.a.ru/p/q"));
     assert_ne!(path_hash("http://a.ru/p"), path_hash("http://a.ru/p/"));
 }
+
+#[test]
+fn arguments_dropped_as_the_loader_stores_the_url() {
+    let drop_sid = |a: &str| arg_name(a) == "sid";
+    assert_eq!(
+        without_args("http://a.ru/p?id=1&sid=x&b", drop_sid),
+        "http://a.ru/p?id=1&b"
+    );
+    assert_eq!(
+        without_args("http://a.ru/p?sid=x&sid=y", drop_sid),
+        "http://a.ru/p"
+    );
+    // Nothing dropped: as it is, empty arguments and all.
+    let same = without_args("http://a.ru/p?id=1&&b", drop_sid);
+    assert!(matches!(same, Cow::Borrowed("http://a.ru/p?id=1&&b")));
+    assert_eq!(
+        without_args("http://a.ru/p?id=1&&sid=2", drop_sid),
+        "http://a.ru/p?id=1"
+    );
+    assert_eq!(without_args("http://a.ru/p?", drop_sid), "http://a.ru/p?");
+    assert_eq!(without_args("http://a.ru/p", drop_sid), "http://a.ru/p");
+}

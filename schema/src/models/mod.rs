@@ -14,6 +14,7 @@ mod partner_domain;
 mod path_arg_name;
 mod process_timestamp;
 mod query_arg;
+mod query_arg_probe;
 mod queue_applied;
 mod resource_status;
 mod sql;
@@ -44,10 +45,12 @@ pub use partner_domain::{NewPartnerDomain, PartnerDomain};
 pub use path_arg_name::{ArgRule, NewPathArgName, PathArgName};
 pub use process_timestamp::{NewProcessTimestamp, ProcessTimestamp, ProcessTimestampChanges};
 pub use query_arg::{NewQueryArg, QueryArg, INSIGNIFICANT_SCORE};
+pub use query_arg_probe::{NewQueryArgProbe, QueryArgProbe};
 pub use queue_applied::{NewQueueApplied, QueueApplied};
 pub use resource_status::{NewResourceStatus, ResourceStatus, ResourceStatusChanges, SyncCounts};
 pub use url::{
-    ArchivedCopy, Claimed, LoadRow, MovedCopy, NewUrl, Url, UrlChanges, Withdrawal, NEW_URL_BOOST,
+    ArchivedCopy, Claimed, LoadRow, Merge, Merged, MovedCopy, NewUrl, PathPage, Url, UrlChanges,
+    Withdrawal, NEW_URL_BOOST,
 };
 pub use vr_data::{ItemWrite, KnownItem, LiveItem, NewVrData, RunWrite, VrData};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};

@@ -13,12 +13,14 @@ mod fetch;
 mod hosts;
 mod multidoc;
 mod pathbinder;
+mod qargfilter;
 mod resources;
 pub use bindings::BindingsConfig;
 pub use fetch::{FetchConfig, CURL, MIRROR};
 pub use hosts::HostsConfig;
 pub use multidoc::MultiDocConfig;
 pub use pathbinder::PathBinderConfig;
+pub use qargfilter::QargfilterConfig;
 pub use resources::ResourcesConfig;
 
 /// The workers take the running config at each step, so a reload applies every key but the
@@ -81,20 +83,6 @@ pub struct LoaderConfig {
     /// 1: applied files move to `<inbox>/done/`; 0: they are deleted.
     #[serde(rename = "KeepApplied", default)]
     pub keep_applied: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct QargfilterConfig {
-    #[serde(rename = "Enable", default = "yes", serialize_with = "restart_only")]
-    pub enable: bool,
-    /// Seconds between two imports of `query_args` into `path_arg_name`.
-    #[serde(rename = "Interval", default = "default_qarg_interval")]
-    pub interval: u64,
-    /// Seconds before the newest score already imported that the next import reads again
-    /// (scores committed late with an older `computed_at` are not missed).
-    #[serde(rename = "Overlap", default = "default_overlap")]
-    pub overlap: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -213,12 +201,6 @@ fn default_batch() -> usize {
 fn default_sort_buffer() -> usize {
     200_000
 }
-fn default_qarg_interval() -> u64 {
-    600
-}
-fn default_overlap() -> u64 {
-    3600
-}
 fn default_claim_batch() -> u32 {
     500
 }
@@ -297,11 +279,6 @@ defaults!(LoaderConfig {
     batch: default_batch(),
     sort_buffer: default_sort_buffer(),
     keep_applied: false,
-});
-defaults!(QargfilterConfig {
-    enable: true,
-    interval: default_qarg_interval(),
-    overlap: default_overlap(),
 });
 defaults!(CrawlConfig {
     enable: true,
@@ -413,9 +390,7 @@ impl DaemonConfig for YacobotConfig {
                 "Loader.Interval, Loader.Batch and Loader.SortBuffer: must be at least 1".into(),
             );
         }
-        if self.qargfilter.interval == 0 {
-            return Err("Qargfilter.Interval: must be at least 1".into());
-        }
+        self.qargfilter.validate()?;
         if self.crawl.claim_batch == 0
             || self.crawl.claim_ttl == 0
             || self.crawl.idle == 0

@@ -18,6 +18,7 @@ pub mod hand;
 pub mod hosts;
 pub mod mirror;
 mod outcome;
+mod probes;
 mod stats;
 mod take;
 pub mod withdraw;
@@ -83,6 +84,10 @@ pub struct Crawler {
     dict_looked: Option<Instant>,
     /// Announces the URLs marked for withdrawal with `DELETE` items and removes them.
     withdrawer: Withdrawer,
+    /// URLs claimed since start, due ones and qargfilter's probes (which stay within
+    /// `Qargfilter.ProbeShare` of the due ones).
+    claimed_due: u64,
+    claimed_probes: u64,
 }
 
 /// The clock and settings of one batch of bookings; `loaded`: when the newest dictionary in
@@ -154,6 +159,8 @@ impl Worker for Crawler {
             dict_loaded: None,
             dict_looked: None,
             withdrawer: Withdrawer::new(&d.node, &store),
+            claimed_due: 0,
+            claimed_probes: 0,
         })
     }
 
@@ -435,7 +442,9 @@ impl Crawler {
         let nothing_due = n == 0 && !refused && skip.is_empty();
         self.idle_until = nothing_due.then(|| Instant::now() + Duration::from_secs(d.crawl.idle));
         self.take(ctx, cfg, claimed.urls, now)?;
-        Ok(n)
+        self.claimed_due += n as u64;
+        let probes = self.claim_probes(ctx, cfg, room.saturating_sub(n))?;
+        Ok(n + probes)
     }
 
     /// Archives what completed; it is booked with the next batch.

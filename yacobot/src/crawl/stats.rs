@@ -56,6 +56,8 @@ pub struct CrawlStats {
     pub withdrawn_other: AtomicU64,
     pub withdraw_items: AtomicU64,
     pub withdraw_found: AtomicU64,
+    /// qargfilter's probe URLs claimed.
+    pub probes: AtomicU64,
     /// The oldest archive segment kept for re-indexing (the published retention floor).
     pub archive_floor: AtomicU64,
     pub errors: Mutex<BTreeMap<String, u64>>,
@@ -212,6 +214,11 @@ impl StatusSource for CrawlStats {
                 "yacobot_withdraw_items_total",
                 "DELETE items appended for withdrawn URLs",
                 &self.withdraw_items,
+            ),
+            c(
+                "yacobot_probes_total",
+                "qargfilter's probe URLs claimed (within Qargfilter.ProbeShare of the due ones)",
+                &self.probes,
             ),
             c(
                 "yacobot_withdraw_found_total",

@@ -97,56 +97,45 @@ pub fn prepare<'r>(
     records: &'r [QueueRecord],
     now: NaiveDateTime,
 ) -> QueryResult<(Vec<Prepared<'r>>, ArgCounts)> {
-    let split: Vec<(&str, Option<&str>, u64)> = records
+    // Each record's path, and whether it has arguments.
+    let split: Vec<(bool, u64)> = records
         .iter()
         .map(|r| {
-            let (base, query) = urls::split_query(&r.url);
-            (base, query, urls::path_hash(&r.url))
+            let (_, query) = urls::split_query(&r.url);
+            (
+                query.is_some_and(|q| !q.is_empty()),
+                urls::path_hash(&r.url),
+            )
         })
         .collect();
     let mut paths: Vec<u64> = split
         .iter()
-        .filter(|(_, q, _)| q.is_some_and(|q| !q.is_empty()))
-        .map(|(_, _, p)| *p)
+        .filter(|(args, _)| *args)
+        .map(|(_, p)| *p)
         .collect();
     cache.fill(conn, &mut paths)?;
     let rules = &cache.paths;
     let mut counts = ArgCounts::default();
     let mut new_rules: FxHashSet<(u64, &str)> = FxHashSet::default();
     let mut out = Vec::with_capacity(records.len());
-    for (r, (base, query, path_hash)) in records.iter().zip(split) {
-        let url = match query {
-            Some(q) if !q.is_empty() => {
-                let path_rules = rules.get(&path_hash);
-                let mut kept: Vec<&str> = Vec::new();
-                let mut dropped = false;
-                for arg in urls::query_args(q) {
-                    let name = urls::arg_name(arg);
-                    match path_rules.and_then(|m| m.get(name)) {
-                        Some(false) => {
-                            dropped = true;
-                            counts.dropped += 1;
-                            continue;
-                        }
-                        Some(true) => {}
-                        None if name.len() <= MAX_NAME => {
-                            new_rules.insert((path_hash, name));
-                        }
-                        None => {}
-                    }
-                    counts.kept += 1;
-                    kept.push(arg);
+    for (r, (_, path_hash)) in records.iter().zip(split) {
+        let path_rules = rules.get(&path_hash);
+        let url = urls::without_args(&r.url, |arg| {
+            let name = urls::arg_name(arg);
+            match path_rules.and_then(|m| m.get(name)) {
+                Some(false) => {
+                    counts.dropped += 1;
+                    return true;
                 }
-                if !dropped {
-                    Cow::Borrowed(r.url.as_str())
-                } else if kept.is_empty() {
-                    Cow::Borrowed(base)
-                } else {
-                    Cow::Owned(format!("{base}?{}", kept.join("&")))
+                Some(true) => {}
+                None if name.len() <= MAX_NAME => {
+                    new_rules.insert((path_hash, name));
                 }
+                None => {}
             }
-            _ => Cow::Borrowed(r.url.as_str()),
-        };
+            counts.kept += 1;
+            false
+        });
         out.push(Prepared {
             // Dropping an argument always shortens the URL: same length, same URL.
             id: if url.len() == r.url.len() {

@@ -11,12 +11,14 @@ mod compact;
 mod expire;
 mod finish;
 mod load;
+mod paths;
 mod start;
 mod withdraw;
 
 pub use claim::Claimed;
 pub use compact::{ArchivedCopy, MovedCopy};
 pub use load::{LoadRow, NEW_URL_BOOST};
+pub use paths::{Merge, Merged, PathPage};
 pub use withdraw::Withdrawal;
 
 /// A page in a node's frontier.

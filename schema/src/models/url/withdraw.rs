@@ -78,7 +78,7 @@ impl Withdrawal {
     /// withdrawn once it is booked, so its `DELETE` follows its last `UPDATE`), claims them
     /// for `tag` until `expires`, and records `begins` as where their items begin in the
     /// archive `store` of `node`: all in one transaction. Rows another transaction holds are
-    /// skipped. In id order.
+    /// skipped. By reason, then id.
     #[allow(clippy::too_many_arguments)]
     pub fn take(
         conn: &mut MysqlConnection,
@@ -91,10 +91,12 @@ impl Withdrawal {
         limit: i64,
     ) -> QueryResult<Vec<Withdrawal>> {
         conn.transaction(|conn| {
+            // In the order of ix_url_withdraw (reason, id): the marked rows are read from
+            // there, not found by a walk of the whole frontier.
             let rows: Vec<Withdrawal> = url::table
                 .filter(url::withdraw.is_not_null())
                 .filter(url::claim_expires.is_null().or(url::claim_expires.lt(now)))
-                .order(url::id)
+                .order((url::withdraw, url::id))
                 .limit(limit)
                 .select(Self::as_select())
                 .for_update()

@@ -2,8 +2,13 @@ use chrono::NaiveDateTime;
 use diesel::dsl::DuplicatedKeys;
 use diesel::mysql::Mysql;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Datetime, Double, Integer, Text, Unsigned};
 
+use crate::models::sql;
 use crate::schema::query_args;
+
+/// Rows per statement, far below the protocol's 65 535 parameters.
+const MAX_ROWS: usize = 2000;
 
 /// From this score on, an argument is taken not to change the page: the import writes it to
 /// `path_arg_name` as insignificant.
@@ -17,6 +22,10 @@ pub struct QueryArg {
     pub name: String,
     pub score: f64,
     pub computed_at: NaiveDateTime,
+    /// The evidence: pairs of pages that differ only in the argument, and of those the pairs
+    /// with the same main text.
+    pub pairs: u32,
+    pub equal_pairs: u32,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -26,6 +35,8 @@ pub struct NewQueryArg<'a> {
     pub name: &'a str,
     pub score: f64,
     pub computed_at: NaiveDateTime,
+    pub pairs: u32,
+    pub equal_pairs: u32,
 }
 
 impl QueryArg {
@@ -50,6 +61,44 @@ impl QueryArg {
             ))
             .select(Self::as_select())
             .load(conn)
+    }
+
+    /// Every score of the paths in `paths`.
+    pub fn for_paths(conn: &mut MysqlConnection, paths: &[u64]) -> QueryResult<Vec<Self>> {
+        let mut out = Vec::new();
+        for chunk in paths.chunks(MAX_ROWS) {
+            out.extend(
+                query_args::table
+                    .filter(query_args::path_hash.eq_any(chunk))
+                    .select(Self::as_select())
+                    .load(conn)?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Writes the scores, replacing older ones (qargfilter's batch); returns the affected-rows
+    /// count.
+    pub fn write_scores(
+        conn: &mut MysqlConnection,
+        scores: &[NewQueryArg<'_>],
+    ) -> QueryResult<usize> {
+        let mut written = 0;
+        for chunk in scores.chunks(MAX_ROWS) {
+            let text = sql::statement(include_str!("write_scores.sql"));
+            let mut q = diesel::sql_query(sql::repeat(&text, chunk.len())).into_boxed::<Mysql>();
+            for s in chunk {
+                q = q
+                    .bind::<Unsigned<BigInt>, _>(s.path_hash)
+                    .bind::<Text, _>(s.name)
+                    .bind::<Double, _>(s.score)
+                    .bind::<Datetime, _>(s.computed_at)
+                    .bind::<Unsigned<Integer>, _>(s.pairs)
+                    .bind::<Unsigned<Integer>, _>(s.equal_pairs);
+            }
+            written += q.execute(conn)?;
+        }
+        Ok(written)
     }
 
     /// The newest `computed_at`; `None` while the table is empty.
@@ -82,6 +131,8 @@ impl NewQueryArg<'_> {
             .set((
                 query_args::score.eq(self.score),
                 query_args::computed_at.eq(self.computed_at),
+                query_args::pairs.eq(self.pairs),
+                query_args::equal_pairs.eq(self.equal_pairs),
             ))
             .execute(conn)?;
         QueryArg::find(conn, self.path_hash, self.name)
