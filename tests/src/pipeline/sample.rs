@@ -106,7 +106,8 @@ pub fn feed_resources(plan: &Plan) -> Vec<FeedResource> {
         .map(|n| FeedResource {
             number: n,
             name: format!("sample-feed-{n}"),
-            class_id: 70_000_000 + n as u32,
+            // Below 70000000: a multi-hit class would go to its own store (Resources.MultiHitDir).
+            class_id: 10_000_000 + n as u32,
             host: format!("feeds-{n}.sample"),
             sitemap_path: "/sitemap.txt".into(),
             feed_paths: (0..FEEDS_PER_RESOURCE)
