@@ -161,9 +161,14 @@ impl SenderState {
     }
 
     pub fn new(spec: SenderSpec) -> SenderState {
+        let name = format!("sender {} {}", spec.group, spec.address);
+        SenderState::named(spec, name)
+    }
+
+    /// `name` leads its log lines (a resend's: `resend to GROUP ADDRESS`).
+    pub fn named(spec: SenderSpec, name: String) -> SenderState {
         let (pos, err) = spec.load_position();
         let lost = spec.load_lost();
-        let name = format!("sender {} {}", spec.group, spec.address);
         let st = SenderState {
             spec,
             saved: Mutex::new(pos),

@@ -141,7 +141,8 @@ fn run(normal: &Arc<SenderState>, path: &Path, ctx: &SendCtx, resends: &Resends)
             p
         }
     };
-    let st = Arc::new(SenderState::new(spec_of(&normal.spec, &req)));
+    let name = format!("resend to {} {}", normal.spec.group, normal.spec.address);
+    let st = Arc::new(SenderState::named(spec_of(&normal.spec, &req), name));
     resends.started.fetch_add(1, Ordering::Relaxed);
     if let Ok(mut r) = resends.running.lock() {
         r.push(Arc::clone(&st));
