@@ -101,6 +101,10 @@ pub struct SendConfig {
     /// checks each record's CRC); 0: read and check each item first (ITEMS frames).
     #[serde(rename = "Records", default = "yes")]
     pub records: bool,
+    /// `reader resend`: at most this many items a second to the receiver being rebuilt (at
+    /// least 1), beside its normal stream.
+    #[serde(rename = "ResendRate", default = "default_resend_rate")]
+    pub resend_rate: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -233,6 +237,9 @@ fn default_retry_max() -> f64 {
 fn default_timeout() -> u64 {
     30
 }
+fn default_resend_rate() -> u64 {
+    1000
+}
 fn default_check_interval() -> u64 {
     5
 }
@@ -295,6 +302,7 @@ defaults!(SendConfig {
     batch_bytes: default_batch_bytes(),
     window: default_window(),
     records: true,
+    resend_rate: default_resend_rate(),
     retry_min: default_retry_min(),
     retry_max: default_retry_max(),
     timeout: default_timeout(),

@@ -12,6 +12,7 @@ use focuser_daemon::{Runtime, Signal};
 
 use crate::config::ReaderConfig;
 use crate::recv::{self, RecvShared, RecvStore};
+use crate::sender::resend::{self, Resends};
 use crate::sender::{self, retention, SendCtx, SenderSpec, SenderState};
 use crate::sendfile::{self, FileShipper};
 use crate::status::SenderFigures;
@@ -91,6 +92,16 @@ fn start_senders(
                 .spawn(move || sender::run(st, ctx))?,
         );
     }
+    let resends = Arc::new(Resends::default());
+    {
+        let (senders, ctx, resends) = (states.clone(), Arc::clone(&ctx), Arc::clone(&resends));
+        let dir = state_dir.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name("resends".into())
+                .spawn(move || resend::watch(dir, senders, ctx, resends))?,
+        );
+    }
     let mut shippers = Vec::new();
     for (n, f) in &cfg.daemon.sendfile {
         let sh = Arc::new(FileShipper::new(
@@ -118,6 +129,7 @@ fn start_senders(
         senders: states,
         shippers,
         retention: Default::default(),
+        resends,
     });
     rt.add_status_source(figures.clone());
     Ok((figures, threads))
@@ -137,13 +149,10 @@ fn enforce_retention(figures: &SenderFigures, max_bytes: u64, floor: u64, failin
                 })
         })
         .collect();
-    match retention::enforce_below(
-        &figures.store,
-        &figures.senders,
-        &shippers,
-        max_bytes,
-        floor,
-    ) {
+    // A running resend keeps what it has still to send, like a sender.
+    let mut senders = figures.senders.clone();
+    senders.extend(figures.resends.running());
+    match retention::enforce_below(&figures.store, &senders, &shippers, max_bytes, floor) {
         Ok(r) => {
             failing.resolved(&"works again");
             if r.deleted > 0 {

@@ -29,6 +29,15 @@ enum Cmd {
     Dump { file: PathBuf },
     /// Every sender's position and lag, and the store's size
     Stat,
+    /// Send one receiver the store's live set again (the running sender does it, throttled)
+    Resend {
+        /// The receiver's group: `Index.N` or `Summary.N`
+        #[arg(long)]
+        group: String,
+        /// The receiver's address, as the config gives it
+        #[arg(long)]
+        address: String,
+    },
     #[command(flatten)]
     Common(CommonCommand),
 }
@@ -49,6 +58,26 @@ fn main() -> ExitCode {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("reader dump: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some(Cmd::Resend { group, address }) => {
+            let run = || -> anyhow::Result<std::path::PathBuf> {
+                let cfg = Config::<ReaderConfig>::load_for_tool(&cli.common.config_file("reader"))?;
+                let state_dir = cfg.common.path(&cfg.daemon.state_dir);
+                tools::request_resend(&cfg.daemon, &state_dir, &group, &address)
+            };
+            match run() {
+                Ok(p) => {
+                    println!(
+                        "resend to {group} {address} requested: {} (the running sender takes it up within a second)",
+                        p.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("reader resend: {e:#}");
                     ExitCode::FAILURE
                 }
             }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use focuser_daemon::status::{Card, Chart, Figure, Row, State, StatusSource, Table};
 
 use crate::sender::lag::{lag, Lag};
+use crate::sender::resend::Resends;
 use crate::sender::SenderState;
 use crate::sendfile::FileShipper;
 
@@ -32,6 +33,7 @@ pub struct SenderFigures {
     pub senders: Vec<Arc<SenderState>>,
     pub shippers: Vec<Arc<FileShipper>>,
     pub retention: std::sync::Mutex<RetentionTotals>,
+    pub resends: Arc<Resends>,
 }
 
 impl StatusSource for SenderFigures {
@@ -76,6 +78,7 @@ impl StatusSource for SenderFigures {
         for s in &self.senders {
             f.extend(self.sender_figures(s, now));
         }
+        f.extend(resend_figures(&self.resends));
         for sh in &self.shippers {
             f.extend(shipper_figures(sh));
         }
@@ -197,6 +200,42 @@ impl StatusSource for SenderFigures {
 }
 
 /// One sendfile shipper's figures, labelled with its inbox and receiver.
+/// `reader resend`: requests taken up, finished and refused, and what the running ones sent.
+fn resend_figures(r: &Resends) -> Vec<Figure> {
+    let running = r.running();
+    let sent: u64 = running
+        .iter()
+        .map(|s| s.acked_items.load(Ordering::Relaxed))
+        .sum();
+    vec![
+        Figure::counter(
+            "reader_resends_started_total",
+            "resends to a receiver taken up (reader resend)",
+            r.started.load(Ordering::Relaxed) as f64,
+        ),
+        Figure::counter(
+            "reader_resends_done_total",
+            "resends that sent a receiver the whole live set",
+            r.done.load(Ordering::Relaxed) as f64,
+        ),
+        Figure::counter(
+            "reader_resend_bad_requests_total",
+            "resend request files refused (moved aside as .req.bad)",
+            r.bad_requests.load(Ordering::Relaxed) as f64,
+        ),
+        Figure::gauge(
+            "reader_resends_running",
+            "resends running",
+            running.len() as f64,
+        ),
+        Figure::gauge(
+            "reader_resend_items",
+            "items the running resends had acknowledged, since they started or the daemon did",
+            sent as f64,
+        ),
+    ]
+}
+
 fn shipper_figures(sh: &FileShipper) -> Vec<Figure> {
     let label = |fig: Figure| {
         fig.with_label("inbox", &sh.cfg.inbox)
@@ -413,6 +452,7 @@ mod tests {
             senders: vec![sender(dir.path(), 0, true), sender(dir.path(), 1, false)],
             shippers: Vec::new(),
             retention: Default::default(),
+            resends: Default::default(),
         };
         let cards = f.cards();
         let connected = cards

@@ -12,6 +12,7 @@ use focuser_formats::segment::{list_segments, store_bytes, IndexEntry, Item, Seg
 
 use crate::config::ReaderConfig;
 use crate::sender::lag::lag;
+use crate::sender::resend::request::{request_path, Request};
 use crate::sender::SenderSpec;
 
 /// Prints an item file's records (or an index file's entries) as JSON lines. Damage stops
@@ -158,4 +159,43 @@ pub fn stat(cfg: &ReaderConfig, store: &Path, state_dir: &Path) -> anyhow::Resul
         );
     }
     Ok(out)
+}
+
+/// `reader resend --group G --address A`: asks the running sender to send that receiver the
+/// store's live set again (docs/operations.md, "Rebuilding a receiver"). Returns the request
+/// file written.
+pub fn request_resend(
+    cfg: &ReaderConfig,
+    state_dir: &Path,
+    group: &str,
+    address: &str,
+) -> anyhow::Result<std::path::PathBuf> {
+    let specs = SenderSpec::all(cfg, state_dir).map_err(anyhow::Error::msg)?;
+    let Some(spec) = specs
+        .iter()
+        .find(|s| s.group == group && s.address == address)
+    else {
+        let known: Vec<String> = specs
+            .iter()
+            .map(|s| format!("{} {}", s.group, s.address))
+            .collect();
+        anyhow::bail!(
+            "no receiver {address} in group {group} in this config; its receivers: {}",
+            if known.is_empty() {
+                "none".into()
+            } else {
+                known.join(", ")
+            }
+        );
+    };
+    let path = request_path(spec);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        anyhow::bail!(
+            "{}: a resend to {group} {address} is already requested or running; it ends by \
+             itself (remove the file to cancel it)",
+            path.display()
+        );
+    }
+    Request::new(spec, focuser_daemon::clock::unix_millis().max(1)).write(&path)?;
+    Ok(path)
 }

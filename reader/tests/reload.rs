@@ -158,7 +158,7 @@ fn every_reloadable_key_takes_effect_and_a_restart_only_one_waits() {
     let mut text = std::fs::read_to_string(&s_cf).unwrap();
     text.push_str(
         "MaxFrame = 16777216\nSend.SaveEvery = 10\nSend.BatchBytes = 1048576\nSend.Window = 2\n\
-         Send.Records = 0\nStore.MaxBytes = 1000000000\nStore.CheckInterval = 2\n\
+         Send.Records = 0\nSend.ResendRate = 50\nStore.MaxBytes = 1000000000\nStore.CheckInterval = 2\n\
          Store.FloorFile = retention.floor\nstream_epoch = 1\n",
     );
     std::fs::write(&s_cf, text).unwrap();

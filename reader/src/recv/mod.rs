@@ -6,7 +6,7 @@ pub mod files;
 mod greet;
 mod status;
 pub mod store;
-mod streams;
+pub(crate) mod streams;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};

@@ -85,7 +85,7 @@ pub fn write(
     fsutil::write_atomically(path, |w| w.write_all(text.as_bytes()))
 }
 
-fn parse_position(s: &str) -> Option<Position> {
+pub(crate) fn parse_position(s: &str) -> Option<Position> {
     let (f, i) = s.split_once(':')?;
     Some(Position {
         file_id: f.parse().ok()?,

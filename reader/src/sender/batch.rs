@@ -55,7 +55,18 @@ impl Batcher {
 
     /// The next ITEMS frame: each item's body is read into the frame, where it is sent from.
     pub fn items(&mut self, st: &SenderState, settings: &Settings) -> Result<Built, SessionError> {
+        self.items_picked(st, settings, &|_| Take::Read)
+    }
+
+    /// Like [`Batcher::items`], of the items `pick` takes (a resend's live items).
+    pub fn items_picked(
+        &mut self,
+        st: &SenderState,
+        settings: &Settings,
+        pick: &dyn Fn(&RecordHeader) -> Take,
+    ) -> Result<Built, SessionError> {
         let mut fill = Fill::new(st, settings);
+        fill.pick = Some(pick);
         let start = self.begin(FrameType::Items, BATCH_FIXED);
         let frame = &mut self.out;
         // The CRC of the items part of the payload, from each item's fixed part and the body
@@ -194,6 +205,8 @@ struct Fill<'a> {
     bytes: usize,
     /// An item passed over for being larger than a frame: (file_id, item_idx, bytes).
     oversized: Option<(u64, u32, usize)>,
+    /// Decides first, when set: a resend takes only the live items before its snapshot.
+    pick: Option<&'a dyn Fn(&RecordHeader) -> Take>,
 }
 
 impl<'a> Fill<'a> {
@@ -208,6 +221,7 @@ impl<'a> Fill<'a> {
             count: 0,
             bytes: 0,
             oversized: None,
+            pick: None,
         }
     }
 
@@ -217,6 +231,10 @@ impl<'a> Fill<'a> {
 
     /// Whether the item with header `h`, `len` bytes in the frame, goes into the batch.
     fn take(&mut self, h: &RecordHeader, len: usize) -> Take {
+        match self.pick.map(|pick| pick(h)) {
+            Some(Take::Read) | None => {}
+            Some(other) => return other,
+        }
         if !self.statuses.contains(&h.status) {
             Take::Skip
         } else if len > self.max_item {

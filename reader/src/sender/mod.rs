@@ -3,6 +3,7 @@
 mod batch;
 pub mod identity;
 pub mod lag;
+pub mod resend;
 pub mod retention;
 mod saver;
 mod session;
@@ -106,6 +107,17 @@ impl SenderSpec {
     }
 }
 
+/// Between a sender and a resend to the same receiver: the sender builds and sends each batch
+/// holding it, a resend holds it from reading the store's end until its batch is acknowledged
+/// (`held`): no newer item of a document can then reach the receiver before the older copy the
+/// resend sends.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Gate {
+    pub held: bool,
+    /// Where the sender sends from next: what is before it was sent, the rest will be.
+    pub next: Position,
+}
+
 /// A sender's state, shared with the status page and retention.
 pub struct SenderState {
     pub spec: SenderSpec,
@@ -130,6 +142,8 @@ pub struct SenderState {
     pub mismatches: AtomicU64,
     /// Set when a session fails: up to here the next sessions send ITEMS (see `batch`).
     verify_until: Mutex<Position>,
+    /// Shared with a resend to this receiver ([`resend`]).
+    pub(crate) gate: Mutex<Gate>,
     trouble: Mutex<Trouble>,
     mismatch_episode: Mutex<Episode>,
 }
@@ -147,9 +161,14 @@ impl SenderState {
     }
 
     pub fn new(spec: SenderSpec) -> SenderState {
+        let name = format!("sender {} {}", spec.group, spec.address);
+        SenderState::named(spec, name)
+    }
+
+    /// `name` leads its log lines (a resend's: `resend to GROUP ADDRESS`).
+    pub fn named(spec: SenderSpec, name: String) -> SenderState {
         let (pos, err) = spec.load_position();
         let lost = spec.load_lost();
-        let name = format!("sender {} {}", spec.group, spec.address);
         let st = SenderState {
             spec,
             saved: Mutex::new(pos),
@@ -167,6 +186,10 @@ impl SenderState {
             mismatch: Mutex::new(None),
             mismatches: AtomicU64::new(0),
             verify_until: Mutex::new(Position::default()),
+            gate: Mutex::new(Gate {
+                held: false,
+                next: pos,
+            }),
             mismatch_episode: Mutex::new(Episode::new(format!("{name}: stream identity mismatch"))),
             trouble: Mutex::new(Trouble::new(name)),
         };

@@ -108,21 +108,7 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
     check_identity(st, ctx, saved, || {
         format!("the position file {}:", st.spec.position_file.display())
     })?;
-    let addr = st
-        .spec
-        .address
-        .to_socket_addrs()
-        .map_err(|e| fail(format!("resolving: {e}")))?
-        .next()
-        .ok_or_else(|| fail("resolves to no address"))?;
-    let mut s =
-        TcpStream::connect_timeout(&addr, timeout).map_err(|e| fail(format!("connect: {e}")))?;
-    s.set_nodelay(true).map_err(fail)?;
-    s.set_write_timeout(Some(timeout)).map_err(fail)?;
-    s.set_read_timeout(Some(timeout)).map_err(fail)?;
-    let last =
-        handshake::client(&mut s, &ctx.secret, Mode::Items, &st.spec.stream).map_err(fail)?;
-    st.connects.fetch_add(1, Ordering::Relaxed);
+    let (mut s, last) = connect(st, ctx, timeout)?;
     let mut acked = saved;
     // The receiver holds everything of this stream up to `last`: no need to send it again,
     // if `last` is one of this store's items.
@@ -147,6 +133,9 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
         }
     }
     st.identity_confirmed();
+    if let Ok(mut gate) = st.gate.lock() {
+        gate.next = acked;
+    }
     st.connected.store(true, Ordering::SeqCst);
     s.set_read_timeout(None).map_err(fail)?;
     let acks = spawn_ack_reader(&s, ctx)?;
@@ -183,6 +172,30 @@ pub(super) fn run(st: &SenderState, ctx: &SendCtx) -> Result<(), SessionError> {
             e
         })
     })
+}
+
+/// Connects to `st`'s receiver and opens its stream: where the receiver says it stands.
+pub(super) fn connect(
+    st: &SenderState,
+    ctx: &SendCtx,
+    timeout: Duration,
+) -> Result<(TcpStream, Position), SessionError> {
+    let addr = st
+        .spec
+        .address
+        .to_socket_addrs()
+        .map_err(|e| fail(format!("resolving: {e}")))?
+        .next()
+        .ok_or_else(|| fail("resolves to no address"))?;
+    let mut s =
+        TcpStream::connect_timeout(&addr, timeout).map_err(|e| fail(format!("connect: {e}")))?;
+    s.set_nodelay(true).map_err(fail)?;
+    s.set_write_timeout(Some(timeout)).map_err(fail)?;
+    s.set_read_timeout(Some(timeout)).map_err(fail)?;
+    let last =
+        handshake::client(&mut s, &ctx.secret, Mode::Items, &st.spec.stream).map_err(fail)?;
+    st.connects.fetch_add(1, Ordering::Relaxed);
+    Ok((s, last))
 }
 
 struct Session<'a> {
@@ -290,6 +303,21 @@ impl Session<'_> {
     /// Builds and sends the next batch: RECORDS, or ITEMS over the stretch a failed
     /// session left to check ([`SenderState::verify_until`]).
     fn send_next(&mut self, s: &mut TcpStream) -> Result<(Position, u32), SessionError> {
+        // A resend's batch on the way to this receiver: nothing newer goes before its ack.
+        let mut gate = self
+            .st
+            .gate
+            .lock()
+            .map_err(|_| fail("the resend gate failed"))?;
+        if gate.held {
+            return Ok((self.batch.cursor.position(), 0));
+        }
+        let sent = self.build_and_send(s);
+        gate.next = self.batch.cursor.position();
+        sent
+    }
+
+    fn build_and_send(&mut self, s: &mut TcpStream) -> Result<(Position, u32), SessionError> {
         let verify =
             !self.settings.send.records || self.batch.cursor.position() < self.verify_until;
         let built = if verify {
@@ -382,22 +410,7 @@ fn spawn_ack_reader(
                 // MaxFrame as it is when the ack arrives (a reload may come while it waits).
                 let next = r.fill_buf().map(|_| ()).map_err(FrameError::from);
                 let frame = next.and_then(|()| read_frame(&mut r, config.get().daemon.max_frame));
-                let msg = match frame {
-                    Ok(f) if f.kind == FrameType::Ack => {
-                        let mut fl = Fields::new(&f.payload, "ACK");
-                        position(&mut fl)
-                            .and_then(|p| fl.end().map(|()| p))
-                            .map_err(|e| e.to_string())
-                    }
-                    Ok(f) if f.kind == FrameType::Error => Err(ErrorMsg::decode(&f.payload)
-                        .map(|e| {
-                            format!("refused by the receiver (code {}): {}", e.code, e.message)
-                        })
-                        .unwrap_or_else(|e| e.to_string())),
-                    Ok(f) => Err(format!("unexpected {:?} frame", f.kind)),
-                    Err(FrameError::Closed) => Err(CLOSED.into()),
-                    Err(e) => Err(e.to_string()),
-                };
+                let msg = ack_of(frame);
                 let end = msg.is_err();
                 if tx.send(msg).is_err() || end {
                     return;
@@ -406,4 +419,24 @@ fn spawn_ack_reader(
         })
         .map_err(fail)?;
     Ok(rx)
+}
+
+/// What a frame from the receiver says: the position acknowledged, or why the connection ends.
+pub(super) fn ack_of(
+    frame: Result<crate::wire::frame::Frame, FrameError>,
+) -> Result<Position, String> {
+    match frame {
+        Ok(f) if f.kind == FrameType::Ack => {
+            let mut fl = Fields::new(&f.payload, "ACK");
+            position(&mut fl)
+                .and_then(|p| fl.end().map(|()| p))
+                .map_err(|e| e.to_string())
+        }
+        Ok(f) if f.kind == FrameType::Error => Err(ErrorMsg::decode(&f.payload)
+            .map(|e| format!("refused by the receiver (code {}): {}", e.code, e.message))
+            .unwrap_or_else(|e| e.to_string())),
+        Ok(f) => Err(format!("unexpected {:?} frame", f.kind)),
+        Err(FrameError::Closed) => Err(CLOSED.into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
