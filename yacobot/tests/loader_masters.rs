@@ -302,8 +302,8 @@ fn bad_loader_keys_are_clear_errors() {
             "Loader.Primary = m3: not a master with an inbox",
         ),
         (
-            "Loader.Primary = m1\n",
-            "Loader.Primary: only with Loader.Mode = duplicate",
+            "Loader.Primary = m9\n",
+            "Loader.Primary = m9: not a master with an inbox",
         ),
         (
             "Loader.Mode = duplicate\nLoader.Primary = m1\nLoader.FailoverAfter = 0\n",

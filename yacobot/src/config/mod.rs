@@ -91,7 +91,8 @@ pub struct LoaderConfig {
         serialize_with = "restart_only"
     )]
     pub mode: String,
-    /// In duplicate mode, the master whose files are applied (one of the inboxes).
+    /// In duplicate mode, the master whose files are applied (one of the inboxes; may be set
+    /// in disjoint mode, where it is not read).
     #[serde(rename = "Primary", default)]
     pub primary: Option<String>,
     /// In duplicate mode, seconds without a file of the primary handled after which the
@@ -112,22 +113,22 @@ impl LoaderConfig {
     }
 
     fn validate(&self) -> Result<(), String> {
-        match (self.mode.as_str(), &self.primary) {
-            (DISJOINT, None) => Ok(()),
-            (DISJOINT, Some(_)) => Err("Loader.Primary: only with Loader.Mode = duplicate".into()),
-            (DUPLICATE, None) => {
-                Err("Loader.Mode = duplicate: set Loader.Primary to one of the inboxes".into())
-            }
-            (DUPLICATE, Some(p)) if !self.inbox.contains_key(p) => Err(format!(
+        if self.mode != DISJOINT && self.mode != DUPLICATE {
+            return Err(format!(
+                "Loader.Mode = {}: must be {DISJOINT} or {DUPLICATE}",
+                self.mode
+            ));
+        }
+        match &self.primary {
+            // Kept in disjoint mode too (read in duplicate mode only): ready for a switch.
+            Some(p) if !self.inbox.contains_key(p) => Err(format!(
                 "Loader.Primary = {p}: not a master with an inbox (Loader.Inbox.<master>)"
             )),
-            (DUPLICATE, Some(_)) if self.failover_after == 0 => {
-                Err("Loader.FailoverAfter: must be at least 1".into())
+            None if self.mode == DUPLICATE => {
+                Err("Loader.Mode = duplicate: set Loader.Primary to one of the inboxes".into())
             }
-            (DUPLICATE, Some(_)) => Ok(()),
-            (other, _) => Err(format!(
-                "Loader.Mode = {other}: must be {DISJOINT} or {DUPLICATE}"
-            )),
+            _ if self.failover_after == 0 => Err("Loader.FailoverAfter: must be at least 1".into()),
+            _ => Ok(()),
         }
     }
 }

@@ -60,8 +60,9 @@ pub struct Loader {
     unreadable: HashMap<String, Episode>,
     /// `Url.StartFile` was read (at the first step).
     started: bool,
-    /// When the loader began (seconds, the database's clock): in duplicate mode, the primary
-    /// is taken to keep up until `Loader.FailoverAfter` after it, as after its last file.
+    /// When the loader began (seconds, this host's clock, as `loader_watermark.handled_at`):
+    /// in duplicate mode, a primary that never handled a file is taken to keep up until
+    /// `Loader.FailoverAfter` after it.
     began: i64,
     /// Duplicate mode: the primary has handled no file for `Loader.FailoverAfter`.
     failover: Option<Episode>,
