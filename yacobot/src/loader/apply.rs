@@ -196,7 +196,7 @@ pub fn apply_file(
     let result = ctx.db.run("loading a queue file", |conn| {
         failure = None;
         conn.transaction(|conn| {
-            let fate = match fate(conn, file)? {
+            let (fate, covered) = match fate(conn, file)? {
                 Ok(fate) => fate,
                 Err(message) => {
                     failure = Some(LoadError::Bad(QueueError { line: 1, message }));
@@ -215,8 +215,7 @@ pub fn apply_file(
                 return Ok(Err(before.row_count));
             }
             if file.duplicate {
-                // Not back in time: `decide` refused the file otherwise.
-                LoaderWatermark::set(conn, file.source, masters::datetime(file.time), now)?;
+                LoaderWatermark::set(conn, file.source, masters::datetime(covered), now)?;
             }
             let after = match fate {
                 Fate::Skip => return Ok(Ok(None)),
@@ -299,14 +298,21 @@ pub fn apply_file(
 }
 
 /// What the watermarks make of the file (every record counts when the masters do not
-/// duplicate each other); they stay locked until the transaction ends. `Err` is why the file
-/// is bad.
-fn fate(conn: &mut MysqlConnection, file: &QueueFile<'_>) -> QueryResult<Result<Fate, String>> {
+/// duplicate each other), and its master's watermark after it (never back); they stay locked
+/// until the transaction ends. `Err` is why the file is bad.
+fn fate(
+    conn: &mut MysqlConnection,
+    file: &QueueFile<'_>,
+) -> QueryResult<Result<(Fate, i64), String>> {
     if !file.duplicate {
-        return Ok(Ok(Fate::Apply));
+        return Ok(Ok((Fate::Apply, file.time)));
     }
     let marks = LoaderWatermark::lock_all(conn)?;
-    Ok(masters::decide(&marks, file.source, file.time))
+    let own = marks
+        .iter()
+        .find(|m| m.master == file.source)
+        .map_or(file.time, |m| masters::secs(m.covered).max(file.time));
+    Ok(masters::decide(&marks, file.source, file.time).map(|fate| (fate, own)))
 }
 
 /// A record whose latest hit is not after `after` was counted from another master's file: it

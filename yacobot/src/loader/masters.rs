@@ -39,14 +39,20 @@ fn others(marks: &[LoaderWatermark], master: &str) -> Option<i64> {
         .max()
 }
 
-/// The fate of a file of `master` whose header says `time=`. A file whose time is before its
-/// own master's watermark is bad: that master went back in time (a restored state, a clock
-/// set back), and which of its hits were counted cannot be told.
+/// The fate of a file of `master` whose header says `time=`. A file whose period another
+/// master covered is skipped, whatever its own master did. One not covered whose time is
+/// before its own master's watermark is bad: that master went back in time (a restored state,
+/// a clock set back, a late file of a cycle before one applied), and which of its hits were
+/// counted cannot be told.
 pub fn decide(marks: &[LoaderWatermark], master: &str, time: i64) -> Result<Fate, String> {
     let own = marks
         .iter()
         .find(|m| m.master == master)
         .map(|m| secs(m.covered));
+    let other = others(marks, master);
+    if other.is_some_and(|other| time <= other) {
+        return Ok(Fate::Skip);
+    }
     if let Some(own) = own.filter(|&own| time < own) {
         return Err(format!(
             "time={} is before the watermark of master {master} ({}): its files went back in time (Loader.Mode = duplicate)",
@@ -54,12 +60,11 @@ pub fn decide(marks: &[LoaderWatermark], master: &str, time: i64) -> Result<Fate
             datetime(own).format("%Y%m%d%H%M%S"),
         ));
     }
-    Ok(match others(marks, master) {
+    Ok(match other {
         // The file's period (from its master's previous file on) begins after every hit the
         // others counted.
         None => Fate::Apply,
         Some(other) if own.is_some_and(|own| own >= other) => Fate::Apply,
-        Some(other) if time <= other => Fate::Skip,
         Some(other) => Fate::ApplyAfter(other),
     })
 }
@@ -109,8 +114,11 @@ mod tests {
         assert_eq!(decide(&marks, "m2", 1000), Ok(Fate::Skip));
         assert_eq!(decide(&marks, "m2", 1200), Ok(Fate::ApplyAfter(1000)));
         assert_eq!(decide(&marks[..1], "m2", 1200), Ok(Fate::ApplyAfter(1000)));
-        assert!(decide(&marks, "m2", 700).unwrap_err().contains("went back"));
-        assert!(decide(&marks, "m1", 999).is_err());
+        assert_eq!(decide(&marks, "m2", 700), Ok(Fate::Skip), "covered by m1");
+        assert_eq!(decide(&marks, "m1", 700), Ok(Fate::Skip), "covered by m2");
+        assert!(decide(&marks, "m1", 999).unwrap_err().contains("went back"));
+        let marks = [mark("m1", 600, 5000), mark("m2", 700, 4000)];
+        assert!(decide(&marks, "m2", 650).unwrap_err().contains("went back"));
     }
 
     #[test]

@@ -238,17 +238,24 @@ impl Loader {
             master,
             node: cfg.daemon.node_id,
         };
+        let primary = cfg.daemon.loader.duplicate_primary();
+        if primary.is_some_and(|p| p != master) {
+            // Only the header is read to hold a file: not the whole file at every pass.
+            let time = match check::open(&held.file, &expect) {
+                Ok(reader) => reader.header.time,
+                Err(e) => return bad(self, Some(&held), &e.to_string()),
+            };
+            if self.hold(ctx, cfg, master, time) {
+                add(&self.stats.files_held, 1);
+                log::debug!("inbox {master}: {name} held: the primary keeps up");
+                return;
+            }
+        }
         let checked = match check::whole_file(&held.file, &expect) {
             Ok(c) => c,
             Err(e) => return bad(self, Some(&held), &e.to_string()),
         };
         let records = checked.records;
-        let primary = cfg.daemon.loader.duplicate_primary();
-        if primary.is_some_and(|p| p != master) && self.hold(ctx, cfg, master, checked.time) {
-            add(&self.stats.files_held, 1);
-            log::debug!("inbox {master}: {name} held: the primary keeps up");
-            return;
-        }
         let file = QueueFile {
             source: master,
             name: &name,
