@@ -317,3 +317,30 @@ fn bad_loader_keys_are_clear_errors() {
         );
     }
 }
+
+#[test]
+fn a_running_node_counts_held_skipped_and_bad_files() {
+    let db = TestDb::new();
+    let port = focuser_tests::free_port();
+    let site = Site::new(
+        db.url(),
+        &format!("{}status_listen = {port}\n", duplicate(600)),
+    );
+    queue(&site, "m1", "m1", 1, 60, &[hit("http://a.ru/", 3, 50)]);
+    queue(&site, "m2", "m2", 1, 58, &[hit("http://a.ru/", 3, 50)]);
+    queue(&site, "m2", "m2", 2, 118, &[hit("http://a.ru/", 1, 100)]);
+    queue(&site, "m2", "m3", 1, 118, &[hit("http://a.ru/", 1, 100)]);
+    let daemon = site.spawn();
+    let metric = |name: &str| focuser_tests::metric(port, &format!("focuser_yacobot_{name}"));
+    wait_for("the files handled", Duration::from_secs(30), || {
+        metric("queue_files_bad_total") == Some(1.0)
+            && metric("queue_files_skipped_total") == Some(1.0)
+    });
+    assert_eq!(metric("queue_files_total"), Some(1.0));
+    wait_for("the held file counted", Duration::from_secs(30), || {
+        metric("queue_files_held") == Some(1.0)
+    });
+    daemon.stop();
+    assert_eq!(hits(&db, "http://a.ru/"), 3);
+    assert_eq!(files(&site, "m2"), ["m2-0000000002.q"]);
+}
