@@ -23,6 +23,7 @@ use check::Expect;
 use focuser_daemon::clock;
 use focuser_daemon::episode::Episode;
 use focuser_daemon::Config;
+use focuser_formats::queue::QueueError;
 use focuser_schema::models::LoaderWatermark;
 use inbox::Held;
 use left::Left;
@@ -133,13 +134,40 @@ impl Loader {
         Ok(())
     }
 
-    /// Whether a file of `master` (not the primary) waits while the primary keeps up; a
-    /// failover (the primary silent for `Loader.FailoverAfter`) is logged as one episode.
-    fn hold(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>, master: &str, time: i64) -> bool {
+    /// Whether a file of another master than the primary waits while the primary keeps up
+    /// (counted); a failover (the primary silent for `Loader.FailoverAfter`) is logged as one
+    /// episode. Only the header is read: a held file is not read whole at every pass.
+    fn hold(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        at: &InboxFile<'_>,
+        file: &Held,
+        expect: &Expect<'_>,
+    ) -> Result<bool, QueueError> {
         let loader = &cfg.daemon.loader;
-        let Some(primary) = loader.duplicate_primary() else {
-            return false;
+        let master = at.master;
+        let Some(primary) = loader.duplicate_primary().filter(|&p| p != master) else {
+            return Ok(false);
         };
+        let time = check::open(&file.file, expect)?.header.time;
+        let held = self.held(ctx, cfg, primary, master, time);
+        if held {
+            add(&self.stats.files_held, 1);
+            log::debug!("inbox {master}: {} held: the primary keeps up", at.name);
+        }
+        Ok(held)
+    }
+
+    fn held(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        primary: &str,
+        master: &str,
+        time: i64,
+    ) -> bool {
+        let loader = &cfg.daemon.loader;
         let marks = match ctx
             .db
             .run("reading the loader's watermarks", LoaderWatermark::all)
@@ -239,17 +267,10 @@ impl Loader {
             node: cfg.daemon.node_id,
         };
         let primary = cfg.daemon.loader.duplicate_primary();
-        if primary.is_some_and(|p| p != master) {
-            // Only the header is read to hold a file: not the whole file at every pass.
-            let time = match check::open(&held.file, &expect) {
-                Ok(reader) => reader.header.time,
-                Err(e) => return bad(self, Some(&held), &e.to_string()),
-            };
-            if self.hold(ctx, cfg, master, time) {
-                add(&self.stats.files_held, 1);
-                log::debug!("inbox {master}: {name} held: the primary keeps up");
-                return;
-            }
+        match self.hold(ctx, cfg, &at, &held, &expect) {
+            Ok(false) => {}
+            Ok(true) => return,
+            Err(e) => return bad(self, Some(&held), &e.to_string()),
         }
         let checked = match check::whole_file(&held.file, &expect) {
             Ok(c) => c,
