@@ -86,11 +86,16 @@ LEFT JOIN vr_resource r ON r.id = p.res_id
 ORDER BY p.id DESC
 LIMIT 20;
 
--- [queue_files_applied] Queue files loaded per master inbox: how many, how many URLs, the latest.
-SELECT source, COUNT(*) AS files, SUM(row_count) AS urls, MAX(file_name) AS last_file, MAX(applied_at) AS last_applied
+-- [queue_files_applied] Queue files loaded per master inbox: how many, how many URLs, the latest; skipped: files not applied because another master's files had counted their period (Loader.Mode = duplicate).
+SELECT source, COUNT(*) AS files, SUM(row_count) AS urls, SUM(skipped) AS skipped, MAX(file_name) AS last_file, MAX(applied_at) AS last_applied
 FROM queue_applied
 GROUP BY source
 ORDER BY source;
+
+-- [loader_watermarks] Two masters that duplicate each other (Loader.Mode = duplicate): how far each master's queue files have been handled, and when last.
+SELECT master, covered, handled_at
+FROM loader_watermark
+ORDER BY master;
 
 -- [slowest_hosts] The slowest hosts: bytes per second of their last answers (a moving average), slowest first.
 SELECT name, ROUND(bps) AS bps, documents, server, delay_ms, last_answer_at

@@ -133,6 +133,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// per-master watermarks of the loader in duplicate mode
+    loader_watermark (master) {
+        /// the inbox (master name), as queue_applied.source
+        #[max_length = 64]
+        master -> Varchar,
+        /// the latest header time= of the master's files handled (applied or skipped), UTC: its hits up to then are counted
+        covered -> Datetime,
+        /// when the loader last handled a file of the master (UTC): its progress
+        handled_at -> Datetime,
+    }
+}
+
+diesel::table! {
     /// template evidence per domain: pages sampled
     multidoc_domain (domain_key) {
         /// the domain's key: first 8 bytes of the MD5 of the domain name, big-endian (as a URL id)
@@ -434,6 +447,8 @@ diesel::table! {
         applied_at -> Datetime,
         /// URL records the file held
         row_count -> Unsigned<Integer>,
+        /// 1: not applied: another master's files had counted its period (Loader.Mode = duplicate)
+        skipped -> Bool,
     }
 }
 
@@ -713,6 +728,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     binding_page,
     binding_position,
     host,
+    loader_watermark,
     multidoc_domain,
     multidoc_fingerprint,
     multidoc_group,

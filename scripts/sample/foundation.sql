@@ -52,10 +52,16 @@ INSERT INTO process_timestamp (id, res_id, status, fetch_start, fetch_end, write
     (1, 1, 4, UTC_TIMESTAMP() - INTERVAL 2 HOUR, UTC_TIMESTAMP() - INTERVAL 2 HOUR, NULL, NULL, 0, 0, 0, 0, 0)
 ON DUPLICATE KEY UPDATE status = VALUES(status);
 
-INSERT INTO queue_applied (source, file_name, applied_at, row_count) VALUES
-    ('master1', 'master1-000001.q', UTC_TIMESTAMP() - INTERVAL 2 HOUR, 120),
-    ('master1', 'master1-000002.q', UTC_TIMESTAMP() - INTERVAL 1 HOUR, 80)
+INSERT INTO queue_applied (source, file_name, applied_at, row_count, skipped) VALUES
+    ('master1', 'master1-000001.q', UTC_TIMESTAMP() - INTERVAL 2 HOUR, 120, 0),
+    ('master1', 'master1-000002.q', UTC_TIMESTAMP() - INTERVAL 1 HOUR, 80, 0),
+    ('master2', 'master2-000002.q', UTC_TIMESTAMP() - INTERVAL 1 HOUR, 80, 1)
 ON DUPLICATE KEY UPDATE row_count = VALUES(row_count);
+
+INSERT INTO loader_watermark (master, covered, handled_at) VALUES
+    ('master1', UTC_TIMESTAMP() - INTERVAL 1 HOUR, UTC_TIMESTAMP() - INTERVAL 1 HOUR),
+    ('master2', UTC_TIMESTAMP() - INTERVAL 2 HOUR, UTC_TIMESTAMP() - INTERVAL 1 HOUR)
+ON DUPLICATE KEY UPDATE covered = VALUES(covered);
 
 INSERT INTO host (name, documents, bytes, bps, server, errors, errors_in_row, last_error,
                   last_error_at, last_answer_at, delay_ms, delay_source, updated_at) VALUES

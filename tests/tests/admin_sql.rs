@@ -92,6 +92,7 @@ fn every_admin_query_answers_its_question() {
             "expiring_urls",
             "hosts_in_error",
             "hosts_most_documents",
+            "loader_watermarks",
             "node_load",
             "orphan_domains",
             "queue_files_applied",
@@ -186,9 +187,17 @@ fn every_admin_query_answers_its_question() {
     assert_eq!(column(&most, "mib")[0], "5.7");
 
     let queues = run(&db, &q["queue_files_applied"]);
-    assert_eq!(column(&queues, "files"), ["2"]);
-    assert_eq!(column(&queues, "urls"), ["200"]);
-    assert_eq!(column(&queues, "last_file"), ["master1-000002.q"]);
+    assert_eq!(column(&queues, "source"), ["master1", "master2"]);
+    assert_eq!(column(&queues, "files"), ["2", "1"]);
+    assert_eq!(column(&queues, "urls"), ["200", "80"]);
+    assert_eq!(column(&queues, "skipped"), ["0", "1"]);
+    assert_eq!(
+        column(&queues, "last_file"),
+        ["master1-000002.q", "master2-000002.q"]
+    );
+
+    let marks = run(&db, &q["loader_watermarks"]);
+    assert_eq!(column(&marks, "master"), ["master1", "master2"]);
 }
 
 #[test]

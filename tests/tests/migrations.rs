@@ -11,12 +11,13 @@ struct Row {
     name: String,
 }
 
-const TABLES: [&str; 26] = [
+const TABLES: [&str; 27] = [
     "binding_dict",
     "binding_dict_phrase",
     "binding_page",
     "binding_position",
     "host",
+    "loader_watermark",
     "multidoc_domain",
     "multidoc_fingerprint",
     "multidoc_group",

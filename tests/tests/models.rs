@@ -513,6 +513,7 @@ fn queue_applied() {
         source: "master1",
         file_name: "master1-000001.q",
         row_count: 10,
+        skipped: false,
     };
     assert!(q.record(c).unwrap(), "first time: recorded");
     assert!(!q.record(c).unwrap(), "second time: already applied");
@@ -520,6 +521,7 @@ fn queue_applied() {
         source: "master1",
         file_name: "master1-000002.q",
         row_count: 5,
+        skipped: true,
     }
     .insert(c)
     .unwrap();

@@ -48,7 +48,8 @@ const ADDED: &str = "node_id = 2\nLoader.Batch = 500\nLoader.SortBuffer = 1000\n
     MultiDoc.Model = model/other.nb\nMultiDoc.Batch = 50\nMultiDoc.MaxBytes = 8388608\n\
     MultiDoc.MaxFingerprints = 5000\nMultiDoc.ExpireDays = 10\nPathBinder.Interval = 60\n\
     PathBinder.MinUrls = 5\nPathBinder.Depth = 3\nHosts.Enable = 0\nHosts.RobotsBytes = 1000\n\
-    Hosts.Pending = 500\nUrl.ExcludeFile = exclude.conf\n";
+    Hosts.Pending = 500\nUrl.ExcludeFile = exclude.conf\nLoader.Primary = m1\n\
+    Loader.FailoverAfter = 300\n";
 
 /// A queue file of master m1 for node `node`, published in `dir`.
 fn queue_for(dir: &std::path::Path, name: &str, node: u32) {

@@ -8,6 +8,7 @@ mod binding;
 mod codes;
 mod customer_resource;
 mod host;
+mod loader_watermark;
 mod multidoc;
 mod open_xml_format;
 mod partner_domain;
@@ -36,6 +37,7 @@ pub use codes::{
 };
 pub use customer_resource::CustomerResource;
 pub use host::{Host, HostRow, KeptRobots, RobotsAnswer};
+pub use loader_watermark::LoaderWatermark;
 pub use multidoc::{
     FingerprintCount, MultidocDomain, MultidocFingerprint, MultidocGroup, MultidocPage,
     MultidocPosition, NearGroup, NewMultidocDomain, NewMultidocGroup, NewMultidocPage,

@@ -13,6 +13,8 @@ pub struct QueueApplied {
     pub file_name: String,
     pub applied_at: NaiveDateTime,
     pub row_count: u32,
+    /// Not applied: another master's files had counted its period (`Loader.Mode = duplicate`).
+    pub skipped: bool,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -21,6 +23,7 @@ pub struct NewQueueApplied<'a> {
     pub source: &'a str,
     pub file_name: &'a str,
     pub row_count: u32,
+    pub skipped: bool,
 }
 
 impl QueueApplied {

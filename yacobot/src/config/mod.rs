@@ -83,6 +83,56 @@ pub struct LoaderConfig {
     /// 1: applied files move to `<inbox>/done/`; 0: they are deleted.
     #[serde(rename = "KeepApplied", default)]
     pub keep_applied: bool,
+    /// `disjoint`: every master forwards other hits (ad servers fail over between masters),
+    /// every file is applied; `duplicate`: the masters are fed the same reflogs, the
+    /// primary's files are applied and the others only fill its gaps (docs/operations.md
+    /// "yacobot: two masters").
+    #[serde(
+        rename = "Mode",
+        default = "default_loader_mode",
+        serialize_with = "restart_only"
+    )]
+    pub mode: String,
+    /// In duplicate mode, the master whose files are applied (one of the inboxes; may be set
+    /// in disjoint mode, where it is not read).
+    #[serde(rename = "Primary", default)]
+    pub primary: Option<String>,
+    /// In duplicate mode, seconds without a file of the primary handled after which the
+    /// other masters' files fill the gap.
+    #[serde(rename = "FailoverAfter", default = "default_failover_after")]
+    pub failover_after: u64,
+}
+
+pub const DISJOINT: &str = "disjoint";
+pub const DUPLICATE: &str = "duplicate";
+
+impl LoaderConfig {
+    /// The primary master when the masters duplicate each other.
+    pub fn duplicate_primary(&self) -> Option<&str> {
+        (self.mode == DUPLICATE)
+            .then_some(self.primary.as_deref())
+            .flatten()
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.mode != DISJOINT && self.mode != DUPLICATE {
+            return Err(format!(
+                "Loader.Mode = {}: must be {DISJOINT} or {DUPLICATE}",
+                self.mode
+            ));
+        }
+        match &self.primary {
+            // Kept in disjoint mode too (read in duplicate mode only): ready for a switch.
+            Some(p) if !self.inbox.contains_key(p) => Err(format!(
+                "Loader.Primary = {p}: not a master with an inbox (Loader.Inbox.<master>)"
+            )),
+            None if self.mode == DUPLICATE => {
+                Err("Loader.Mode = duplicate: set Loader.Primary to one of the inboxes".into())
+            }
+            _ if self.failover_after == 0 => Err("Loader.FailoverAfter: must be at least 1".into()),
+            _ => Ok(()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -192,6 +242,14 @@ pub struct UrlConfig {
 fn yes() -> bool {
     true
 }
+fn default_loader_mode() -> String {
+    DISJOINT.into()
+}
+
+fn default_failover_after() -> u64 {
+    600
+}
+
 fn default_loader_interval() -> u64 {
     5
 }
@@ -279,6 +337,9 @@ defaults!(LoaderConfig {
     batch: default_batch(),
     sort_buffer: default_sort_buffer(),
     keep_applied: false,
+    mode: default_loader_mode(),
+    primary: None,
+    failover_after: default_failover_after(),
 });
 defaults!(CrawlConfig {
     enable: true,
@@ -390,6 +451,7 @@ impl DaemonConfig for YacobotConfig {
                 "Loader.Interval, Loader.Batch and Loader.SortBuffer: must be at least 1".into(),
             );
         }
+        self.loader.validate()?;
         self.qargfilter.validate()?;
         if self.crawl.claim_batch == 0
             || self.crawl.claim_ttl == 0

@@ -10,10 +10,11 @@ use diesel::result::Error as DieselError;
 use diesel::{Connection, QueryResult};
 use focuser_daemon::db::DbError;
 use focuser_formats::queue::{QueueError, QueueRecord};
-use focuser_schema::models::{LoadRow, NewQueueApplied, QueueApplied, Url};
+use focuser_schema::models::{LoadRow, LoaderWatermark, NewQueueApplied, QueueApplied, Url};
 
 use super::check::{self, Expect};
 use super::inbox::Held;
+use super::masters::{self, Fate};
 use super::qargs::{self, ArgCounts};
 use crate::exclude::Rules;
 use crate::worker::Ctx;
@@ -22,9 +23,12 @@ use crate::worker::Ctx;
 #[derive(Debug)]
 pub enum Applied {
     /// Every record is in `url`, but those the exclusion file excludes.
-    Applied(Loaded),
+    Loaded(Loaded),
     /// `queue_applied` already had a file of this name, of `row_count` URLs: nothing was done.
     Already { row_count: u32 },
+    /// Recorded as skipped (`Loader.Mode = duplicate`): another master's files had covered
+    /// its period.
+    Skipped,
 }
 
 /// What the rules did to a file's records.
@@ -33,6 +37,9 @@ pub struct Loaded {
     pub args: ArgCounts,
     /// Records not stored: the exclusion file excludes their URL (as it would be stored).
     pub excluded: u64,
+    /// Records not applied: another master's files had counted their hits (`Loader.Mode =
+    /// duplicate`).
+    pub counted_elsewhere: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +59,10 @@ pub struct QueueFile<'a> {
     pub held: &'a Held,
     pub expect: Expect<'a>,
     pub records: u64,
+    /// The header's `time=` (seconds).
+    pub time: i64,
+    /// The masters duplicate each other: the watermarks decide (masters.rs).
+    pub duplicate: bool,
 }
 
 impl QueueFile<'_> {
@@ -125,6 +136,7 @@ struct Load {
     held: Vec<HeldRow>,
     counts: ArgCounts,
     excluded: u64,
+    counted_elsewhere: u64,
     rules_time: Duration,
     upsert_time: Duration,
 }
@@ -184,16 +196,32 @@ pub fn apply_file(
     let result = ctx.db.run("loading a queue file", |conn| {
         failure = None;
         conn.transaction(|conn| {
+            let (fate, covered) = match fate(conn, file)? {
+                Ok(fate) => fate,
+                Err(message) => {
+                    failure = Some(LoadError::Bad(QueueError { line: 1, message }));
+                    return Err(DieselError::RollbackTransaction);
+                }
+            };
             let recorded = NewQueueApplied {
                 source: file.source,
                 file_name: file.name,
                 row_count: file.row_count(),
+                skipped: fate == Fate::Skip,
             }
             .record(conn)?;
             if !recorded {
                 let before = QueueApplied::find(conn, file.source, file.name)?;
                 return Ok(Err(before.row_count));
             }
+            if file.duplicate {
+                LoaderWatermark::set(conn, file.source, masters::datetime(covered), now)?;
+            }
+            let after = match fate {
+                Fate::Skip => return Ok(Ok(None)),
+                Fate::Apply => None,
+                Fate::ApplyAfter(t) => Some(t),
+            };
             let mut reader = check::open(&file.held.file, &file.expect).map_err(|e| {
                 failure = Some(LoadError::Bad(e));
                 DieselError::RollbackTransaction
@@ -206,6 +234,7 @@ pub fn apply_file(
                 held: Vec::new(),
                 counts: ArgCounts::default(),
                 excluded: 0,
+                counted_elsewhere: 0,
                 rules_time: Duration::ZERO,
                 upsert_time: Duration::ZERO,
             };
@@ -227,6 +256,8 @@ pub fn apply_file(
                 })?;
                 let end = next.is_none();
                 read += u64::from(!end);
+                let (next, counted) = counted_elsewhere(next, after);
+                load.counted_elsewhere += counted;
                 records.extend(next);
                 if records.len() >= how.batch || (end && !records.is_empty()) {
                     load.records(conn, &records)?;
@@ -244,10 +275,11 @@ pub fn apply_file(
                         load.rules_time.as_secs_f64(),
                         load.upsert_time.as_secs_f64()
                     );
-                    return Ok(Ok(Loaded {
+                    return Ok(Ok(Some(Loaded {
                         args: load.counts,
                         excluded: load.excluded,
-                    }));
+                        counted_elsewhere: load.counted_elsewhere,
+                    })));
                 }
                 if ctx.stopping() {
                     failure = Some(LoadError::Stopped);
@@ -257,9 +289,40 @@ pub fn apply_file(
         })
     });
     match (result, failure) {
-        (Ok(Ok(loaded)), _) => Ok(Applied::Applied(loaded)),
+        (Ok(Ok(Some(loaded))), _) => Ok(Applied::Loaded(loaded)),
+        (Ok(Ok(None)), _) => Ok(Applied::Skipped),
         (Ok(Err(row_count)), _) => Ok(Applied::Already { row_count }),
         (Err(_), Some(f)) => Err(f),
         (Err(e), None) => Err(LoadError::Db(e)),
+    }
+}
+
+/// What the watermarks make of the file (every record counts when the masters do not
+/// duplicate each other), and its master's watermark after it (never back); they stay locked
+/// until the transaction ends. `Err` is why the file is bad.
+fn fate(
+    conn: &mut MysqlConnection,
+    file: &QueueFile<'_>,
+) -> QueryResult<Result<(Fate, i64), String>> {
+    if !file.duplicate {
+        return Ok(Ok((Fate::Apply, file.time)));
+    }
+    let marks = LoaderWatermark::lock_all(conn)?;
+    let own = marks
+        .iter()
+        .find(|m| m.master == file.source)
+        .map_or(file.time, |m| masters::secs(m.covered).max(file.time));
+    Ok(masters::decide(&marks, file.source, file.time).map(|fate| (fate, own)))
+}
+
+/// A record whose latest hit is not after `after` was counted from another master's file: it
+/// is left out (returned as 1).
+fn counted_elsewhere(
+    record: Option<QueueRecord>,
+    after: Option<i64>,
+) -> (Option<QueueRecord>, u64) {
+    match (record, after) {
+        (Some(r), Some(t)) if r.timestamp <= t => (None, 1),
+        (r, _) => (r, 0),
     }
 }

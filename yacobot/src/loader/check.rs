@@ -51,9 +51,18 @@ fn check_header(h: &QueueHeader, expect: &Expect<'_>) -> Result<(), QueueError> 
     }
 }
 
-/// Reads the whole file, checking every record; returns how many it holds.
-pub fn whole_file(file: &File, expect: &Expect<'_>) -> Result<u64, QueueError> {
+/// A file checked whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// The header's `time=` (seconds).
+    pub time: i64,
+    pub records: u64,
+}
+
+/// Reads the whole file, checking every record.
+pub fn whole_file(file: &File, expect: &Expect<'_>) -> Result<Checked, QueueError> {
     let mut reader = open(file, expect)?;
+    let time = reader.header.time;
     let mut n = 0;
     while let Some(r) = reader.next_record()? {
         check_record(&r).map_err(|message| QueueError {
@@ -62,7 +71,7 @@ pub fn whole_file(file: &File, expect: &Expect<'_>) -> Result<u64, QueueError> {
         })?;
         n += 1;
     }
-    Ok(n)
+    Ok(Checked { time, records: n })
 }
 
 /// A record as the master writes it: an http(s) URL in its normal form (ASCII, no white
@@ -166,7 +175,7 @@ mod tests {
         };
         let check = |bytes: &[u8]| {
             std::fs::write(&path, bytes).unwrap();
-            whole_file(&File::open(&path).unwrap(), &expect)
+            whole_file(&File::open(&path).unwrap(), &expect).map(|c| c.records)
         };
         assert_eq!(check(&good), Ok(2));
         let mut refused = 0;

@@ -8,11 +8,13 @@ mod apply;
 mod check;
 mod inbox;
 mod left;
+mod masters;
 pub mod qargs;
 mod stats;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,8 @@ use check::Expect;
 use focuser_daemon::clock;
 use focuser_daemon::episode::Episode;
 use focuser_daemon::Config;
+use focuser_formats::queue::QueueError;
+use focuser_schema::models::LoaderWatermark;
 use inbox::Held;
 use left::Left;
 use log::Level;
@@ -57,6 +61,12 @@ pub struct Loader {
     unreadable: HashMap<String, Episode>,
     /// `Url.StartFile` was read (at the first step).
     started: bool,
+    /// When the loader began (seconds, this host's clock, as `loader_watermark.handled_at`):
+    /// in duplicate mode, a primary that never handled a file is taken to keep up until
+    /// `Loader.FailoverAfter` after it.
+    began: i64,
+    /// Duplicate mode: the primary has handled no file for `Loader.FailoverAfter`.
+    failover: Option<Episode>,
 }
 
 impl Worker for Loader {
@@ -77,9 +87,13 @@ impl Worker for Loader {
     fn step(&mut self, ctx: &Ctx, once: bool) -> anyhow::Result<Step> {
         let cfg = ctx.config();
         if !self.started {
-            if let Err(e) = self.start_file(ctx, &cfg) {
+            if let Err(e) = self
+                .start_file(ctx, &cfg)
+                .and_then(|()| self.start_mode(ctx, &cfg))
+            {
                 return Ok(Step::Failed(e));
             }
+            self.began = clock::unix_secs();
             self.started = true;
         }
         let files = self.pass(ctx, &cfg);
@@ -105,10 +119,96 @@ impl Loader {
         Ok(())
     }
 
-    /// Every file ready in every inbox, each inbox in name order. Returns the files handled.
+    /// In disjoint mode the watermarks of an earlier duplicate mode are forgotten: the
+    /// masters' files did not count each other's hits meanwhile.
+    fn start_mode(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> anyhow::Result<()> {
+        if cfg.daemon.loader.duplicate_primary().is_some() {
+            return Ok(());
+        }
+        let n = ctx
+            .db
+            .run("forgetting the loader's watermarks", LoaderWatermark::clear)?;
+        if n > 0 {
+            log::info!("Loader.Mode = disjoint: {n} watermarks of the duplicate mode forgotten");
+        }
+        Ok(())
+    }
+
+    /// Whether a file of another master than the primary waits while the primary keeps up
+    /// (counted); a failover (the primary silent for `Loader.FailoverAfter`) is logged as one
+    /// episode. Only the header is read: a held file is not read whole at every pass.
+    fn hold(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        at: &InboxFile<'_>,
+        file: &Held,
+        expect: &Expect<'_>,
+    ) -> Result<bool, QueueError> {
+        let loader = &cfg.daemon.loader;
+        let master = at.master;
+        let Some(primary) = loader.duplicate_primary().filter(|&p| p != master) else {
+            return Ok(false);
+        };
+        let time = check::open(&file.file, expect)?.header.time;
+        let held = self.held(ctx, cfg, primary, master, time);
+        if held {
+            add(&self.stats.files_held, 1);
+            log::debug!("inbox {master}: {} held: the primary keeps up", at.name);
+        }
+        Ok(held)
+    }
+
+    fn held(
+        &mut self,
+        ctx: &Ctx,
+        cfg: &Config<YacobotConfig>,
+        primary: &str,
+        master: &str,
+        time: i64,
+    ) -> bool {
+        let loader = &cfg.daemon.loader;
+        let marks = match ctx
+            .db
+            .run("reading the loader's watermarks", LoaderWatermark::all)
+        {
+            Ok(m) => m,
+            Err(e) => {
+                log::error!("inbox {master}: files held: cannot read the watermarks: {e}");
+                return true;
+            }
+        };
+        let now = clock::unix_secs();
+        let held = masters::held(
+            &marks,
+            primary,
+            time,
+            self.began,
+            now,
+            loader.failover_after,
+        );
+        let covered = marks.iter().map(|m| masters::secs(m.covered)).max();
+        if !held && covered.is_none_or(|c| time > c) {
+            let why = format!(
+                "no file of the primary for {} s (Loader.FailoverAfter): the files of {master} fill the gap",
+                loader.failover_after
+            );
+            self.failover
+                .get_or_insert_with(|| Episode::new(format!("Loader.Primary = {primary}")))
+                .occurred(Level::Warn, &why);
+        }
+        held
+    }
+
+    /// Every file ready in every inbox, each inbox in name order (the primary's first, in
+    /// duplicate mode). Returns the files handled.
     pub fn pass(&mut self, ctx: &Ctx, cfg: &Config<YacobotConfig>) -> usize {
         let mut handled = 0;
-        for (master, dir) in &cfg.daemon.loader.inbox {
+        let primary = cfg.daemon.loader.duplicate_primary();
+        let mut inboxes: Vec<_> = cfg.daemon.loader.inbox.iter().collect();
+        inboxes.sort_by_key(|(master, _)| Some(master.as_str()) != primary);
+        self.stats.files_held.store(0, Ordering::Relaxed);
+        for (master, dir) in inboxes {
             let dir = cfg.common.path(dir);
             let files = std::fs::create_dir_all(&dir).and_then(|()| inbox::ready(&dir));
             let episode = self
@@ -166,16 +266,25 @@ impl Loader {
             master,
             node: cfg.daemon.node_id,
         };
-        let records = match check::whole_file(&held.file, &expect) {
-            Ok(n) => n,
+        let primary = cfg.daemon.loader.duplicate_primary();
+        match self.hold(ctx, cfg, &at, &held, &expect) {
+            Ok(false) => {}
+            Ok(true) => return,
+            Err(e) => return bad(self, Some(&held), &e.to_string()),
+        }
+        let checked = match check::whole_file(&held.file, &expect) {
+            Ok(c) => c,
             Err(e) => return bad(self, Some(&held), &e.to_string()),
         };
+        let records = checked.records;
         let file = QueueFile {
             source: master,
             name: &name,
             held: &held,
             expect,
             records,
+            time: checked.time,
+            duplicate: primary.is_some(),
         };
         log::debug!("inbox {master}: loading {name} ({records} URLs)");
         let loader = &cfg.daemon.loader;
@@ -193,12 +302,27 @@ impl Loader {
             result: result.to_string(),
             bad: false,
         };
+        if matches!(result, Ok(Applied::Loaded(_) | Applied::Skipped)) && primary == Some(master) {
+            if let Some(failover) = &mut self.failover {
+                failover.resolved(&"the primary's files are handled again");
+            }
+        }
         match result {
-            Ok(Applied::Applied(loaded)) => {
+            Ok(Applied::Loaded(loaded)) => {
                 self.db_failures.remove(path);
                 ctx.exclusion.counted(By::Loader, loaded.excluded);
                 note_applied(&self.stats, &at, records, loaded);
                 self.stats.file_done(row("applied"));
+                self.done_with(&at, &held, loader.keep_applied);
+            }
+            Ok(Applied::Skipped) => {
+                self.db_failures.remove(path);
+                add(&self.stats.files_skipped, 1);
+                log::info!(
+                    "inbox {master}: skipped {name}: {records} URLs, another master's files had counted its period (Loader.Mode = duplicate)"
+                );
+                self.stats
+                    .file_done(row("skipped: counted from another master"));
                 self.done_with(&at, &held, loader.keep_applied);
             }
             Ok(Applied::Already { row_count }) if u64::from(row_count) != records => {
@@ -315,10 +439,17 @@ fn note_applied(s: &LoaderStats, at: &InboxFile<'_>, records: u64, loaded: Loade
     add(&s.args_dropped, args.dropped);
     add(&s.args_kept, args.kept);
     add(&s.rules_new, args.new_rules);
-    let excluded = match loaded.excluded {
+    add(&s.urls_counted_elsewhere, loaded.counted_elsewhere);
+    let mut excluded = match loaded.excluded {
         0 => String::new(),
         n => format!(", {n} excluded (Url.ExcludeFile)"),
     };
+    if loaded.counted_elsewhere > 0 {
+        excluded += &format!(
+            ", {} counted from another master's files before",
+            loaded.counted_elsewhere
+        );
+    }
     log::info!(
         "inbox {}: applied {}: {records} URLs, query arguments {} dropped, {} kept ({} new){excluded}, {:.2} s",
         at.master,

@@ -27,6 +27,11 @@ pub struct LoaderStats {
     pub files_applied: AtomicU64,
     pub files_already: AtomicU64,
     pub files_bad: AtomicU64,
+    /// Duplicate mode: files recorded as skipped, files held in this pass, and records left
+    /// out because another master's files had counted their hits.
+    pub files_skipped: AtomicU64,
+    pub files_held: AtomicU64,
+    pub urls_counted_elsewhere: AtomicU64,
     pub urls_loaded: AtomicU64,
     pub args_dropped: AtomicU64,
     pub args_kept: AtomicU64,
@@ -76,6 +81,21 @@ impl StatusSource for LoaderStats {
                 "yacobot_queue_files_bad_total",
                 "queue files moved to bad/",
                 &self.files_bad,
+            ),
+            c(
+                "yacobot_queue_files_skipped_total",
+                "queue files skipped: another master's files had counted their period (Loader.Mode = duplicate)",
+                &self.files_skipped,
+            ),
+            Figure::gauge(
+                "yacobot_queue_files_held",
+                "queue files of another master than the primary held while it keeps up (Loader.Mode = duplicate)",
+                get(&self.files_held),
+            ),
+            c(
+                "yacobot_queue_urls_counted_elsewhere_total",
+                "queue records left out: another master's files had counted their hits (Loader.Mode = duplicate)",
+                &self.urls_counted_elsewhere,
             ),
             c(
                 "yacobot_urls_loaded_total",

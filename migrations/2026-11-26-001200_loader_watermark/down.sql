@@ -1,0 +1,2 @@
+DROP TABLE loader_watermark;
+ALTER TABLE queue_applied DROP COLUMN skipped;
