@@ -69,7 +69,9 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + doe - 719468
 }
 
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
+/// Year, month, day of a day count since 1970-01-01 (H. Hinnant's algorithm); plain integer
+/// arithmetic, so a signal handler may call it too.
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719468;
     let era = z.div_euclid(146097);
     let doe = z - era * 146097;

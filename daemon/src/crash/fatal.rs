@@ -267,7 +267,7 @@ fn now() -> (i64, u32) {
 /// `YYYY-MM-DD HH:MM:SS.mmm` (UTC), as the logger's lines start, without formatting machinery.
 fn stamp(secs: i64, millis: u32) -> [u8; 23] {
     let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil(days);
+    let (y, m, d) = focuser_formats::stamp::civil_from_days(days);
     let mut out = *b"0000-00-00 00:00:00.000";
     let mut put = |at: usize, width: usize, mut v: i64| {
         for i in (0..width).rev() {
@@ -283,19 +283,6 @@ fn stamp(secs: i64, millis: u32) -> [u8; 23] {
     put(17, 2, rest % 60);
     put(20, 3, i64::from(millis));
     out
-}
-
-/// Year, month, day of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 fn signal_name(sig: c_int) -> &'static [u8] {
