@@ -8,6 +8,7 @@
 //!   ([`md5_lanes`]: the ids of many URLs at once).
 //! * [`exclude`]: the exclusion file's rules (URLs a node neither stores nor fetches).
 //! * [`fsutil`]: publishing files atomically.
+//! * [`snapshot`]: a store's live set written again by its owner for a reader's resend.
 //!
 //! Every format is specified byte by byte in docs/formats.md. The database half of what the
 //! daemons agree on (tables, models, migrations) is `focuser-schema`.
@@ -19,5 +20,6 @@ pub mod num;
 pub mod queue;
 pub mod reflog;
 pub mod segment;
+pub mod snapshot;
 pub mod stamp;
 pub mod urls;

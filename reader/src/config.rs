@@ -121,6 +121,12 @@ pub struct StoreConfig {
     /// `MaxBytes`; unreadable, missing or a symlink: nothing is deleted. Empty: no floor.
     #[serde(rename = "FloorFile", default)]
     pub floor_file: Option<PathBuf>,
+    /// The store's owner writes the live set for a resend into this folder (yacobot's
+    /// resources stores: `<Resources.Dir>/snapshots`, `<Resources.MultiHitDir>/snapshots`):
+    /// `reader resend` asks it there instead of reading the store, whose shipped segments are
+    /// gone. Empty: a resend reads the store.
+    #[serde(rename = "SnapshotDir", default)]
+    pub snapshot_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -311,6 +317,7 @@ defaults!(StoreConfig {
     max_bytes: 0,
     check_interval: default_check_interval(),
     floor_file: None,
+    snapshot_dir: None,
 });
 defaults!(RecvConfig {
     listen: default_listen(),

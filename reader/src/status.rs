@@ -223,6 +223,11 @@ fn resend_figures(r: &Resends) -> Vec<Figure> {
             "resend request files refused (moved aside as .req.bad)",
             r.bad_requests.load(Ordering::Relaxed) as f64,
         ),
+        Figure::counter(
+            "reader_resend_bad_snapshots_total",
+            "owner's snapshots refused (not whole; moved aside as .bad, their requests too)",
+            r.bad_snapshots.load(Ordering::Relaxed) as f64,
+        ),
         Figure::gauge(
             "reader_resends_running",
             "resends running",

@@ -26,6 +26,15 @@ impl Position {
         item_idx: 1,
     };
 
+    /// `FILE:ITEM`, as `Display` writes it; `None` for anything else or out of range.
+    pub fn parse(s: &str) -> Option<Position> {
+        let (f, i) = s.split_once(':')?;
+        Some(Position {
+            file_id: f.parse().ok()?,
+            item_idx: i.parse().ok()?,
+        })
+    }
+
     pub fn encode(&self) -> [u8; POSITION_LEN] {
         let mut b = [0u8; POSITION_LEN];
         b[0..8].copy_from_slice(MAGIC);

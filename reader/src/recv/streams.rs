@@ -54,7 +54,7 @@ pub fn read(path: &Path) -> Result<(Position, BTreeMap<String, Stream>), StoreEr
     let covers = head
         .strip_prefix(MAGIC)
         .and_then(|r| r.trim().strip_prefix("covers="))
-        .and_then(parse_position)
+        .and_then(Position::parse)
         .ok_or_else(|| bad(1, "bad header"))?;
     let mut streams = BTreeMap::new();
     for (i, line) in lines.enumerate() {
@@ -64,7 +64,7 @@ pub fn read(path: &Path) -> Result<(Position, BTreeMap<String, Stream>), StoreEr
             return Err(bad(i + 2, "expected number, name and last position"));
         };
         let number = n.parse().map_err(|_| bad(i + 2, "bad stream number"))?;
-        let last = parse_position(last).ok_or_else(|| bad(i + 2, "bad position"))?;
+        let last = Position::parse(last).ok_or_else(|| bad(i + 2, "bad position"))?;
         streams.insert(name.to_string(), Stream { number, last });
     }
     Ok((covers, streams))
@@ -83,14 +83,6 @@ pub fn write(
     let crc = crc::crc32c(text.as_bytes());
     text.push_str(&format!("#end crc={crc:08x}\n"));
     fsutil::write_atomically(path, |w| w.write_all(text.as_bytes()))
-}
-
-pub(crate) fn parse_position(s: &str) -> Option<Position> {
-    let (f, i) = s.split_once(':')?;
-    Some(Position {
-        file_id: f.parse().ok()?,
-        item_idx: i.parse().ok()?,
-    })
 }
 
 /// What the store holds of each stream from a position on.

@@ -144,6 +144,9 @@ pub struct SenderState {
     verify_until: Mutex<Position>,
     /// Shared with a resend to this receiver ([`resend`]).
     pub(crate) gate: Mutex<Gate>,
+    /// A resend from the owner's snapshot: where it reads the store from (its saved position
+    /// is in the snapshot), for retention.
+    reads_store_from: Mutex<Option<Position>>,
     trouble: Mutex<Trouble>,
     mismatch_episode: Mutex<Episode>,
 }
@@ -190,6 +193,7 @@ impl SenderState {
                 held: false,
                 next: pos,
             }),
+            reads_store_from: Mutex::new(None),
             mismatch_episode: Mutex::new(Episode::new(format!("{name}: stream identity mismatch"))),
             trouble: Mutex::new(Trouble::new(name)),
         };
@@ -205,6 +209,22 @@ impl SenderState {
 
     pub fn saved(&self) -> Position {
         self.saved.lock().map(|p| *p).unwrap_or_default()
+    }
+
+    /// Where this sender still reads the store from: its saved position, unless it reads
+    /// another store (a resend from the owner's snapshot) and the store from elsewhere.
+    pub fn store_position(&self) -> Position {
+        self.reads_store_from
+            .lock()
+            .ok()
+            .and_then(|p| *p)
+            .unwrap_or_else(|| self.saved())
+    }
+
+    pub(crate) fn set_store_position(&self, p: Position) {
+        if let Ok(mut r) = self.reads_store_from.lock() {
+            *r = Some(p);
+        }
     }
 
     pub fn in_mismatch(&self) -> bool {
@@ -274,6 +294,13 @@ impl SendCtx {
             max_frame: config.daemon.max_frame,
             send: config.daemon.send.clone(),
         }
+    }
+
+    /// `Store.SnapshotDir` as it is now: where the store's owner writes a resend's live set.
+    pub fn snapshot_dir(&self) -> Option<PathBuf> {
+        let config = self.config.get();
+        let dir = config.daemon.store.snapshot_dir.as_ref()?;
+        Some(config.common.path(dir))
     }
 
     /// The reconnection backoff as `Send.RetryMin` and `Send.RetryMax` are now: `backoff`

@@ -103,7 +103,10 @@ pub fn enforce_below(
         return Ok(r);
     };
     let sealed: Vec<u64> = sealed.iter().copied().filter(|&id| id < floor).collect();
-    let positions: Vec<Position> = senders.iter().map(|s| trusted(store, s.saved())).collect();
+    let positions: Vec<Position> = senders
+        .iter()
+        .map(|s| trusted(store, s.store_position()))
+        .collect();
     let min = positions
         .iter()
         .map(|p| p.file_id)

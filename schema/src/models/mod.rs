@@ -54,7 +54,7 @@ pub use url::{
     ArchivedCopy, Claimed, LoadRow, Merge, Merged, MovedCopy, NewUrl, PathPage, Url, UrlChanges,
     Withdrawal, NEW_URL_BOOST,
 };
-pub use vr_data::{ItemWrite, KnownItem, LiveItem, NewVrData, RunWrite, VrData};
+pub use vr_data::{ItemWrite, KnownItem, LiveItem, NewVrData, RunWrite, SnapshotItem, VrData};
 pub use vr_open_datasource::{NewVrOpenDatasource, VrOpenDatasource, VrOpenDatasourceChanges};
 pub use vr_resource::{ClaimedRun, NewVrResource, VrResource, VrResourceChanges};
 pub use vr_update_info::{NewVrUpdateInfo, VrUpdateInfo};

@@ -8,7 +8,8 @@
 //! `Resources.Writers` threads that parse, diff and write with the crash-safe protocol of
 //! [`store`], and a thread that reads each run's stored items ahead, [`known`]); fetching waits
 //! while more than five times that many feeds are queued. A resource an operator disabled or
-//! removed is claimed like a run and withdrawn by a writer ([`withdraw`]).
+//! removed is claimed like a run and withdrawn by a writer ([`withdraw`]). A thread writes a
+//! store's live items again when a reader rebuilding a receiver asks for them ([`snapshot`]).
 
 mod account;
 mod changes;
@@ -18,6 +19,7 @@ mod known;
 mod locations;
 mod run;
 mod sitemaps;
+mod snapshot;
 mod stats;
 mod store;
 mod withdraw;
@@ -42,6 +44,7 @@ use crate::status::add;
 use crate::worker::{Ctx, Step, Worker};
 use locations::LocationList;
 use run::{FeedJob, Run};
+use snapshot::Snapshots;
 use store::Store;
 use write::{WriteMsg, WritePool};
 
@@ -65,6 +68,8 @@ pub struct Resources {
     proxy_auth: Option<ProxyAuth>,
     store: Arc<Store>,
     pool: WritePool,
+    /// Writes the live items again for a reader's resend.
+    snapshots: Snapshots,
     /// Runs in their sitemap stage, by `process_timestamp.id`.
     runs: HashMap<u64, Run>,
     jobs: HashMap<u64, Job>,
@@ -107,6 +112,7 @@ impl Worker for Resources {
         let store = Arc::new(store);
         let writers = d.resources.writers as usize;
         let pool = WritePool::start(ctx, Arc::clone(&stats), Arc::clone(&store), writers)?;
+        let snapshots = Snapshots::start(ctx, &store, &stats)?;
         let w = Resources {
             stats,
             owner,
@@ -115,6 +121,7 @@ impl Worker for Resources {
             proxy_auth,
             store,
             pool,
+            snapshots,
             runs: HashMap::new(),
             jobs: HashMap::new(),
             next_token: 1,
@@ -189,6 +196,7 @@ impl Worker for Resources {
     /// Stops the write stage (runs not finished are given back) and closes the store.
     fn close(self, ctx: &Ctx) {
         self.pool.stop();
+        self.snapshots.stop();
         let owner = self.owner.clone();
         match ctx.db.run("releasing resource claims", |c| {
             VrResource::release_claims(c, &owner, "interrupted: yacobot stopped; run again")

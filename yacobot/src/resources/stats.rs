@@ -58,6 +58,12 @@ pub struct ResourceStats {
     pub customer_errors: AtomicU64,
     /// Customer rows written.
     pub customer_rows: AtomicU64,
+    /// Resend snapshots written, their items, the attempts that failed, and asks refused
+    /// ([`super::snapshot`]).
+    pub snapshots: AtomicU64,
+    pub snapshot_items: AtomicU64,
+    pub snapshot_errors: AtomicU64,
+    pub snapshot_asks_refused: AtomicU64,
     /// Gauges: runs claimed and not finished here; resources whose last run failed (all nodes,
     /// `None` until the first scan looked).
     pub running: AtomicU64,
@@ -134,6 +140,26 @@ impl StatusSource for ResourceStats {
                 "yacobot_resource_failed_keys_total",
                 "feed items without their key or a required field",
                 &self.failed_keys,
+            ),
+            c(
+                "yacobot_resource_snapshots_total",
+                "resend snapshots written (the live items of a store, for a reader's resend)",
+                &self.snapshots,
+            ),
+            c(
+                "yacobot_resource_snapshot_items_total",
+                "items written into resend snapshots",
+                &self.snapshot_items,
+            ),
+            c(
+                "yacobot_resource_snapshot_errors_total",
+                "resend snapshots that failed to be written (tried again)",
+                &self.snapshot_errors,
+            ),
+            c(
+                "yacobot_resource_snapshot_asks_refused_total",
+                "snapshot requests refused (moved aside as .ask.bad)",
+                &self.snapshot_asks_refused,
             ),
             c(
                 "yacobot_resource_items_emitted_total",

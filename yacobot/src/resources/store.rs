@@ -6,6 +6,7 @@
 //! docs/formats.md "Multi-hit classes"), opened when first needed.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -32,6 +33,9 @@ pub struct Emit<'a> {
 
 /// The first class of the multi-hit path (the source's `class_id > 70000000`).
 pub const MULTI_HIT_CLASS: u32 = 70_000_000;
+
+/// The folder in each store where resend snapshots are asked for and written.
+pub const SNAPSHOTS: &str = "snapshots";
 
 pub fn is_multi_hit(class_id: u32) -> bool {
     class_id >= MULTI_HIT_CLASS
@@ -72,6 +76,23 @@ impl Store {
 
     pub fn digests(&self) -> &DigestDir {
         &self.digests
+    }
+
+    /// Each store's folder of resend snapshots ([`super::snapshot`]) and the classes whose
+    /// items it holds.
+    pub fn snapshot_dirs(&self) -> [(PathBuf, Range<i64>); 2] {
+        let multi = i64::from(MULTI_HIT_CLASS);
+        [
+            (self.dir.join(SNAPSHOTS), 0..multi),
+            (
+                self.multi_dir.join(SNAPSHOTS),
+                multi..i64::from(u32::MAX) + 1,
+            ),
+        ]
+    }
+
+    pub fn writer_options(&self) -> WriterOptions {
+        self.opts
     }
 
     fn writer(&self) -> anyhow::Result<MutexGuard<'_, Writer>> {
@@ -294,6 +315,9 @@ pub struct Recovered {
 
 fn open_writer(dir: &Path, opts: &WriterOptions) -> anyhow::Result<Writer> {
     let (writer, rec) = Writer::open(dir, *opts)?;
+    let snapshots = dir.join(SNAPSHOTS);
+    std::fs::create_dir_all(&snapshots)
+        .with_context(|| format!("creating {}", snapshots.display()))?;
     if rec.cut_bytes > 0 || rec.index_rebuilt {
         log::warn!(
             "resources store {}: recovered segment {}: cut {} bytes, index rebuilt: {}",

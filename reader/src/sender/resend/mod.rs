@@ -12,6 +12,7 @@
 
 mod live;
 pub mod request;
+mod snapshot;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,8 +29,9 @@ use super::batch::Batcher;
 use super::session::{ack_of, connect, fail, SessionError};
 use super::{SendCtx, SenderSpec, SenderState};
 use crate::wire::read_frame;
+use focuser_formats::snapshot::ASK_SUFFIX;
 use live::Live;
-use request::{position_path, request_path, Request, RequestError};
+use request::{position_path, request_path, Request, RequestError, Source};
 
 /// The resends of one reader, for the status page and retention.
 #[derive(Default)]
@@ -38,6 +40,8 @@ pub struct Resends {
     pub done: AtomicU64,
     /// Request files refused (moved aside as `.bad`).
     pub bad_requests: AtomicU64,
+    /// Owner's snapshots refused (not whole).
+    pub bad_snapshots: AtomicU64,
     /// The resends running now: retention keeps what they still have to send.
     pub running: Mutex<Vec<Arc<SenderState>>>,
 }
@@ -55,6 +59,10 @@ pub fn watch(
     ctx: Arc<SendCtx>,
     resends: Arc<Resends>,
 ) {
+    if let Some(dir) = ctx.snapshot_dir() {
+        let specs: Vec<SenderSpec> = senders.iter().map(|s| s.spec.clone()).collect();
+        snapshot::remove_orphans(&dir, &specs);
+    }
     let by_path: HashMap<PathBuf, Arc<SenderState>> = senders
         .into_iter()
         .map(|st| (request_path(&st.spec), st))
@@ -122,74 +130,163 @@ fn refuse(resends: &Resends, path: &Path, e: RequestError) {
 /// Runs the resend `path` asks for, to `normal`'s receiver, until it is done, cancelled (its
 /// request file removed) or the daemon stops (a restart goes on from its position file).
 fn run(normal: &Arc<SenderState>, path: &Path, ctx: &SendCtx, resends: &Resends) {
-    let mut req = match Request::read(path, &normal.spec) {
-        Ok(r) => r,
-        Err(e) => return refuse(resends, path, e),
-    };
-    let snapshot = match req.snapshot {
-        Some(p) => p,
-        None => {
-            let p = normal.gate.lock().map(|g| g.next).unwrap_or_default();
-            req.snapshot = Some(p);
-            if let Err(e) = req.write(path) {
-                log::error!(
-                    "resend to {}: {e}; tried again in a second",
-                    normal.spec.address
-                );
-                return;
-            }
-            p
-        }
+    let owner = ctx.snapshot_dir();
+    let Some((req, snapshot)) = take_up(normal, path, owner.is_some(), resends) else {
+        return;
     };
     let name = format!("resend to {} {}", normal.spec.group, normal.spec.address);
     let st = Arc::new(SenderState::named(spec_of(&normal.spec, &req), name));
+    let from_owner = owner
+        .as_ref()
+        .map(|dir| (dir.clone(), snapshot::name(&normal.spec, req.id)));
+    if from_owner.is_some() {
+        // Its own position is in the snapshot; the store is read from the snapshot on.
+        st.set_store_position(snapshot);
+    }
     resends.started.fetch_add(1, Ordering::Relaxed);
     if let Ok(mut r) = resends.running.lock() {
         r.push(Arc::clone(&st));
     }
-    log::info!(
-        "resend to {} {} (stream {}): the live items before {snapshot}, from {}",
-        st.spec.group,
-        st.spec.address,
-        st.spec.stream,
-        st.saved()
-    );
-    let outcome = resend(&st, normal, ctx, path, snapshot);
+    let outcome = match &from_owner {
+        None => Some(ctx.store.clone()),
+        Some((dir, name)) => owner_snapshot(&st, ctx, path, dir, name, resends),
+    };
+    let outcome = outcome.map(|source| {
+        log::info!(
+            "resend to {} {} (stream {}): the live items before {snapshot}, from {}{}",
+            st.spec.group,
+            st.spec.address,
+            st.spec.stream,
+            st.saved(),
+            if from_owner.is_some() {
+                format!(" of snapshot {}", source.display())
+            } else {
+                String::new()
+            }
+        );
+        let owner = from_owner.is_some().then_some(snapshot);
+        resend(&st, normal, ctx, path, snapshot, &source, owner)
+    });
     if let Ok(mut r) = resends.running.lock() {
         r.retain(|x| !Arc::ptr_eq(x, &st));
     }
-    let n = st.acked_items.load(Ordering::Relaxed);
-    match outcome {
-        Outcome::Done | Outcome::Cancelled => {
-            // The position file first: a crash between the two leaves a request that finds
-            // everything acknowledged by the receiver, and ends.
-            let gone = fsutil::remove_if_exists(&st.spec.position_file)
-                .and_then(|()| fsutil::remove_if_exists(&st.spec.lost_file))
-                .and_then(|()| fsutil::remove_if_exists(path));
-            if let Err(e) = gone {
-                log::error!("resend to {}: removing its files: {e}", st.spec.address);
-            }
-            let how = if matches!(outcome, Outcome::Done) {
-                "done"
-            } else {
-                "cancelled (its request file was removed)"
-            };
-            if matches!(outcome, Outcome::Done) {
-                resends.done.fetch_add(1, Ordering::Relaxed);
-            }
-            log::info!(
-                "resend to {} {} {how}: {n} items this run",
-                st.spec.group,
-                st.spec.address
-            );
-        }
-        Outcome::Stopped => log::info!(
-            "resend to {} {}: stopped at {} after {n} items this run; a restart goes on",
-            st.spec.group,
-            st.spec.address,
-            st.saved()
-        ),
+    if let Some(outcome) = outcome {
+        ended(&st, path, outcome, from_owner.as_ref(), resends);
     }
+}
+
+/// Reads the request and, the first time, fixes its snapshot position (where the normal
+/// stream sends from next) and where the live set is read; `None` if it is refused or
+/// cannot be written yet.
+fn take_up(
+    normal: &SenderState,
+    path: &Path,
+    owner: bool,
+    resends: &Resends,
+) -> Option<(Request, Position)> {
+    let mut req = match Request::read(path, &normal.spec) {
+        Ok(r) => r,
+        Err(e) => {
+            refuse(resends, path, e);
+            return None;
+        }
+    };
+    let source = if owner { Source::Owner } else { Source::Store };
+    if let Some(was) = req.from.filter(|&f| f != source) {
+        refuse(
+            resends,
+            path,
+            RequestError::Source(path.into(), was, source),
+        );
+        return None;
+    }
+    if let Some(p) = req.snapshot {
+        return Some((req, p));
+    }
+    let p = normal.gate.lock().map(|g| g.next).unwrap_or_default();
+    req.snapshot = Some(p);
+    req.from = Some(source);
+    if let Err(e) = req.write(path) {
+        log::error!(
+            "resend to {}: {e}; tried again in a second",
+            normal.spec.address
+        );
+        return None;
+    }
+    Some((req, p))
+}
+
+/// Waits for the owner's snapshot; `None` if the resend ends before (stopped, cancelled, or
+/// refused: a snapshot that is not whole).
+fn owner_snapshot(
+    st: &SenderState,
+    ctx: &SendCtx,
+    path: &Path,
+    dir: &Path,
+    name: &str,
+    resends: &Resends,
+) -> Option<PathBuf> {
+    let who = format!("resend to {} {}", st.spec.group, st.spec.address);
+    match snapshot::ready(dir, name, st, ctx, path) {
+        snapshot::Ready::Snapshot(folder) => return Some(folder),
+        snapshot::Ready::Stopped => log::info!("{who}: stopped; a restart goes on"),
+        snapshot::Ready::Cancelled => {
+            if let Err(e) = snapshot::remove(dir, name) {
+                log::error!("{who}: removing its snapshot: {e}");
+            }
+            log::info!("{who} cancelled (its request file was removed)");
+        }
+        snapshot::Ready::Bad(why) => {
+            resends.bad_snapshots.fetch_add(1, Ordering::Relaxed);
+            let aside = match snapshot::set_aside(dir, name) {
+                Ok(p) => format!("moved to {}", p.display()),
+                Err(e) => format!("moving it aside: {e}"),
+            };
+            let _ = fsutil::remove_if_exists(&st.spec.position_file);
+            refuse(resends, path, RequestError::Snapshot(why, aside));
+        }
+    }
+    None
+}
+
+/// A resend's end: its files removed when it is done or cancelled; logged.
+fn ended(
+    st: &SenderState,
+    path: &Path,
+    outcome: Outcome,
+    owner: Option<&(PathBuf, String)>,
+    resends: &Resends,
+) {
+    let n = st.acked_items.load(Ordering::Relaxed);
+    let (group, address) = (&st.spec.group, &st.spec.address);
+    if matches!(outcome, Outcome::Stopped) {
+        log::info!(
+            "resend to {group} {address}: stopped at {} after {n} items this run; a restart goes on",
+            st.saved()
+        );
+        return;
+    }
+    // The owner's ask first (it must not write the snapshot again), then the position file:
+    // a crash between the two leaves a request that finds everything acknowledged by the
+    // receiver, and ends. The snapshot goes last, once no request can need it.
+    let gone = owner
+        .map_or(Ok(()), |(dir, name)| {
+            fsutil::remove_if_exists(&dir.join(format!("{name}{ASK_SUFFIX}")))
+        })
+        .and_then(|()| fsutil::remove_if_exists(&st.spec.position_file))
+        .and_then(|()| fsutil::remove_if_exists(&st.spec.lost_file))
+        .and_then(|()| fsutil::remove_if_exists(path))
+        .and_then(|()| owner.map_or(Ok(()), |(dir, name)| snapshot::remove(dir, name)));
+    if let Err(e) = gone {
+        log::error!("resend to {address}: removing its files: {e}");
+    }
+    let how = if matches!(outcome, Outcome::Done) {
+        resends.done.fetch_add(1, Ordering::Relaxed);
+        "done"
+    } else {
+        "cancelled (its request file was removed)"
+    };
+    log::info!("resend to {group} {address} {how}: {n} items this run");
 }
 
 /// The resend as a sender of its own: the normal sender's receiver and partition, a stream
@@ -210,15 +307,22 @@ enum Outcome {
     Stopped,
 }
 
-/// Connects, sends, reconnects with backoff, until the resend ends.
+/// Connects, sends, reconnects with backoff, until the resend ends. It sends from `source`:
+/// the store, or the owner's snapshot (`owner`: the store is read from there on).
 fn resend(
     st: &SenderState,
     normal: &SenderState,
     ctx: &SendCtx,
     path: &Path,
     snapshot: Position,
+    source: &Path,
+    owner: Option<Position>,
 ) -> Outcome {
-    let mut live = Live::new(&ctx.store, st.spec.partition, snapshot, &st.spec.statuses);
+    let (partition, statuses) = (st.spec.partition, &st.spec.statuses);
+    let mut live = match owner {
+        None => Live::new(&ctx.store, partition, snapshot, statuses),
+        Some(from) => Live::of_owner(source, &ctx.store, partition, from, statuses),
+    };
     let mut backoff = Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
     loop {
         if ctx.stop.is_set() {
@@ -227,7 +331,7 @@ fn resend(
         // The whole store is read once, outside the gate; then only what was added.
         let result = live
             .catch_up(st)
-            .and_then(|()| session(st, normal, ctx, path, &mut live));
+            .and_then(|()| session(st, normal, ctx, path, source, &mut live));
         st.connected.store(false, Ordering::SeqCst);
         match result {
             Ok(o) => return o,
@@ -246,6 +350,7 @@ fn session(
     normal: &SenderState,
     ctx: &SendCtx,
     path: &Path,
+    source: &Path,
     live: &mut Live,
 ) -> Result<Outcome, SessionError> {
     let timeout = Duration::from_secs(ctx.settings().send.timeout.max(1));
@@ -258,7 +363,7 @@ fn session(
         });
     }
     st.connected.store(true, Ordering::SeqCst);
-    let mut batch = Batcher::new(Cursor::new(&ctx.store, from, Some(st.spec.partition)));
+    let mut batch = Batcher::new(Cursor::new(source, from, Some(st.spec.partition)));
     let started = Instant::now();
     let mut sent = 0u64;
     loop {

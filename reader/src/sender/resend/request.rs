@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use focuser_formats::fsutil;
 use focuser_formats::segment::Position;
 
-use crate::recv::streams::parse_position;
 use crate::sender::SenderSpec;
 
 /// A request file is a few short lines: anything longer is refused unread.
@@ -22,6 +21,25 @@ pub struct Request {
     pub id: u64,
     /// Set by the daemon when it starts the resend: items before it are resent.
     pub snapshot: Option<Position>,
+    /// Set with `snapshot`: whether the live set is read from the store or from its owner's
+    /// snapshot (`Store.SnapshotDir`); a restart goes on the same way.
+    pub from: Option<Source>,
+}
+
+/// Where a resend reads the live set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Store,
+    Owner,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Store => "store",
+            Source::Owner => "owner",
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +57,10 @@ pub enum RequestError {
         line: usize,
         reason: String,
     },
+    #[error("{}: begun reading the live set from the {}, which Store.SnapshotDir now says is not where it is: run `reader resend` again", .0.display(), .1.name())]
+    Source(PathBuf, Source, Source),
+    #[error("the owner's snapshot is not whole: {0}; {1}")]
+    Snapshot(String, String),
     #[error("{}: names no sender of this reader (a resend request is `resend_<group>_<k>_<address>.req`)", .0.display())]
     NoSender(PathBuf),
 }
@@ -70,6 +92,7 @@ impl Request {
             address: spec.address.clone(),
             id,
             snapshot: None,
+            from: None,
         }
     }
 
@@ -80,6 +103,9 @@ impl Request {
         );
         if let Some(p) = self.snapshot {
             t.push_str(&format!("snapshot = {p}\n"));
+        }
+        if let Some(f) = self.from {
+            t.push_str(&format!("from = {}\n", f.name()));
         }
         t
     }
@@ -113,7 +139,8 @@ impl Request {
     }
 
     pub fn parse(path: &Path, text: &str, spec: &SenderSpec) -> Result<Request, RequestError> {
-        let (mut group, mut address, mut id, mut snapshot) = (None, None, None, None);
+        let (mut group, mut address, mut id, mut snapshot, mut from) =
+            (None, None, None, None, None);
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let line = line.trim();
@@ -129,6 +156,7 @@ impl Request {
                 "address" => &mut address,
                 "id" => &mut id,
                 "snapshot" => &mut snapshot,
+                "from" => &mut from,
                 _ => return Err(bad(path, n, &format!("unknown key {key:?}"))),
             };
             if slot.replace(value.to_string()).is_some() {
@@ -152,8 +180,11 @@ impl Request {
                 "id" if !value.parse::<u64>().is_ok_and(|v| v > 0) => {
                     return Err(bad(path, n, "id: not a number from 1 to 2^64-1"))
                 }
-                "snapshot" if parse_position(value).is_none() => {
+                "snapshot" if Position::parse(value).is_none() => {
                     return Err(bad(path, n, "snapshot: not a position FILE:ITEM in range"))
+                }
+                "from" if !matches!(value, "store" | "owner") => {
+                    return Err(bad(path, n, "from: `store` or `owner`"))
                 }
                 _ => {}
             }
@@ -167,7 +198,14 @@ impl Request {
             id: id
                 .and_then(|v| v.parse().ok())
                 .ok_or_else(|| missing("id"))?,
-            snapshot: snapshot.and_then(|v| parse_position(&v)),
+            snapshot: snapshot.and_then(|v| Position::parse(&v)),
+            from: from.map(|v| {
+                if v == "owner" {
+                    Source::Owner
+                } else {
+                    Source::Store
+                }
+            }),
         })
     }
 }
@@ -209,6 +247,7 @@ mod tests {
             file_id: 3,
             item_idx: 4,
         });
+        r.from = Some(Source::Owner);
         assert_eq!(Request::parse(Path::new("f"), &r.encode(), &s).unwrap(), r);
     }
 
@@ -236,6 +275,7 @@ mod tests {
                 "line 4: unknown key",
             ),
             (&format!("{head}garbage\n")[..], "line 3: expected"),
+            (&format!("{head}id = 1\nfrom = disk\n")[..], "line 4: from"),
             (head, "no id"),
         ] {
             let e = Request::parse(Path::new("f.req"), text, &s)

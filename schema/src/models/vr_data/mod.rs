@@ -8,9 +8,11 @@ use crate::db::last_insert_id;
 use crate::schema::vr_data;
 
 mod run;
+mod snapshot;
 mod write;
 
 pub use run::{ItemWrite, KnownItem, LiveItem, RunWrite};
+pub use snapshot::SnapshotItem;
 
 /// One item of a partner feed.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Identifiable)]
