@@ -159,7 +159,7 @@ fn every_reloadable_key_takes_effect_and_a_restart_only_one_waits() {
     text.push_str(
         "MaxFrame = 16777216\nSend.SaveEvery = 10\nSend.BatchBytes = 1048576\nSend.Window = 2\n\
          Send.Records = 0\nSend.ResendRate = 50\nStore.MaxBytes = 1000000000\nStore.CheckInterval = 2\n\
-         Store.FloorFile = retention.floor\nstream_epoch = 1\n",
+         Store.FloorFile = retention.floor\nStore.SnapshotDir = snapshots\nstream_epoch = 1\n",
     );
     std::fs::write(&s_cf, text).unwrap();
     let new = Config::<ReaderConfig>::load(&s_cf, None).unwrap();
