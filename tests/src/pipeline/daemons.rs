@@ -462,6 +462,11 @@ fn feed_sender_keys(plan: &Plan, n: usize) -> Vec<(&'static str, Set)> {
             "Store.FloorFile",
             Set::Off("no owner's retention: segments go once shipped"),
         ),
+        // `reader resend` asks yacobot for the live vr_data items there.
+        (
+            "Store.SnapshotDir",
+            p(&feed_segments(plan, n).join("snapshots")),
+        ),
         (
             "SendFile.0.Address",
             Set::Off("the crawl archive's reader ships the queue files"),
@@ -483,8 +488,17 @@ fn bindings_sender_keys(
     store: fn(&Plan, usize) -> PathBuf,
 ) -> Vec<(&'static str, Set)> {
     let mut keys = feed_sender_keys(plan, n);
-    keys.retain(|(k, _)| !matches!(*k, "name" | "store_dir" | "Index.0.Addresses"));
+    keys.retain(|(k, _)| {
+        !matches!(
+            *k,
+            "name" | "store_dir" | "Index.0.Addresses" | "Store.SnapshotDir"
+        )
+    });
     keys.extend([
+        (
+            "Store.SnapshotDir",
+            Set::Off("no owner answers snapshot asks for this store"),
+        ),
         ("name", s(format!("node{n}-{what}"))),
         ("store_dir", p(&store(plan, n))),
         ("Index.0.Addresses", s(adserver_address(plan))),
