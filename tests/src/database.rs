@@ -74,17 +74,23 @@ impl TestDb {
     }
 
     pub fn create() -> Result<Self, Error> {
-        Self::create_on(vec![admin_url()?])
+        Self::create_on(&admin_url()?)
+    }
+
+    /// A new database on the server of `admin_url` (another server than the test server's,
+    /// e.g. a node of the Galera cluster).
+    pub fn create_on(admin_url: &str) -> Result<Self, Error> {
+        Self::create_on_servers(vec![admin_url.to_string()])
     }
 
     /// A new database for this test on the Galera cluster (made through the first node that
     /// answers, and so on every node).
     pub fn on_cluster(cluster: &crate::Cluster) -> Self {
-        Self::create_on(cluster.admin_urls().to_vec())
+        Self::create_on_servers(cluster.admin_urls().to_vec())
             .unwrap_or_else(|e| panic!("cannot create a test database on the cluster: {e}"))
     }
 
-    fn create_on(admin_urls: Vec<String>) -> Result<Self, Error> {
+    fn create_on_servers(admin_urls: Vec<String>) -> Result<Self, Error> {
         let (mut admin, i) = first_answering(&admin_urls)?;
         let admin_url = admin_urls[i].clone();
         let template = ensure_template(&mut admin, &admin_url)?;
