@@ -73,7 +73,13 @@ impl TestDb {
     }
 
     pub fn create() -> Result<Self, Error> {
-        let admin_url = admin_url()?;
+        Self::create_on(&admin_url()?)
+    }
+
+    /// A new database on the server of `admin_url` (another server than the test server's,
+    /// e.g. a node of the Galera cluster).
+    pub fn create_on(admin_url: &str) -> Result<Self, Error> {
+        let admin_url = admin_url.to_string();
         let mut admin = focuser_schema::db::connect(&admin_url)?;
         let template = ensure_template(&mut admin, &admin_url)?;
         let name = format!(
