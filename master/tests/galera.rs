@@ -214,7 +214,7 @@ impl Daemon {
         let metrics = get(self.port, "/metrics");
         metrics
             .lines()
-            .find(|l| l.starts_with(&format!("focuser_master_{name}{{")))
+            .find(|l| l.starts_with(&format!("focuser_{name}{{")))
             .and_then(|l| l.rsplit(' ').next())
             .unwrap_or_default()
             .to_string()
