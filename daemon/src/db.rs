@@ -231,6 +231,9 @@ pub struct Database {
 /// Errors that mean "the server is not there", as opposed to a bad query.
 fn is_connection_loss(e: &DieselError) -> bool {
     match e {
+        // The server went at COMMIT, so the ROLLBACK after it failed too: what counts is why
+        // the commit failed.
+        DieselError::RollbackErrorOnCommit { commit_error, .. } => is_connection_loss(commit_error),
         DieselError::DatabaseError(
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             _,
@@ -304,7 +307,7 @@ impl Database {
                     Err(e) if conflicts < LOCK_CONFLICT_TRIES && is_lock_conflict(&e) => {
                         conflicts += 1;
                         log::debug!("{what}: {e}; trying again ({conflicts})");
-                        if !self.stop.sleep(LOCK_CONFLICT_PAUSE * conflicts) {
+                        if !self.stop.sleep(conflict_pause(conflicts)) {
                             return Err(DbError::Stopped {
                                 what: what.to_string(),
                             });
@@ -360,17 +363,97 @@ pub fn connect(common: &CommonConfig) -> anyhow::Result<MysqlConnection> {
 }
 
 /// Tries of a transaction the server aborted because of another one, and the pause before
-/// the first retry (the n-th waits n times as long).
-const LOCK_CONFLICT_TRIES: u32 = 5;
+/// the first retry (the n-th waits n times as long, up to a second). On a Galera cluster two
+/// daemons on two nodes that want the same rows lose to each other at commit, possibly many
+/// times in a row: the tries are many, and each pause is drawn from half to one and a half
+/// times its length, so that the two do not try again in step.
+const LOCK_CONFLICT_TRIES: u32 = 20;
 const LOCK_CONFLICT_PAUSE: Duration = Duration::from_millis(50);
+const LOCK_CONFLICT_MAX_PAUSE: Duration = Duration::from_secs(1);
+
+/// The pause before try `n` + 1 of a transaction aborted by a conflict.
+fn conflict_pause(n: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    // A random draw from the standard library's seeded hasher: 0..1000 per mille.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(n);
+    let per_mille = (h.finish() % 1000) as u32;
+    (LOCK_CONFLICT_PAUSE * n).min(LOCK_CONFLICT_MAX_PAUSE) * (500 + per_mille) / 1000
+}
 
 /// A transaction the server chose to abort because of another one: trying again is right.
+/// A Galera certification failure (the other node's transaction committed first) is error
+/// 1213 too, also at `COMMIT` and for a single autocommit statement.
 fn is_lock_conflict(e: &DieselError) -> bool {
     match e {
+        DieselError::RollbackErrorOnCommit { commit_error, .. } => is_lock_conflict(commit_error),
         DieselError::DatabaseError(_, info) => {
             let m = info.message();
             m.contains("Deadlock found") || m.contains("Lock wait timeout")
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Info(&'static str);
+
+    impl diesel::result::DatabaseErrorInformation for Info {
+        fn message(&self) -> &str {
+            self.0
+        }
+        fn details(&self) -> Option<&str> {
+            None
+        }
+        fn hint(&self) -> Option<&str> {
+            None
+        }
+        fn table_name(&self) -> Option<&str> {
+            None
+        }
+        fn column_name(&self) -> Option<&str> {
+            None
+        }
+        fn constraint_name(&self) -> Option<&str> {
+            None
+        }
+        fn statement_position(&self) -> Option<i32> {
+            None
+        }
+    }
+
+    fn error(message: &'static str) -> DieselError {
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(Info(message)))
+    }
+
+    #[test]
+    fn a_node_outside_the_primary_component_is_a_lost_server_and_certification_a_conflict() {
+        let not_ready = error("WSREP has not yet prepared node for application use");
+        assert!(is_connection_loss(&not_ready) && !is_lock_conflict(&not_ready));
+        let certification =
+            error("Deadlock found when trying to get lock; try restarting transaction");
+        assert!(is_lock_conflict(&certification) && !is_connection_loss(&certification));
+        assert!(!is_connection_loss(&error(
+            "Duplicate entry 'a' for key 'PRIMARY'"
+        )));
+    }
+
+    #[test]
+    fn conflict_pauses_grow_are_capped_and_drawn_apart() {
+        for n in 1..=LOCK_CONFLICT_TRIES {
+            let base = (LOCK_CONFLICT_PAUSE * n).min(LOCK_CONFLICT_MAX_PAUSE);
+            let p = conflict_pause(n);
+            assert!(p >= base / 2 && p <= base * 3 / 2, "{n}: {p:?}");
+        }
+        let draws: std::collections::BTreeSet<Duration> =
+            (0..20).map(|_| conflict_pause(4)).collect();
+        assert!(
+            draws.len() > 1,
+            "two daemons would retry in step: {draws:?}"
+        );
     }
 }

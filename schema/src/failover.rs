@@ -135,21 +135,21 @@ impl r2d2::ManageConnection for Failover {
     fn connect(&self) -> Result<NodeConnection, FailoverError> {
         let n = self.addresses.len();
         let start = self.in_use.index();
-        let mut failures: Vec<String> = Vec::new();
+        let mut failures: Vec<(usize, String)> = Vec::new();
         for k in 0..n {
             let i = (start + k) % n;
             match open(&self.addresses[i], i) {
                 Ok(conn) => {
-                    if k > 0 {
-                        self.moved(start, i, failures.swap_remove(0));
+                    if let Some((_, why)) = failures.into_iter().next() {
+                        self.moved(start, i, why);
                     }
                     return Ok(conn);
                 }
                 Err(e) if n == 1 => return Err(FailoverError::Address(e)),
-                Err(e) => failures.push(format!("address {}: {e}", i + 1)),
+                Err(e) => failures.push((i, e)),
             }
         }
-        Err(FailoverError::NoneAnswers(failures.join("; ")))
+        Err(none_answers(failures))
     }
 
     fn is_valid(&self, conn: &mut NodeConnection) -> Result<(), FailoverError> {
@@ -228,10 +228,19 @@ pub fn connect_first(list: &[&str]) -> Result<(MysqlConnection, usize), Failover
         match open(url, i) {
             Ok(c) => return Ok((c.conn, i)),
             Err(e) if list.len() == 1 => return Err(FailoverError::Address(e)),
-            Err(e) => failures.push(format!("address {}: {e}", i + 1)),
+            Err(e) => failures.push((i, e)),
         }
     }
-    Err(FailoverError::NoneAnswers(failures.join("; ")))
+    Err(none_answers(failures))
+}
+
+/// Every address's failure, by number from 1.
+fn none_answers(failures: Vec<(usize, String)>) -> FailoverError {
+    let each: Vec<String> = failures
+        .into_iter()
+        .map(|(i, e)| format!("address {}: {e}", i + 1))
+        .collect();
+    FailoverError::NoneAnswers(each.join("; "))
 }
 
 #[cfg(test)]
