@@ -34,33 +34,10 @@ die() { printf 'db: error: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=lib/packages.sh
 . "$ROOT/scripts/lib/packages.sh"
 
+# shellcheck source=lib/mariadb.sh
+. "$ROOT/scripts/lib/mariadb.sh"
+
 # --- DATABASE_URL handling ---------------------------------------------------------------------
-
-urldecode() { local s=${1//+/ }; printf '%b' "${s//%/\\x}"; }
-
-# Splits mysql://user:password@host:port/db into the URL_* variables.
-parse_url() {
-    local re='^mysql://([^:@/]*)(:([^@/]*))?@([^:/]+)(:([0-9]+))?(/([^?]*))?'
-    [[ $1 =~ $re ]] || die "DATABASE_URL is not a mysql://user:password@host:port/db URL"
-    URL_USER=$(urldecode "${BASH_REMATCH[1]}")
-    URL_PASS=$(urldecode "${BASH_REMATCH[3]}")
-    URL_HOST=${BASH_REMATCH[4]}
-    URL_PORT=${BASH_REMATCH[6]:-3306}
-    URL_DB=${BASH_REMATCH[8]}
-}
-
-masked() { sed -E 's#(mysql://[^:@/]*:)[^@]*@#\1***@#' <<<"$1"; }
-
-# Writes a client options file for the URL parsed last, readable only by us, so that no
-# password shows in `ps`; prints its path.
-client_options() {
-    local opts
-    opts=$(mktemp)
-    chmod 600 "$opts"
-    printf '[client]\nuser=%s\npassword="%s"\nhost=%s\nport=%s\nprotocol=tcp\nconnect-timeout=5\n' \
-        "$URL_USER" "$URL_PASS" "$URL_HOST" "$URL_PORT" >"$opts"
-    echo "$opts"
-}
 
 check_url() {
     local url=$1 opts out rc=0
@@ -89,43 +66,8 @@ port_taken() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null;
 
 log_tail() { [ -f "$LOG" ] && { echo "--- last lines of $LOG:"; tail -n 25 "$LOG"; } >&2 || true; }
 
-load_secrets() {
-    if [ ! -s "$SECRETS" ]; then
-        umask 077
-        printf 'DAEMON_PASSWORD=%s\nADMIN_PASSWORD=%s\n' \
-            "$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)" \
-            "$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)" >"$SECRETS"
-    fi
-    # shellcheck disable=SC1090
-    . "$SECRETS"
-}
-
 daemon_url() { echo "mysql://focuser:$DAEMON_PASSWORD@127.0.0.1:$PORT/$DB_NAME"; }
 admin_url() { echo "mysql://focuser_admin:$ADMIN_PASSWORD@127.0.0.1:$PORT/$DB_NAME"; }
-
-init_datadir() {
-    [ -d "$DATA/mysql" ] && return 0
-    say "initialising $DATA"
-    rm -rf "$DATA.tmp"
-    mkdir -p "$DATA.tmp" "$DB_DIR/tmp"
-    # Tried twice: a bootstrap has been seen to fail once on a machine busy installing packages.
-    local try
-    for try in 1 2; do
-        if mariadb-install-db --no-defaults --basedir=/usr --datadir="$DATA.tmp" --user="$OS_USER" \
-            --auth-root-authentication-method=socket --auth-root-socket-user="$OS_USER" \
-            --skip-test-db >"$DB_DIR/install.log" 2>&1; then
-            break
-        fi
-        # The server's own [ERROR] lines say why; the tool's advice after them does not.
-        grep -E '\[ERROR\]|ERROR [0-9]+' "$DB_DIR/install.log" | head -n 10 >&2 || true
-        [ "$try" -eq 2 ] && die "mariadb-install-db failed twice (see $DB_DIR/install.log)"
-        say "mariadb-install-db failed; trying once more"
-        rm -rf "$DATA.tmp"
-        mkdir -p "$DATA.tmp"
-        sleep 1
-    done
-    mv "$DATA.tmp" "$DATA"
-}
 
 start_server() {
     rm -f "$SOCK" "$PIDFILE"
@@ -133,9 +75,8 @@ start_server() {
     say "starting mariadbd on 127.0.0.1:$PORT (socket $SOCK)"
     setsid /usr/sbin/mariadbd --no-defaults --basedir=/usr --datadir="$DATA" --tmpdir="$DB_DIR/tmp" \
         --socket="$SOCK" --port="$PORT" --bind-address=127.0.0.1 --pid-file="$PIDFILE" \
-        --log-error="$LOG" --user="$OS_USER" --skip-name-resolve \
-        --character-set-server=utf8mb4 --collation-server=utf8mb4_bin --default-time-zone=+00:00 \
-        --innodb-buffer-pool-size="${FOCUSER_DB_POOL:-1G}" --max-connections=500 \
+        --log-error="$LOG" --user="$OS_USER" "${SERVER_OPTIONS[@]}" \
+        --innodb-buffer-pool-size="${FOCUSER_DB_POOL:-1G}" \
         </dev/null >>"$DB_DIR/mariadbd.out" 2>&1 &
     local pid=$! waited=0
     while ! answers; do
@@ -155,27 +96,7 @@ start_server() {
     done
 }
 
-# Least privilege: the daemons' account only reads and writes rows (of focuser and of the main
-# job's node databases focuser_node*); the admin account owns the schema (migrations), the
-# node databases and the per-test databases focuser_*.
-create_accounts() {
-    local host
-    {
-        echo "CREATE DATABASE IF NOT EXISTS \`$DB_NAME\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;"
-        echo "DROP USER IF EXISTS ''@'localhost';"
-        for host in localhost 127.0.0.1; do
-            echo "CREATE USER IF NOT EXISTS 'focuser'@'$host' IDENTIFIED BY '$DAEMON_PASSWORD';"
-            echo "ALTER USER 'focuser'@'$host' IDENTIFIED BY '$DAEMON_PASSWORD';"
-            echo "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE TEMPORARY TABLES ON \`$DB_NAME\`.* TO 'focuser'@'$host';"
-            # The main job (scripts/run.sh) gives each crawler node a database of its own.
-            echo "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE TEMPORARY TABLES ON \`${DB_NAME}\\_node%\`.* TO 'focuser'@'$host';"
-            echo "CREATE USER IF NOT EXISTS 'focuser_admin'@'$host' IDENTIFIED BY '$ADMIN_PASSWORD';"
-            echo "ALTER USER 'focuser_admin'@'$host' IDENTIFIED BY '$ADMIN_PASSWORD';"
-            echo "GRANT ALL PRIVILEGES ON \`$DB_NAME\`.* TO 'focuser_admin'@'$host';"
-            echo "GRANT ALL PRIVILEGES ON \`${DB_NAME}\\_%\`.* TO 'focuser_admin'@'$host';"
-        done
-    } | root_sql || die "could not create the database and accounts"
-}
+create_accounts() { accounts_sql "$DB_NAME" | root_sql || die "could not create the database and accounts"; }
 
 cmd_up() {
     if [ -n "${DATABASE_URL:-}" ]; then
@@ -187,7 +108,7 @@ cmd_up() {
     fi
     install_packages "${PACKAGES[@]}"
     mkdir -p "$DB_DIR"
-    load_secrets
+    load_secrets "$SECRETS"
     if server_pid >/dev/null && answers; then
         say "already running (pid $(server_pid)) on 127.0.0.1:$PORT"
         create_accounts # idempotent; brings the grants of an older checkout up to date
@@ -197,7 +118,8 @@ cmd_up() {
             die "mariadbd (pid $(server_pid)) is running but does not answer on $SOCK"
         fi
         port_taken && die "port $PORT on 127.0.0.1 is taken by another process; set FOCUSER_DB_PORT to another port"
-        init_datadir
+        mkdir -p "$DB_DIR/tmp"
+        init_datadir "$DATA" "$DB_DIR/install.log" "$OS_USER"
         start_server
         create_accounts
     fi
@@ -245,7 +167,7 @@ cmd_url() {
         return 0
     fi
     [ -s "$SECRETS" ] || die "the private server was never set up; run: scripts/db.sh up"
-    load_secrets
+    load_secrets "$SECRETS"
     if [ $admin -eq 1 ]; then admin_url; else daemon_url; fi
 }
 
@@ -253,13 +175,9 @@ cmd_url() {
 cmd_sql() {
     local which=()
     if [ "${1:-}" = "--admin" ]; then which=(--admin); shift; fi
-    local url opts rc=0
+    local url
     url=$(cmd_url "${which[@]}")
-    parse_url "$url"
-    opts=$(client_options)
-    mariadb --defaults-extra-file="$opts" "$@" ${URL_DB:+"$URL_DB"} || rc=$?
-    rm -f "$opts"
-    return $rc
+    url_client "$url" "$@"
 }
 
 case "${1:-}" in

@@ -3,6 +3,8 @@
 #
 #   scripts/run.sh            set up, start, feed a reflog, wait, check, print a summary; then
 #                             keep the daemons running until Ctrl-C
+#   scripts/run.sh --cluster  the same with every database (the master's and the nodes') on the
+#                             private Galera cluster (scripts/cluster.sh) instead of db.sh's server
 #   scripts/run.sh --stop     stop the daemons of a run started elsewhere (another terminal)
 #
 # It installs what is missing, brings the private MariaDB up (scripts/db.sh), builds master,
@@ -17,7 +19,8 @@
 # Environment: FOCUSER_RUN_DIR (default var/run-main), FOCUSER_PROFILE (dev or release,
 # default dev), FOCUSER_RUN_ARGS (more `focuser-run up` options, e.g. "--lines 20000" or
 # "--no-multidoc"),
-# and scripts/db.sh's (FOCUSER_DB_PORT, DATABASE_URL, ...).
+# and scripts/db.sh's (FOCUSER_DB_PORT, DATABASE_URL, ...) or with --cluster scripts/cluster.sh's
+# (FOCUSER_CLUSTER_PORT, ...).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,16 +49,27 @@ if [ "${1:-}" = "--stop" ]; then
     driver stop
     exit
 fi
-[ $# -eq 0 ] || die "usage: scripts/run.sh [--stop]"
+CLUSTER=0
+if [ "${1:-}" = "--cluster" ]; then CLUSTER=1; shift; fi
+[ $# -eq 0 ] || die "usage: scripts/run.sh [--cluster | --stop]"
 
 START=$(date +%s)
 
-step "packages (only the missing ones), and the private database"
-# db.sh installs the database and build packages; the init script needs start-stop-daemon.
+# db.sh (cluster.sh) installs the database and build packages; the init script needs start-stop-daemon.
 command -v start-stop-daemon >/dev/null || install_packages dpkg
-scripts/db.sh up
-ADMIN_URL=$(scripts/db.sh url --admin)
-DAEMON_URL=$(scripts/db.sh url)
+if [ $CLUSTER -eq 1 ]; then
+    step "packages (only the missing ones), and the private Galera cluster"
+    scripts/cluster.sh up
+    # The driver migrates and loads the sample through node 1 (Galera replicates it); the
+    # daemons are given one node's URL too.
+    ADMIN_URL=$(scripts/cluster.sh url 1 --admin)
+    DAEMON_URL=$(scripts/cluster.sh url 1)
+else
+    step "packages (only the missing ones), and the private database"
+    scripts/db.sh up
+    ADMIN_URL=$(scripts/db.sh url --admin)
+    DAEMON_URL=$(scripts/db.sh url)
+fi
 
 step "build ($PROFILE profile): master, yacobot, reader, focuser-run"
 BUILD_START=$(date +%s)
@@ -85,7 +99,11 @@ stop_all() {
     echo
     step "stopping"
     driver stop || rc=1
-    echo "the database keeps running: scripts/db.sh down stops it"
+    if [ $CLUSTER -eq 1 ]; then
+        echo "the cluster keeps running: scripts/cluster.sh down stops it"
+    else
+        echo "the database keeps running: scripts/db.sh down stops it"
+    fi
     exit $rc
 }
 trap stop_all INT TERM

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: every check CI makes, runnable on a fresh Debian machine that has
 # only Rust. It installs what is missing (Debian packages through scripts/db.sh, diesel_cli and
-# cargo-nextest through cargo), starts the private MariaDB, then checks formatting, lints, that
-# schema/src/schema.rs matches the migrations, and runs the whole test suite.
+# cargo-nextest through cargo), starts the private MariaDB and the private Galera cluster (for the
+# cluster tests: FOCUSER_TEST_CLUSTER_URL, the admin URL of each node), then checks formatting,
+# lints, that schema/src/schema.rs matches the migrations, and runs the whole test suite.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,6 +28,11 @@ scripts/db.sh up >/dev/null
 install_packages logrotate gawk chromium nginx-light
 FOCUSER_TEST_DATABASE_URL=$(scripts/db.sh url --admin)
 export FOCUSER_TEST_DATABASE_URL
+
+step "private Galera cluster (3 nodes, scripts/cluster.sh) for the cluster tests"
+scripts/cluster.sh up >/dev/null
+FOCUSER_TEST_CLUSTER_URL=$(scripts/cluster.sh url --admin)
+export FOCUSER_TEST_CLUSTER_URL
 
 step "cargo fmt --check"
 cargo fmt --all --check

@@ -285,3 +285,41 @@ fn bench_qargfilter_at_a_smoke_size() {
     );
     assert!(out.contains("no longer fetched: 100.0 %"), "{out}");
 }
+
+#[test]
+fn bench_cluster_at_a_smoke_size() {
+    // The cluster of scripts/test.sh (FOCUSER_TEST_CLUSTER_URL), next to the test server.
+    let work = tempfile::tempdir().unwrap();
+    let args = [
+        "--lines",
+        "50000",
+        "--urls",
+        "20000",
+        "--domains",
+        "2000",
+        "--queued",
+        "5000",
+        "--files",
+        "2",
+        "--rules",
+        "400",
+    ];
+    let dir = work.path().join("w");
+    let out = run(
+        env!("CARGO_BIN_EXE_bench-cluster"),
+        &args,
+        &dir,
+        &[
+            "master cycle, single server",
+            "master cycle, cluster (node 1)",
+            "loader, cluster (node 1)",
+            "claims, cluster nodes 1 and 2, 1 claimer each",
+            "master cycle, cluster / single:",
+            "loader, cluster / single rows/s:",
+        ],
+    );
+    // Every queued URL claimed exactly once in each measurement, none by two claimers.
+    assert_eq!(out.matches("(5000 claimed, 0 twice,").count(), 5, "{out}");
+    assert!(out.contains("URLs claimed twice: 0"), "{out}");
+    assert!(!dir.exists(), "its work directory is removed");
+}

@@ -210,3 +210,83 @@ fn an_unreachable_database_is_one_log_line_not_one_per_try() {
     t.signal(Signal::SIGTERM);
     assert!(wait_exit(&mut child, SECS(20)).success());
 }
+
+/// The admin URL of the helpers' test server (the one the other tests' databases live on).
+fn test_server_url() -> String {
+    if let Ok(url) = std::env::var("FOCUSER_TEST_DATABASE_URL") {
+        return url;
+    }
+    let out = Command::new(repo_root().join("scripts/db.sh"))
+        .args(["url", "--admin"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "no test server: scripts/db.sh up");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_list_of_addresses_moves_to_the_next_when_one_goes() {
+    let server = OwnServer {
+        var: tempfile::tempdir().unwrap(),
+        port: free_port(),
+    };
+    // Two plain servers, both with a database `focuser`: this test's own, then the shared one.
+    let first = server.url();
+    let second = test_server_url();
+    let secrets = |u: &str| url::Url::parse(u).unwrap().password().unwrap().to_string();
+    let status_port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{status_port}").parse().unwrap();
+    let t = start_testd(&format!("{first}, {second}"), status_port);
+    let mut child = t.spawn();
+    wait_for("queries run", SECS(20), || {
+        figure(addr, "db_queries_total") >= 3.0
+    });
+    assert_eq!(figure(addr, "db_address_index"), 1.0);
+    assert_eq!(figure(addr, "db_failovers_total"), 0.0);
+    let help = card(addr, "database")["help"].as_str().unwrap().to_string();
+    assert!(
+        help.starts_with(&format!(
+            "address 1 of 2 in use: mysql://focuser:***@127.0.0.1:{}/focuser",
+            server.port
+        )),
+        "{help}"
+    );
+
+    server.db_sh("down");
+    t.wait_log("database: moved from address 1 (", SECS(30));
+    let during = figure(addr, "db_queries_total");
+    wait_for("queries on the second address", SECS(20), || {
+        figure(addr, "db_queries_total") >= during + 3.0
+    });
+    assert_eq!(figure(addr, "db_address_index"), 2.0);
+    assert_eq!(figure(addr, "db_failovers_total"), 1.0);
+    let db = card(addr, "database");
+    let help = db["help"].as_str().unwrap();
+    assert_eq!(db["value"], "up", "{db}");
+    assert!(
+        help.contains("address 2 of 2 in use: mysql://focuser_admin:***@127.0.0.1:")
+            && help.contains("1 switch since start"),
+        "{help}"
+    );
+    let log = t.log_text();
+    let moves: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("database: moved"))
+        .collect();
+    assert_eq!(moves.len(), 1, "one line per switch:\n{log}");
+    assert!(
+        moves[0].contains(&format!(
+            "from address 1 (mysql://focuser:***@127.0.0.1:{}/focuser) to address 2 (mysql://focuser_admin:***@",
+            server.port
+        )),
+        "{}",
+        moves[0]
+    );
+    assert!(
+        !log.contains(&secrets(&first)) && !log.contains(&secrets(&second)),
+        "no password in the log:\n{log}"
+    );
+    assert!(child.try_wait().unwrap().is_none());
+    t.signal(Signal::SIGTERM);
+    assert!(wait_exit(&mut child, SECS(10)).success());
+}

@@ -11,8 +11,9 @@ use focuser_schema::models::{NewPartnerDomain, PartnerDomain, YacobotNode};
 use crate::cycle::DomainStore;
 use crate::route::{Assignment, DomainMap};
 
-/// Tries for a transaction that InnoDB chose as a deadlock victim (two masters inserting the
-/// same new domains at once).
+/// Tries for a transaction that InnoDB chose as a deadlock victim, or that lost Galera's
+/// certification (two masters inserting the same new domains at once), on a tool's plain
+/// connection; the daemon's pool has `Database::run`.
 const DEADLOCK_TRIES: usize = 5;
 
 pub fn load_map(conn: &mut MysqlConnection) -> diesel::QueryResult<DomainMap> {
@@ -136,8 +137,8 @@ impl DomainStore for PoolStore<'_> {
         by: &str,
         now: i64,
     ) -> anyhow::Result<HashMap<String, u32>> {
-        Ok(self.0.run("route", |c| {
-            with_deadlock_retry(|| apply_plan(c, plan, by, now))
-        })?)
+        // `run` retries a deadlock, and on a Galera cluster a certification failure at
+        // commit (the other master's insert of the same domain on another node won).
+        Ok(self.0.run("route", |c| apply_plan(c, plan, by, now))?)
     }
 }

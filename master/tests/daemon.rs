@@ -92,6 +92,27 @@ fn the_shipped_config_checks_out() {
 }
 
 #[test]
+fn operator_tools_take_the_first_address_that_answers() {
+    let db = TestDb::new();
+    nodes(&db, &[("yb1", true)]);
+    // Nothing listens on the first address.
+    let dead = format!("mysql://focuser:x@127.0.0.1:{}/{}", free_port(), db.name());
+    let site = Site::new(&format!("{dead},{}", db.url()), "");
+    let out = site.master(&["assign", "example.org", "yb1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let alone = Site::new(&dead, "");
+    let out = alone.master(&["domains"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("connecting to the database"), "{err}");
+    assert!(!err.contains("focuser:x@"), "no password: {err}");
+}
+
+#[test]
 fn assign_and_domains_for_the_operator() {
     let db = TestDb::new();
     let ids = nodes(&db, &[("yb1", true), ("yb2", true), ("off", false)]);

@@ -1,18 +1,21 @@
 //! The connection pool and the migrations embedded in every binary.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::migration::MigrationSource;
 use diesel::mysql::MysqlConnection;
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, PooledConnection};
+use diesel::r2d2::PooledConnection;
 use diesel::{Connection, RunQueryDsl};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+use crate::failover::{split_addresses, AddressInUse, Failover, FailoverError, OnSwitch};
 
 /// The migrations of `migrations/`, compiled in.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
 
-pub type Pool = r2d2::Pool<ConnectionManager<MysqlConnection>>;
-pub type PooledConn = PooledConnection<ConnectionManager<MysqlConnection>>;
+pub type Pool = r2d2::Pool<Failover>;
+pub type PooledConn = PooledConnection<Failover>;
 
 /// Errors carry their cause in their message (and do not chain it again as a `source`, so
 /// `{:#}` prints it once).
@@ -26,6 +29,8 @@ pub enum DbError {
     Query(diesel::result::Error),
     #[error("migration failed: {0}")]
     Migration(String),
+    #[error("cannot connect to the database: {0}")]
+    Failover(FailoverError),
 }
 
 impl From<diesel::ConnectionError> for DbError {
@@ -48,43 +53,52 @@ impl From<diesel::result::Error> for DbError {
 
 /// Session settings every focuser connection runs with: UTC times, so that `DATETIME`
 /// columns, `NOW()` and `UTC_TIMESTAMP()` all mean the same thing.
-#[derive(Debug, Clone, Copy)]
-struct SessionSetup;
-
-impl CustomizeConnection<MysqlConnection, diesel::r2d2::Error> for SessionSetup {
-    fn on_acquire(&self, conn: &mut MysqlConnection) -> Result<(), diesel::r2d2::Error> {
-        setup_session(conn).map_err(diesel::r2d2::Error::QueryError)
-    }
-}
-
-fn setup_session(conn: &mut MysqlConnection) -> diesel::QueryResult<()> {
+pub(crate) fn setup_session(conn: &mut MysqlConnection) -> diesel::QueryResult<()> {
     diesel::sql_query("SET time_zone = '+00:00'").execute(conn)?;
     Ok(())
 }
 
-/// A pool of `size` connections to `url` (`mysql://user:password@host:port/db`).
+/// A pool of `size` connections to the database at `list` (`mysql://user:password@host:port/db`,
+/// or several such URLs separated by commas: the nodes of a cluster, see [`crate::failover`]),
+/// and which address it uses. `on_switch` hears of every move to another address.
 /// Connections are tested on check-out, so a restarted server is noticed at once.
 ///
 /// The pool logs nothing: a failed connection attempt reaches the caller as the error of
 /// its `get` (r2d2 keeps the last one), and the daemon logs an outage once, not every
 /// attempt r2d2 makes while the server is away.
-pub fn pool(url: &str, size: u32) -> Result<Pool, DbError> {
-    let manager = ConnectionManager::<MysqlConnection>::new(url);
+pub fn pool(
+    list: &str,
+    size: u32,
+    on_switch: Option<OnSwitch>,
+) -> Result<(Pool, Arc<AddressInUse>), DbError> {
+    let addresses: Vec<String> = split_addresses(list)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let manager = Failover::new(addresses, on_switch);
+    let in_use = manager.in_use();
     let pool = r2d2::Pool::builder()
         .error_handler(Box::new(r2d2::NopErrorHandler))
         .max_size(size.max(1))
         .min_idle(Some(0))
         .test_on_check_out(true)
         .connection_timeout(Duration::from_secs(10))
-        .connection_customizer(Box::new(SessionSetup))
         .build(manager)?;
-    Ok(pool)
+    Ok((pool, in_use))
 }
 
 /// One connection outside any pool, with the same session settings as pooled ones.
 pub fn connect(url: &str) -> Result<MysqlConnection, DbError> {
     let mut conn = MysqlConnection::establish(url)?;
     setup_session(&mut conn)?;
+    Ok(conn)
+}
+
+/// One connection for a tool to the first address of `list` that answers (and, on a cluster,
+/// is in the primary component), with the same session settings as pooled ones.
+pub fn connect_first(list: &str) -> Result<MysqlConnection, DbError> {
+    let (conn, _) =
+        crate::failover::connect_first(&split_addresses(list)).map_err(DbError::Failover)?;
     Ok(conn)
 }
 

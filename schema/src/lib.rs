@@ -15,6 +15,7 @@
 //! Times in the database are UTC `DATETIME`s; every connection runs with `time_zone = '+00:00'`.
 
 pub mod db;
+pub mod failover;
 pub mod models;
 #[rustfmt::skip]
 pub mod schema;

@@ -60,7 +60,8 @@ pub fn url_with_db(url: &str, db: &str) -> Result<String, Error> {
 pub struct TestDb {
     name: String,
     url: String,
-    admin_url: String,
+    /// The admin URL of each server the database is on: one, or a cluster's nodes.
+    admin_urls: Vec<String>,
     client_options: NamedTempFile,
 }
 
@@ -73,8 +74,25 @@ impl TestDb {
     }
 
     pub fn create() -> Result<Self, Error> {
-        let admin_url = admin_url()?;
-        let mut admin = focuser_schema::db::connect(&admin_url)?;
+        Self::create_on(&admin_url()?)
+    }
+
+    /// A new database on the server of `admin_url` (another server than the test server's,
+    /// e.g. a node of the Galera cluster).
+    pub fn create_on(admin_url: &str) -> Result<Self, Error> {
+        Self::create_on_servers(vec![admin_url.to_string()])
+    }
+
+    /// A new database for this test on the Galera cluster (made through the first node that
+    /// answers, and so on every node).
+    pub fn on_cluster(cluster: &crate::Cluster) -> Self {
+        Self::create_on_servers(cluster.admin_urls().to_vec())
+            .unwrap_or_else(|e| panic!("cannot create a test database on the cluster: {e}"))
+    }
+
+    fn create_on_servers(admin_urls: Vec<String>) -> Result<Self, Error> {
+        let (mut admin, i) = first_answering(&admin_urls)?;
+        let admin_url = admin_urls[i].clone();
         let template = ensure_template(&mut admin, &admin_url)?;
         let name = format!(
             "{TEST_DB_PREFIX}{}_{}",
@@ -82,12 +100,12 @@ impl TestDb {
             NEXT.fetch_add(1, Ordering::SeqCst)
         );
         copy_database(&mut admin, &template, &name)?;
-        let url = url_with_db(&admin_url, &name)?;
+        let url = url_with_db(&admin_urls[0], &name)?;
         let client_options = client_options_file(&url)?;
         Ok(TestDb {
             name,
             url,
-            admin_url,
+            admin_urls,
             client_options,
         })
     }
@@ -96,9 +114,17 @@ impl TestDb {
         &self.name
     }
 
-    /// URL of this database, with an account that owns it.
+    /// URL of this database, with an account that owns it (on a cluster: on node 1).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The URL of this database on each server it is on (a cluster's nodes, node 1 first).
+    pub fn urls(&self) -> Vec<String> {
+        self.admin_urls
+            .iter()
+            .filter_map(|a| url_with_db(a, &self.name).ok())
+            .collect()
     }
 
     /// A new connection to this database (UTC session, like the daemons').
@@ -121,7 +147,7 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let result = focuser_schema::db::connect(&self.admin_url).and_then(|mut c| {
+        let result = first_answering(&self.admin_urls).and_then(|(mut c, _)| {
             diesel::sql_query(format!("DROP DATABASE IF EXISTS `{}`", self.name))
                 .execute(&mut c)
                 .map_err(Into::into)
@@ -130,6 +156,12 @@ impl Drop for TestDb {
             eprintln!("test database {} was not dropped: {e}", self.name);
         }
     }
+}
+
+/// A connection to the first of `admin_urls` that answers, and its index.
+fn first_answering(admin_urls: &[String]) -> Result<(MysqlConnection, usize), Error> {
+    let refs: Vec<&str> = admin_urls.iter().map(String::as_str).collect();
+    Ok(focuser_schema::failover::connect_first(&refs)?)
 }
 
 #[derive(QueryableByName)]

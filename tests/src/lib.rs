@@ -13,11 +13,14 @@
 //! - [`repo_root`]: the repository's root directory, for the shipped `conf/` and `scripts/`.
 //!
 //! With the `database` feature (crates whose tests need a database turn it on):
-//! [`TestDb`], a fresh migrated database per test ([`database`]), and [`pipeline`], which
+//! [`TestDb`], a fresh migrated database per test ([`database`]), on one server or on the
+//! Galera cluster ([`cluster`]), and [`pipeline`], which
 //! sets up and drives the whole pipeline (`focuser-run`, the end-to-end test). Without it,
 //! this crate links neither Diesel nor the MySQL client.
 
 pub mod browser;
+#[cfg(feature = "database")]
+pub mod cluster;
 #[cfg(feature = "database")]
 pub mod database;
 pub mod net;
@@ -32,6 +35,8 @@ pub mod web;
 
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "database")]
+pub use cluster::Cluster;
 #[cfg(feature = "database")]
 pub use database::{admin_url, url_with_db, TestDb, UrlParts};
 pub use net::{connect_within, free_port, get, http, http_on, metric, metric_with};

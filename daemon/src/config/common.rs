@@ -40,7 +40,9 @@ pub struct CommonConfig {
     /// chroot to `rootdir` before dropping privileges.
     #[serde(default, serialize_with = "restart_only")]
     pub chroot: bool,
-    /// mysql://user:password@host:port/db; `DATABASE_URL` in the environment overrides it.
+    /// mysql://user:password@host:port/db, or several such URLs separated by commas (the
+    /// nodes of a cluster: one is used, the next when it fails); `DATABASE_URL` in the
+    /// environment overrides it.
     #[serde(default, serialize_with = "restart_only")]
     pub database: Option<String>,
     #[serde(default = "default_db_pool_size", serialize_with = "restart_only")]
@@ -174,11 +176,8 @@ impl CommonConfig {
         if self.group.is_some() && self.user.is_none() {
             return Err("group: set `user` too; group alone is not a privilege drop".into());
         }
-        if let Some(url) = &self.database {
-            url::Url::parse(url)
-                .ok()
-                .filter(|u| u.scheme() == "mysql")
-                .ok_or("database: expected mysql://user:password@host:port/db")?;
+        if let Some(list) = &self.database {
+            check_database_list(list)?;
         }
         if !(1..=300).contains(&self.status_sample) {
             return Err(format!(
@@ -190,4 +189,51 @@ impl CommonConfig {
         crate::crash::validate(self)?;
         Ok(())
     }
+}
+
+/// `database`: one `mysql://user:password@host:port/db` URL, or several separated by commas,
+/// all naming the same database on different servers. The message never quotes a password.
+pub(crate) fn check_database_list(list: &str) -> Result<(), String> {
+    const FORM: &str = "expected mysql://user:password@host:port/db";
+    let entries: Vec<&str> = list.split(',').map(str::trim).collect();
+    let n = entries.len();
+    let which = |i: usize| match n {
+        1 => String::new(),
+        _ => format!("address {} of {n}: ", i + 1),
+    };
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        if entry.is_empty() {
+            return Err(format!(
+                "database: {}empty (a list is mysql:// URLs separated by commas)",
+                which(i)
+            ));
+        }
+        let url = url::Url::parse(entry)
+            .ok()
+            .filter(|u| u.scheme() == "mysql" && u.host_str().is_some_and(|h| !h.is_empty()))
+            .ok_or_else(|| format!("database: {}{FORM}", which(i)))?;
+        let server = format!(
+            "{}:{}",
+            url.host_str().unwrap_or(""),
+            url.port().unwrap_or(3306)
+        );
+        let db = url.path().trim_start_matches('/').to_string();
+        if let Some(j) = seen.iter().position(|(s, _)| *s == server) {
+            return Err(format!(
+                "database: address {} repeats the server of address {} ({server})",
+                i + 1,
+                j + 1
+            ));
+        }
+        if let Some((_, first)) = seen.first().filter(|(_, first)| *first != db) {
+            return Err(format!(
+                "database: address {} names database `{db}`, address 1 `{first}`: the addresses \
+                 of a list are servers of one database",
+                i + 1
+            ));
+        }
+        seen.push((server, db));
+    }
+    Ok(())
 }

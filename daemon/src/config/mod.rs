@@ -256,8 +256,16 @@ fn located(file: &str, e: DeError) -> ConfigError {
     }
 }
 
-/// `mysql://user:secret@host/db` → `mysql://user:***@host/db`.
+/// `mysql://user:secret@host/db` → `mysql://user:***@host/db`; each URL of a list separated
+/// by commas.
 pub fn mask_password(url: &str) -> String {
+    if url.contains(',') {
+        return url
+            .split(',')
+            .map(|u| mask_password(u.trim()))
+            .collect::<Vec<_>>()
+            .join(",");
+    }
     match url::Url::parse(url) {
         Ok(mut u) if u.password().is_some() => {
             let _ = u.set_password(Some("***"));
@@ -338,6 +346,65 @@ mod tests {
         let (_d, path) = write("Work.Interval = 1\ndatabase = mysql://a:b@h/x\n");
         let c = Config::<Testd>::load(&path, Some("mysql://env:e@h2/y".into())).unwrap();
         assert_eq!(c.common.database.as_deref(), Some("mysql://env:e@h2/y"));
+    }
+
+    #[test]
+    fn database_takes_a_list_of_addresses_and_masks_every_password() {
+        let list =
+            "mysql://u:pw1@n1:3431/focuser, mysql://u:pw2@n2:3432/focuser,mysql://u:pw3@n3/focuser";
+        let (_d, path) = write(&format!("Work.Interval = 1\ndatabase = {list}\n"));
+        let c = Config::<Testd>::load(&path, None).unwrap();
+        assert_eq!(c.common.database.as_deref(), Some(list));
+        let eff = format!("{:?}", c.effective());
+        assert!(
+            eff.contains(
+                "mysql://u:***@n1:3431/focuser,mysql://u:***@n2:3432/focuser,mysql://u:***@n3/focuser"
+            ),
+            "{eff}"
+        );
+        assert!(
+            !["pw1", "pw2", "pw3"].iter().any(|p| eff.contains(p)),
+            "{eff}"
+        );
+        let from_env = Config::<Testd>::load(&path, Some("mysql://e:x@a/d,mysql://e:x@b/d".into()));
+        assert_eq!(
+            from_env.unwrap().common.database.as_deref(),
+            Some("mysql://e:x@a/d,mysql://e:x@b/d")
+        );
+    }
+
+    #[test]
+    fn bad_database_lists_name_the_address_and_the_reason() {
+        for (list, want) in [
+            ("mysql://u:pw@a/f,", "database: address 2 of 2: empty"),
+            (",mysql://u:pw@a/f", "database: address 1 of 2: empty"),
+            (
+                "mysql://u:pw@a/f,postgres://u:pw@b/f",
+                "database: address 2 of 2: expected mysql://",
+            ),
+            (
+                "mysql://u:pw@a/f,mysql://u:pw@b/f,not a url",
+                "database: address 3 of 3: expected mysql://",
+            ),
+            (
+                "mysql://u:pw@a:3431/f,mysql://u:pw@a:3431/f",
+                "database: address 2 repeats the server of address 1 (a:3431)",
+            ),
+            (
+                "mysql://u:pw@a/f,mysql://u:pw@b/g",
+                "database: address 2 names database `g`, address 1 `f`",
+            ),
+        ] {
+            let (_d, path) = write(&format!("Work.Interval = 1\ndatabase = {list}\n"));
+            let e = Config::<Testd>::load(&path, None).unwrap_err().to_string();
+            assert!(e.contains(&format!("testd.cf:2: {want}")), "{list}: {e}");
+            assert!(!e.contains(":pw"), "{e}");
+            let (_d, path) = write("Work.Interval = 1\n");
+            let e = Config::<Testd>::load(&path, Some(list.into()))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "DATABASE_URL={list}: {e}");
+        }
     }
 
     #[test]

@@ -1,0 +1,378 @@
+//! bench-cluster: what running the shared database on the Galera cluster costs, next to a
+//! single server, in one run (bench/README.md): the master cycle (bench-master's reflog and
+//! domain map), the loader (bench-yacobot (a)'s queue files) and the crawl's claims
+//! (`Url::claim_due`, `FOR UPDATE SKIP LOCKED`), the last also with two claimers on two
+//! different cluster nodes, where SKIP LOCKED does not see the other node's locks.
+//!
+//!     cargo build --release -p focuser-master -p focuser-bench
+//!     scripts/db.sh up; scripts/cluster.sh up
+//!     target/release/bench-cluster                # full size; --lines 50000 ... for a smoke
+//!
+//! The single server is the test server (FOCUSER_TEST_DATABASE_URL, else scripts/db.sh's);
+//! the cluster is FOCUSER_TEST_CLUSTER_URL (admin URLs of its nodes, comma-separated), else
+//! `scripts/cluster.sh url --admin`.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context};
+use chrono::{NaiveDate, NaiveDateTime};
+use clap::Parser;
+use focuser_bench::queue::{self, QueueSize};
+use focuser_bench::reflog::{self, ReflogSize};
+use focuser_formats::stamp;
+use focuser_schema::models::Url;
+use focuser_tests::TestDb;
+
+#[derive(Parser)]
+struct Args {
+    /// Master: reflog lines
+    #[arg(long, default_value_t = 2_000_000)]
+    lines: u64,
+    /// Master: distinct URLs to draw from
+    #[arg(long, default_value_t = 400_000)]
+    urls: u64,
+    /// Master: domains (90 % in the domain map)
+    #[arg(long, default_value_t = 20_000)]
+    domains: u64,
+    /// Master: crawler nodes
+    #[arg(long, default_value_t = 8)]
+    nodes: u32,
+    /// Loader: queued URLs (they are then the claims' URLs)
+    #[arg(long, default_value_t = 200_000)]
+    queued: u64,
+    /// Loader: queue files
+    #[arg(long, default_value_t = 10)]
+    files: u64,
+    /// Loader: path_arg_name rules
+    #[arg(long, default_value_t = 10_000)]
+    rules: u64,
+    /// Loader.Batch
+    #[arg(long, default_value_t = 1000)]
+    batch: usize,
+    /// Claims: URLs per claim (a crawl worker claims as many as it has free connections)
+    #[arg(long, default_value_t = 100)]
+    claim_batch: i64,
+    /// Work directory [target/bench-cluster]
+    #[arg(long)]
+    work: Option<PathBuf>,
+}
+
+/// The admin URLs of the cluster's nodes.
+fn cluster_urls() -> anyhow::Result<Vec<String>> {
+    let list = match std::env::var("FOCUSER_TEST_CLUSTER_URL") {
+        Ok(list) => list,
+        Err(_) => {
+            let script = focuser_tests::repo_root().join("scripts/cluster.sh");
+            let out = Command::new(&script).args(["url", "--admin"]).output()?;
+            if !out.status.success() {
+                bail!(
+                    "no cluster: set FOCUSER_TEST_CLUSTER_URL or run scripts/cluster.sh up ({})",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            String::from_utf8(out.stdout)?.trim().to_string()
+        }
+    };
+    let urls: Vec<String> = list.split(',').map(str::to_string).collect();
+    if urls.len() < 2 {
+        bail!(
+            "the cluster's URL list has {} URL(s), not one per node",
+            urls.len()
+        );
+    }
+    Ok(urls)
+}
+
+/// One master cycle (`master replay`) on the reflog in `work`, with its database on `admin`;
+/// its seconds and the records it forwarded.
+fn master_cycle(
+    a: &Args,
+    work: &Path,
+    data: &reflog::Data,
+    admin: &str,
+) -> anyhow::Result<(f64, u64)> {
+    let master = std::env::current_exe()?
+        .parent()
+        .map(|d| d.join("master"))
+        .ok_or_else(|| anyhow!("no exe dir"))?;
+    if !master.exists() {
+        bail!(
+            "{} is missing: cargo build -p focuser-master (same profile)",
+            master.display()
+        );
+    }
+    let db = TestDb::create_on(admin).map_err(|e| anyhow!("{e}"))?;
+    let size = reflog_size(a);
+    reflog::previous_state(&size, work, &db)?;
+    std::fs::create_dir_all(work.join("master/incoming"))?;
+    std::fs::write(
+        work.join("master/master.cf"),
+        format!(
+            "rootdir = {}\ndatabase = {}\nname = bench\nincoming_dir = incoming\nqueue_dir = queue\n\
+             logfile = master.log\ndebuglevel = 20\nCycle.MemoryLimit = 1536\n",
+            work.join("master").display(),
+            db.url()
+        ),
+    )?;
+    reflog::settle()?;
+    let t = Instant::now();
+    let out = Command::new(&master)
+        .arg("-c")
+        .arg(work.join("master/master.cf"))
+        .args(["--now", &stamp::format(data.now), "replay"])
+        .arg(&data.reflog)
+        .env_remove("DATABASE_URL")
+        .output()?;
+    let secs = t.elapsed().as_secs_f64();
+    if !out.status.success() {
+        bail!("master failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut forwarded = 0;
+    for node in std::fs::read_dir(work.join("master/queue"))? {
+        for f in std::fs::read_dir(node?.path())? {
+            let (_, records) = focuser_formats::queue::read(BufReader::new(File::open(f?.path())?))
+                .map_err(|e| anyhow!("{e}"))?;
+            forwarded += records.len() as u64;
+        }
+    }
+    Ok((secs, forwarded))
+}
+
+fn reflog_size(a: &Args) -> ReflogSize {
+    ReflogSize {
+        lines: a.lines,
+        urls: a.urls,
+        domains: a.domains,
+        nodes: a.nodes,
+    }
+}
+
+fn queue_size(a: &Args) -> QueueSize {
+    QueueSize {
+        urls: a.queued,
+        rules: a.rules,
+        files: a.files,
+        batch: a.batch,
+    }
+}
+
+/// One loader pass over fresh queue files into a new database on `admin`: its seconds, and
+/// the database (full of due URLs, for the claims).
+fn loader(a: &Args, work: &Path, admin: &str) -> anyhow::Result<(f64, TestDb)> {
+    let q = queue_size(a);
+    let db = TestDb::create_on(admin).map_err(|e| anyhow!("{e}"))?;
+    queue::queue_files(&q, &work.join("inbox"))?;
+    queue::insert_rules(&q, &db)?;
+    let secs = queue::loader(&q, work, &db)?;
+    Ok((secs, db))
+}
+
+/// What the claimers of one measurement did.
+struct Claims {
+    secs: f64,
+    claimed: u64,
+    /// URLs two claimers both hold: what SKIP LOCKED and certification must prevent.
+    doubly: u64,
+    /// Claims refused at commit (error 1213: a lock wait's deadlock, or on the cluster a
+    /// certification failure against the other node's claim) and tried again.
+    conflicts: u64,
+}
+
+fn far_future() -> anyhow::Result<NaiveDateTime> {
+    NaiveDate::from_ymd_opt(2100, 1, 1)
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .ok_or_else(|| anyhow!("no such date"))
+}
+
+/// Claims every due URL with one claimer per URL of `urls` (each on its own connection,
+/// each in its own thread), `batch` at a time, retrying a claim refused with 1213; then
+/// gives every claim back.
+fn claim_all(urls: &[String], batch: i64) -> anyhow::Result<Claims> {
+    let now = far_future()?;
+    let expires = now + chrono::TimeDelta::hours(1);
+    let t = Instant::now();
+    let results: Vec<anyhow::Result<(Vec<u64>, u64)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = urls
+            .iter()
+            .enumerate()
+            .map(|(i, url)| {
+                s.spawn(move || -> anyhow::Result<(Vec<u64>, u64)> {
+                    let mut conn = focuser_schema::db::connect(url)?;
+                    let owner = format!("bench-claimer-{i}");
+                    let (mut ids, mut conflicts) = (Vec::new(), 0u64);
+                    loop {
+                        match Url::claim_due(
+                            &mut conn,
+                            now,
+                            &owner,
+                            expires,
+                            batch,
+                            &[],
+                            &mut |_| true,
+                        ) {
+                            Ok(c) if c.urls.is_empty() => break,
+                            Ok(c) => ids.extend(c.urls.iter().map(|u| u.id)),
+                            Err(e) if e.to_string().contains("Deadlock") => conflicts += 1,
+                            Err(e) => return Err(e).context("claiming"),
+                        }
+                    }
+                    Ok((ids, conflicts))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a claimer panicked")))
+            })
+            .collect()
+    });
+    let secs = t.elapsed().as_secs_f64();
+    let (mut seen, mut claimed, mut doubly, mut conflicts) = (HashSet::new(), 0, 0, 0);
+    for r in results {
+        let (ids, c) = r?;
+        conflicts += c;
+        for id in ids {
+            claimed += 1;
+            if !seen.insert(id) {
+                doubly += 1;
+            }
+        }
+    }
+    let mut conn = focuser_schema::db::connect(&urls[0])?;
+    for i in 0..urls.len() {
+        Url::release_claims(&mut conn, &format!("bench-claimer-{i}"))?;
+    }
+    Ok(Claims {
+        secs,
+        claimed,
+        doubly,
+        conflicts,
+    })
+}
+
+fn claims_line(what: &str, c: &Claims) -> f64 {
+    let rate = c.claimed as f64 / c.secs;
+    println!(
+        "{what:<46} {:>8.2} s {rate:>10.0} URLs/s  ({} claimed, {} twice, {} refused with 1213)",
+        c.secs, c.claimed, c.doubly, c.conflicts
+    );
+    rate
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = Args::parse();
+    let work = a
+        .work
+        .clone()
+        .unwrap_or_else(|| focuser_tests::repo_root().join("target/bench-cluster"));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    let single = focuser_tests::admin_url().map_err(|e| anyhow!("{e}"))?;
+    let cluster = cluster_urls()?;
+    let _logging = focuser_daemon::logging::Logging::init(focuser_daemon::logging::LogSettings {
+        progname: "bench-cluster".into(),
+        logfile: None,
+        logconfig: None,
+        debuglevel: 10,
+    })?;
+
+    let t = Instant::now();
+    let data = reflog::generate(&reflog_size(&a), &work)?;
+    println!(
+        "data: reflog {} lines ({:.1} MB, {} URLs, {} domains, {} nodes); {} queued URLs in {} files; {:.1} s",
+        a.lines,
+        data.bytes as f64 / 1e6,
+        a.urls,
+        a.domains,
+        a.nodes,
+        a.queued,
+        a.files,
+        t.elapsed().as_secs_f64()
+    );
+
+    let (single_cycle, single_fwd) = master_cycle(&a, &work.join("master-single"), &data, &single)?;
+    let (cluster_cycle, cluster_fwd) =
+        master_cycle(&a, &work.join("master-cluster"), &data, &cluster[0])?;
+    if single_fwd != cluster_fwd {
+        bail!(
+            "the master forwarded {single_fwd} records on one server, {cluster_fwd} on the cluster"
+        );
+    }
+    let (single_load, single_db) = loader(&a, &work.join("loader-single"), &single)?;
+    let (cluster_load, cluster_db) = loader(&a, &work.join("loader-cluster"), &cluster[0])?;
+
+    println!("{:<46} {:>10} {:>17}", "stage", "seconds", "rate");
+    let rate = |n: u64, s: f64| n as f64 / s;
+    println!(
+        "{:<46} {single_cycle:>8.2} s {:>10.0} lines/s",
+        "master cycle, single server",
+        rate(a.lines, single_cycle)
+    );
+    println!(
+        "{:<46} {cluster_cycle:>8.2} s {:>10.0} lines/s",
+        "master cycle, cluster (node 1)",
+        rate(a.lines, cluster_cycle)
+    );
+    println!(
+        "{:<46} {single_load:>8.2} s {:>10.0} rows/s",
+        "loader, single server",
+        rate(a.queued, single_load)
+    );
+    println!(
+        "{:<46} {cluster_load:>8.2} s {:>10.0} rows/s",
+        "loader, cluster (node 1)",
+        rate(a.queued, cluster_load)
+    );
+
+    let claim_urls = |admin: &str, db: &TestDb| {
+        focuser_tests::url_with_db(admin, db.name()).map_err(|e| anyhow!("{e}"))
+    };
+    let s1 = claim_urls(&single, &single_db)?;
+    let c1 = claim_urls(&cluster[0], &cluster_db)?;
+    let c2 = claim_urls(&cluster[1], &cluster_db)?;
+    let one = claims_line(
+        "claims, single server, 1 claimer",
+        &claim_all(std::slice::from_ref(&s1), a.claim_batch)?,
+    );
+    let two = claim_all(&[s1.clone(), s1], a.claim_batch)?;
+    claims_line("claims, single server, 2 claimers", &two);
+    let c_one = claims_line(
+        "claims, cluster node 1, 1 claimer",
+        &claim_all(std::slice::from_ref(&c1), a.claim_batch)?,
+    );
+    let c_same = claim_all(&[c1.clone(), c1.clone()], a.claim_batch)?;
+    claims_line("claims, cluster node 1, 2 claimers", &c_same);
+    let c_two = claim_all(&[c1, c2], a.claim_batch)?;
+    let c_two_rate = claims_line("claims, cluster nodes 1 and 2, 1 claimer each", &c_two);
+
+    println!(
+        "master cycle, cluster / single:   {:>6.2}x  (goal <= 1.2x)",
+        cluster_cycle / single_cycle
+    );
+    println!(
+        "loader, cluster / single rows/s:  {:>6.2}   (goal >= 0.5)",
+        single_load / cluster_load
+    );
+    println!(
+        "claims, cluster / single (1 claimer):          {:>6.2}",
+        c_one / one
+    );
+    println!(
+        "claims, 2 nodes / 1 node (cluster, 2 claimers): {:>6.2}",
+        c_two_rate / c_one
+    );
+    let doubly = two.doubly + c_same.doubly + c_two.doubly;
+    println!("URLs claimed twice: {doubly}");
+    if doubly > 0 {
+        bail!("{doubly} URLs were claimed by two claimers at once");
+    }
+    std::fs::remove_dir_all(&work)?;
+    Ok(())
+}

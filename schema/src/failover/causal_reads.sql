@@ -1,0 +1,1 @@
+SET SESSION wsrep_sync_wait = 1

@@ -1,0 +1,1 @@
+SHOW VARIABLES LIKE 'wsrep_on'
