@@ -54,11 +54,15 @@ struct Args {
     /// Loader.Batch
     #[arg(long, default_value_t = 1000)]
     batch: usize,
+    /// Claims: URLs due (the first of the loaded ones, the others deleted; each claim reads
+    /// past the URLs claimed before it, so the time grows with the square of this)
+    #[arg(long, default_value_t = 20_000)]
+    claim_urls: u64,
     /// Claims: URLs per claim (a crawl worker claims as many as it has free connections)
     #[arg(long, default_value_t = 100)]
     claim_batch: i64,
     /// Runs of the master cycle and the loader on each, alternating; the fastest counts
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 3)]
     repeat: usize,
     /// Work directory [target/bench-cluster]
     #[arg(long)]
@@ -173,6 +177,19 @@ fn loader(a: &Args, work: &Path, admin: &str) -> anyhow::Result<(f64, TestDb)> {
     queue::insert_rules(&q, &db)?;
     let secs = queue::loader(&q, work, &db)?;
     Ok((secs, db))
+}
+
+/// Leaves only the first `due` URLs (by id) for the claims, all of them due.
+fn only_due(db: &TestDb, due: u64) -> anyhow::Result<()> {
+    let mut conn = db.conn();
+    diesel::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "DELETE FROM url \
+             WHERE id >= (SELECT id FROM (SELECT id FROM url ORDER BY id LIMIT 1 OFFSET {due}) t)"
+        )),
+        &mut conn,
+    )?;
+    Ok(())
 }
 
 /// What the claimers of one measurement did.
@@ -303,7 +320,7 @@ fn main() -> anyhow::Result<()> {
     let t = Instant::now();
     let data = reflog::generate(&reflog_size(&a), &work)?;
     println!(
-        "data: reflog {} lines ({:.1} MB, {} URLs, {} domains, {} nodes); {} queued URLs in {} files; {:.1} s",
+        "data: reflog {} lines ({:.1} MB, {} URLs, {} domains, {} nodes); {} queued URLs in {} files, the claims' {} due of them; {:.1} s",
         a.lines,
         data.bytes as f64 / 1e6,
         a.urls,
@@ -311,6 +328,7 @@ fn main() -> anyhow::Result<()> {
         a.nodes,
         a.queued,
         a.files,
+        a.claim_urls.min(a.queued),
         t.elapsed().as_secs_f64()
     );
 
@@ -362,6 +380,8 @@ fn main() -> anyhow::Result<()> {
     let claim_urls = |admin: &str, db: &TestDb| {
         focuser_tests::url_with_db(admin, db.name()).map_err(|e| anyhow!("{e}"))
     };
+    only_due(&single_db, a.claim_urls)?;
+    only_due(&cluster_db, a.claim_urls)?;
     let s1 = claim_urls(&single, &single_db)?;
     let c1 = claim_urls(&cluster[0], &cluster_db)?;
     let c2 = claim_urls(&cluster[1], &cluster_db)?;
