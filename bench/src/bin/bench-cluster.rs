@@ -238,8 +238,9 @@ fn claimer(url: &str, owner: &str, batch: i64) -> anyhow::Result<(Vec<u64>, Clai
             Ok(got) => ids.extend(got.urls.iter().map(|u| u.id)),
             Err(e) if e.to_string().contains("Deadlock") => c.conflicts += 1,
             Err(e)
-                if e.to_string().contains("gone away")
-                    || e.to_string().contains("Lost connection") =>
+                if ["gone away", "Lost connection", "disconnected"]
+                    .iter()
+                    .any(|m| e.to_string().contains(m)) =>
             {
                 c.unanswered += 1;
                 conn = claimer_connection(url)?;
