@@ -197,7 +197,8 @@ fn only_due(db: &TestDb, due: u64) -> anyhow::Result<()> {
 struct Claims {
     secs: f64,
     claimed: u64,
-    /// URLs two claimers both hold: what SKIP LOCKED and certification must prevent.
+    /// URLs two claimers both hold: what SKIP LOCKED prevents on one server; across two
+    /// cluster nodes certification was expected to, and does not always.
     doubly: u64,
     /// Claims refused with error 1213 (a deadlock, or on the cluster a certification
     /// failure or a brute-force abort by the other node's claim) and tried again.
@@ -421,10 +422,16 @@ fn main() -> anyhow::Result<()> {
         "claims, 2 nodes / 1 node (cluster, 2 claimers): {:>6.2}",
         c_two_rate / c_same_rate
     );
-    let doubly = two.doubly + c_same.doubly + c_two.doubly;
-    println!("URLs claimed twice: {doubly}");
+    // On one server or one cluster node SKIP LOCKED must keep claimers apart: a URL claimed
+    // twice there is a bug. Across two cluster nodes it is what this measures.
+    let doubly = two.doubly + c_same.doubly;
+    println!("URLs claimed twice through one server or node: {doubly}");
+    println!(
+        "URLs claimed twice through two cluster nodes: {}",
+        c_two.doubly
+    );
     if doubly > 0 {
-        bail!("{doubly} URLs were claimed by two claimers at once");
+        bail!("{doubly} URLs were claimed by two claimers of one server or node at once");
     }
     std::fs::remove_dir_all(&work)?;
     Ok(())
