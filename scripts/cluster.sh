@@ -141,6 +141,7 @@ launch() {
     setsid /usr/sbin/mariadbd "${NODE_OPTIONS[@]}" --log-error="$(node_log "$n")" "${extra[@]}" \
         </dev/null >>"$dir/mariadbd.out" 2>&1 9>&- &
     echo $! >"$dir/launched.pid"
+    disown $! # its end is told by wait_synced, with its log, not by bash's job report
 }
 
 # Waits until node N is Synced in a primary component of WANT nodes (default: as many as run).

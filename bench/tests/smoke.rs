@@ -318,8 +318,21 @@ fn bench_cluster_at_a_smoke_size() {
             "loader, cluster / single rows/s:",
         ],
     );
-    // Every queued URL claimed exactly once in each measurement, none by two claimers.
-    assert_eq!(out.matches("(5000 claimed, 0 twice,").count(), 5, "{out}");
-    assert!(out.contains("URLs claimed twice: 0"), "{out}");
+    // Every queued URL claimed exactly once in each measurement through one server or node
+    // (across two cluster nodes some may be claimed twice: measured, not a failure).
+    for what in [
+        "claims, single server, 1 claimer",
+        "claims, single server, 2 claimers",
+        "claims, cluster node 1, 1 claimer",
+        "claims, cluster node 1, 2 claimers",
+    ] {
+        let line = out.lines().find(|l| l.starts_with(what)).unwrap();
+        assert!(line.contains("(5000 claimed, 0 twice"), "{line}");
+    }
+    assert!(
+        out.contains("URLs claimed twice through one server or node: 0"),
+        "{out}"
+    );
+    assert!(out.contains("URLs claimed twice through two cluster nodes: "));
     assert!(!dir.exists(), "its work directory is removed");
 }

@@ -73,6 +73,24 @@ fn yacobot_node() {
         .insert(c),
         Err(DieselError::DatabaseError(..))
     ));
+
+    // A node under an id of the operator's choosing (what auto_increment gives may step).
+    let chosen = NewYacobotNode {
+        name: "yb10",
+        host: "h10",
+        enabled: true,
+    }
+    .insert_as(c, 10)
+    .unwrap();
+    assert_eq!((chosen.id, chosen.name.as_str()), (10, "yb10"));
+    assert_eq!(YacobotNode::find(c, 10).unwrap(), chosen);
+    let taken = NewYacobotNode {
+        name: "yb11",
+        host: "h11",
+        enabled: true,
+    }
+    .insert_as(c, 10);
+    assert!(matches!(taken, Err(DieselError::DatabaseError(..))));
 }
 
 #[test]

