@@ -51,10 +51,24 @@ impl From<diesel::result::Error> for DbError {
     }
 }
 
+/// How long the server keeps a connection it thinks idle. It is also the deadline of a
+/// statement whose answer never comes: a Galera node that aborts a statement for another
+/// node's write has been seen to leave the client waiting while it thinks the connection
+/// idle (docs/operations.md "The shared database on a Galera cluster"); closing it turns the
+/// wait into a lost connection, which the retry policy handles. Long enough for any pause a
+/// daemon makes between two statements of one transaction; idle pooled connections it
+/// closes are replaced at check-out.
+pub const SESSION_IDLE_DEADLINE_SECS: u32 = 600;
+
 /// Session settings every focuser connection runs with: UTC times, so that `DATETIME`
-/// columns, `NOW()` and `UTC_TIMESTAMP()` all mean the same thing.
+/// columns, `NOW()` and `UTC_TIMESTAMP()` all mean the same thing; and a deadline for an
+/// answer ([`SESSION_IDLE_DEADLINE_SECS`]).
 pub(crate) fn setup_session(conn: &mut MysqlConnection) -> diesel::QueryResult<()> {
     diesel::sql_query("SET time_zone = '+00:00'").execute(conn)?;
+    diesel::sql_query(format!(
+        "SET SESSION wait_timeout = {SESSION_IDLE_DEADLINE_SECS}"
+    ))
+    .execute(conn)?;
     Ok(())
 }
 

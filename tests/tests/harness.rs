@@ -117,3 +117,32 @@ fn urls_are_rewritten_and_parsed() {
     assert!(UrlParts::parse("postgres://u@h/db").is_err());
     assert!(UrlParts::parse("not a url").is_err());
 }
+
+#[derive(QueryableByName)]
+struct Session {
+    #[diesel(sql_type = Text)]
+    tz: String,
+    #[diesel(sql_type = BigInt)]
+    idle: i64,
+}
+
+/// Every connection, pooled or plain, runs in UTC and with the deadline for an answer that
+/// never comes (the server closes a connection it thinks idle after it).
+#[test]
+fn every_connection_runs_in_utc_with_a_deadline_for_an_answer() {
+    let db = TestDb::new();
+    let (pool, _) = focuser_schema::db::pool(db.url(), 2, None).unwrap();
+    let mut pooled = pool.get().unwrap();
+    let mut plain = focuser_schema::db::connect(db.url()).unwrap();
+    for conn in [&mut **pooled, &mut plain] {
+        let s: Session =
+            diesel::sql_query("SELECT @@session.time_zone AS tz, @@session.wait_timeout AS idle")
+                .get_result(conn)
+                .unwrap();
+        assert_eq!(s.tz, "+00:00");
+        assert_eq!(
+            s.idle,
+            i64::from(focuser_schema::db::SESSION_IDLE_DEADLINE_SECS)
+        );
+    }
+}
