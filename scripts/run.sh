@@ -61,9 +61,9 @@ if [ $CLUSTER -eq 1 ]; then
     step "packages (only the missing ones), and the private Galera cluster"
     scripts/cluster.sh up
     # The driver migrates and loads the sample through node 1 (Galera replicates it); the
-    # daemons are given one node's URL too.
+    # daemons are given every node's URL (`database` takes the list and fails over).
     ADMIN_URL=$(scripts/cluster.sh url 1 --admin)
-    DAEMON_URL=$(scripts/cluster.sh url 1)
+    DAEMON_URL=$(scripts/cluster.sh url)
 else
     step "packages (only the missing ones), and the private database"
     scripts/db.sh up

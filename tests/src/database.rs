@@ -49,11 +49,18 @@ pub fn admin_url() -> Result<String, Error> {
     Ok(String::from_utf8(out.stdout)?.trim().to_string())
 }
 
-/// `url` with its database name replaced by `db`.
+/// `url` with its database name replaced by `db`; of a list of addresses (a cluster's nodes,
+/// comma-separated), every entry's.
 pub fn url_with_db(url: &str, db: &str) -> Result<String, Error> {
-    let mut parsed = url::Url::parse(url)?;
-    parsed.set_path(db);
-    Ok(parsed.to_string())
+    let entries = focuser_schema::failover::split_addresses(url)
+        .into_iter()
+        .map(|entry| {
+            let mut parsed = url::Url::parse(entry)?;
+            parsed.set_path(db);
+            Ok(parsed.to_string())
+        })
+        .collect::<Result<Vec<String>, Error>>()?;
+    Ok(entries.join(","))
 }
 
 /// A fresh database with every migration applied, dropped when the value is dropped.

@@ -103,6 +103,15 @@ fn urls_are_rewritten_and_parsed() {
         url_with_db("mysql://u:p@127.0.0.1:3407/focuser", "focuser_t_1_2").unwrap(),
         "mysql://u:p@127.0.0.1:3407/focuser_t_1_2"
     );
+    assert_eq!(
+        url_with_db(
+            "mysql://u:p@127.0.0.1:3411/focuser, mysql://u:p@127.0.0.1:3412/focuser",
+            "focuser_node1"
+        )
+        .unwrap(),
+        "mysql://u:p@127.0.0.1:3411/focuser_node1,mysql://u:p@127.0.0.1:3412/focuser_node1"
+    );
+    assert!(url_with_db("mysql://u:p@h/a,", "b").is_err());
     let p = UrlParts::parse("mysql://us%40r:p%3Ass@db.local:3310/focuser").unwrap();
     assert_eq!(
         (

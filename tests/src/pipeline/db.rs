@@ -28,13 +28,13 @@ struct Name {
 pub fn fresh(url: &str) -> Result<(), Error> {
     let parts = crate::UrlParts::parse(url)?;
     let server = crate::url_with_db(url, "")?;
-    let mut conn = focuser_schema::db::connect(&server)?;
+    let mut conn = focuser_schema::db::connect_first(&server)?;
     diesel::sql_query(format!(
         "CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
         parts.database
     ))
     .execute(&mut conn)?;
-    let mut conn = focuser_schema::db::connect(url)?;
+    let mut conn = focuser_schema::db::connect_first(url)?;
     focuser_schema::migrate(&mut conn)?;
     let tables: Vec<Name> = diesel::sql_query(
         "SELECT TABLE_NAME AS name FROM information_schema.TABLES \
@@ -51,7 +51,7 @@ pub fn fresh(url: &str) -> Result<(), Error> {
 /// The sample: the nodes and the partner domains assigned before the first cycle (master's
 /// database), and one feed resource per node (each node's database).
 pub fn load_sample(plan: &Plan, admin_master: &str, admin_nodes: &[String]) -> Result<(), Error> {
-    let mut m = focuser_schema::db::connect(admin_master)?;
+    let mut m = focuser_schema::db::connect_first(admin_master)?;
     for n in 1..=plan.nodes {
         let name = plan.node_name(n);
         let host = format!("127.0.0.1:{}", plan.ports.yacobots[n - 1]);
@@ -75,7 +75,7 @@ pub fn load_sample(plan: &Plan, admin_master: &str, admin_nodes: &[String]) -> R
     // Resource n belongs to node n (check::web_log expects its requests from there).
     for r in sample::feed_resources(plan) {
         if let Some(db) = admin_nodes.get((r.number - 1) % admin_nodes.len().max(1)) {
-            let mut c = focuser_schema::db::connect(db)?;
+            let mut c = focuser_schema::db::connect_first(db)?;
             feed_rows(plan, &r, &mut c)?;
         }
     }
@@ -133,7 +133,7 @@ fn feed_rows(plan: &Plan, r: &FeedResource, c: &mut MysqlConnection) -> Result<(
 pub type UrlRow = (u64, String, FetchState, Option<String>);
 
 pub fn urls(node_db: &str) -> Result<Vec<UrlRow>, Error> {
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     Ok(url::table
         .select((url::id, url::domain, url::fetch_state, url::fetch_error))
         .order(url::id)
@@ -142,7 +142,7 @@ pub fn urls(node_db: &str) -> Result<Vec<UrlRow>, Error> {
 
 /// URLs of a node that are due or in a crawler's hands: 0 once it has done all it can now.
 pub fn unsettled(node_db: &str) -> Result<i64, Error> {
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     let now = focuser_schema::db::utc_now();
     Ok(url::table
         .filter(
@@ -156,7 +156,7 @@ pub fn unsettled(node_db: &str) -> Result<i64, Error> {
 
 /// URLs per `fetch_state` (0 idle … 4 gone).
 pub fn states(node_db: &str) -> Result<[i64; 5], Error> {
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     let rows: Vec<(FetchState, i64)> = url::table
         .group_by(url::fetch_state)
         .select((url::fetch_state, count_star()))
@@ -172,7 +172,7 @@ pub fn states(node_db: &str) -> Result<[i64; 5], Error> {
 
 /// Live feed items of a node (the resources worker's `vr_data` rows).
 pub fn feed_items(node_db: &str) -> Result<i64, Error> {
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     Ok(vr_data::table
         .filter(vr_data::data_status.eq(DataStatus::Live))
         .select(count_star())
@@ -181,7 +181,7 @@ pub fn feed_items(node_db: &str) -> Result<i64, Error> {
 
 /// Every feed item of a node: (doc id, `data_status`).
 pub fn feed_docs(node_db: &str) -> Result<Vec<(String, DataStatus)>, Error> {
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     Ok(vr_data::table
         .select((vr_data::doc_id, vr_data::data_status))
         .load(&mut c)?)
@@ -189,7 +189,7 @@ pub fn feed_docs(node_db: &str) -> Result<Vec<(String, DataStatus)>, Error> {
 
 /// Enabled resources of a node that have not run yet or are running.
 pub fn feeds_pending(node_db: &str) -> Result<i64, Error> {
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     Ok(vr_resource::table
         .filter(vr_resource::res_status.eq(ResStatus::Enabled))
         .filter(vr_resource::fetch_status.eq_any([FetchStatus::Never, FetchStatus::Running]))
@@ -199,7 +199,7 @@ pub fn feeds_pending(node_db: &str) -> Result<i64, Error> {
 
 /// Every partner domain and its node.
 pub fn domain_owners(master_db: &str) -> Result<std::collections::BTreeMap<String, u32>, Error> {
-    let mut c = focuser_schema::db::connect(master_db)?;
+    let mut c = focuser_schema::db::connect_first(master_db)?;
     let rows: Vec<(String, u32)> = partner_domain::table
         .select((partner_domain::domain, partner_domain::yacobot_id))
         .load(&mut c)?;
@@ -209,7 +209,7 @@ pub fn domain_owners(master_db: &str) -> Result<std::collections::BTreeMap<Strin
 /// A node's stored bindings: (doc id, MD5 of the binding shipped).
 pub fn bindings(node_db: &str) -> Result<Vec<(u64, String)>, Error> {
     use focuser_schema::schema::binding_page;
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     Ok(binding_page::table
         .select((binding_page::id, binding_page::md5))
         .order(binding_page::id)
@@ -219,7 +219,7 @@ pub fn bindings(node_db: &str) -> Result<Vec<(u64, String)>, Error> {
 /// A node's stubs (`path_stub`, stubs and query_args items): (key, MD5 of the item shipped).
 pub fn stubs(node_db: &str) -> Result<Vec<(u64, String)>, Error> {
     use focuser_schema::schema::path_stub;
-    let mut c = focuser_schema::db::connect(node_db)?;
+    let mut c = focuser_schema::db::connect_first(node_db)?;
     Ok(path_stub::table
         .select((path_stub::id, path_stub::md5))
         .order(path_stub::id)
