@@ -309,11 +309,18 @@ fn print_summary(
         plan.dir.display(),
         plan.dir.display()
     );
-    let master_db = focuser_tests::UrlParts::parse(&plan.master_db)
+    // A list of addresses is the cluster's nodes (run.sh --cluster): its own script.
+    let addresses = focuser_schema::failover::split_addresses(&plan.master_db);
+    let master_db = focuser_tests::UrlParts::parse(addresses[0])
         .map(|p| p.database)
         .unwrap_or_default();
+    let sql = if addresses.len() > 1 {
+        "scripts/cluster.sh sql 1"
+    } else {
+        "scripts/db.sh sql"
+    };
     println!(
-        "SQL:               scripts/db.sh sql --table < conf/admin.sql   (the master's database; FOCUSER_DB_NAME={master_db}_node1 for node 1's)"
+        "SQL:               {sql} --table < conf/admin.sql   (the master's database; FOCUSER_DB_NAME={master_db}_node1 for node 1's)"
     );
     Ok(())
 }
