@@ -295,7 +295,7 @@ impl Database {
         mut f: impl FnMut(&mut MysqlConnection) -> diesel::QueryResult<R>,
     ) -> Result<R, DbError> {
         let mut backoff = Backoff::new(FIRST_BACKOFF, MAX_BACKOFF);
-        let mut conflicts = 0;
+        let mut conflicts = Conflicts::default();
         loop {
             let failure = match self.pool.get_timeout(CHECKOUT_TIMEOUT) {
                 Ok(mut conn) => match f(&mut conn) {
@@ -304,23 +304,23 @@ impl Database {
                         return Ok(r);
                     }
                     Err(e) if is_connection_loss(&e) => e.to_string(),
-                    Err(e) if conflicts < LOCK_CONFLICT_TRIES && is_lock_conflict(&e) => {
-                        conflicts += 1;
-                        log::debug!("{what}: {e}; trying again ({conflicts})");
-                        if !self.stop.sleep(conflict_pause(conflicts)) {
-                            return Err(DbError::Stopped {
+                    Err(error) => match conflicts.again(what, &error) {
+                        Some(pause) => {
+                            if !self.stop.sleep(pause) {
+                                return Err(DbError::Stopped {
+                                    what: what.to_string(),
+                                });
+                            }
+                            continue;
+                        }
+                        None => {
+                            self.health.came_up();
+                            return Err(DbError::Query {
                                 what: what.to_string(),
+                                error,
                             });
                         }
-                        continue;
-                    }
-                    Err(error) => {
-                        self.health.came_up();
-                        return Err(DbError::Query {
-                            what: what.to_string(),
-                            error,
-                        });
-                    }
+                    },
                 },
                 Err(e) => e.to_string(),
             };
@@ -381,6 +381,45 @@ fn conflict_pause(n: u32) -> Duration {
     (LOCK_CONFLICT_PAUSE * n).min(LOCK_CONFLICT_MAX_PAUSE) * (500 + per_mille) / 1000
 }
 
+/// The conflicts one piece of work met so far: whether to try again, and after what pause.
+#[derive(Debug, Default)]
+struct Conflicts {
+    tries: u32,
+}
+
+impl Conflicts {
+    /// The pause before trying `what` again after `e`, or `None` when `e` is no conflict
+    /// or the tries are spent.
+    fn again(&mut self, what: &str, e: &DieselError) -> Option<Duration> {
+        if self.tries >= LOCK_CONFLICT_TRIES || !is_lock_conflict(e) {
+            return None;
+        }
+        self.tries += 1;
+        log::debug!("{what}: {e}; trying again ({})", self.tries);
+        Some(conflict_pause(self.tries))
+    }
+}
+
+/// The conflict half of the retry policy, for an operator tool's plain connection (which
+/// reports a lost server at once): a transaction the server aborted because of another one
+/// — a deadlock, a lock wait timeout, a Galera certification failure — is tried again with
+/// the daemons' tries and pauses. `f` must be a transaction or otherwise safe to repeat.
+pub fn retry_conflicts<R>(
+    what: &str,
+    mut f: impl FnMut() -> diesel::QueryResult<R>,
+) -> diesel::QueryResult<R> {
+    let mut conflicts = Conflicts::default();
+    loop {
+        match f() {
+            Err(e) => match conflicts.again(what, &e) {
+                Some(pause) => std::thread::sleep(pause),
+                None => return Err(e),
+            },
+            done => return done,
+        }
+    }
+}
+
 /// A transaction the server chose to abort because of another one: trying again is right.
 /// A Galera certification failure (the other node's transaction committed first) is error
 /// 1213 too, also at `COMMIT` and for a single autocommit statement.
@@ -428,6 +467,26 @@ mod tests {
 
     fn error(message: &'static str) -> DieselError {
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(Info(message)))
+    }
+
+    #[test]
+    fn a_tools_plain_connection_tries_a_conflict_again_and_nothing_else() {
+        let mut calls = 0;
+        let r = retry_conflicts("test", || {
+            calls += 1;
+            match calls {
+                1 | 2 => Err(error("Deadlock found when trying to get lock")),
+                _ => Ok(calls),
+            }
+        });
+        assert_eq!(r.ok(), Some(3));
+        let mut calls = 0;
+        let r: diesel::QueryResult<()> = retry_conflicts("test", || {
+            calls += 1;
+            Err(error("Duplicate entry 'a' for key 'PRIMARY'"))
+        });
+        assert!(r.is_err());
+        assert_eq!(calls, 1, "any other error is returned at once");
     }
 
     #[test]

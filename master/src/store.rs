@@ -5,16 +5,11 @@ use std::collections::HashMap;
 use anyhow::Context;
 use diesel::mysql::MysqlConnection;
 use diesel::Connection;
-use focuser_daemon::db::Database;
+use focuser_daemon::db::{retry_conflicts, Database};
 use focuser_schema::models::{NewPartnerDomain, PartnerDomain, YacobotNode};
 
 use crate::cycle::DomainStore;
 use crate::route::{Assignment, DomainMap};
-
-/// Tries for a transaction that InnoDB chose as a deadlock victim, or that lost Galera's
-/// certification (two masters inserting the same new domains at once), on a tool's plain
-/// connection; the daemon's pool has `Database::run`.
-const DEADLOCK_TRIES: usize = 5;
 
 pub fn load_map(conn: &mut MysqlConnection) -> diesel::QueryResult<DomainMap> {
     let nodes = YacobotNode::enabled(conn)?
@@ -87,23 +82,6 @@ pub fn apply_plan(
     })
 }
 
-fn is_deadlock(e: &diesel::result::Error) -> bool {
-    matches!(e, diesel::result::Error::DatabaseError(_, info) if info.message().contains("Deadlock"))
-}
-
-fn with_deadlock_retry<R>(mut f: impl FnMut() -> diesel::QueryResult<R>) -> diesel::QueryResult<R> {
-    let mut tries = 0;
-    loop {
-        match f() {
-            Err(e) if is_deadlock(&e) && tries + 1 < DEADLOCK_TRIES => {
-                tries += 1;
-                log::debug!("partner_domain: deadlock, trying again ({tries})");
-            }
-            other => return other,
-        }
-    }
-}
-
 /// A plain connection (`master replay`, admin commands, tests).
 pub struct ConnStore(pub MysqlConnection);
 
@@ -118,7 +96,9 @@ impl DomainStore for ConnStore {
         by: &str,
         now: i64,
     ) -> anyhow::Result<HashMap<String, u32>> {
-        with_deadlock_retry(|| apply_plan(&mut self.0, plan, by, now))
+        // A deadlock, or on a Galera cluster the other master's insert of the same domain
+        // on another node, is tried again (the daemons' policy for conflicts).
+        retry_conflicts("route", || apply_plan(&mut self.0, plan, by, now))
             .context("writing partner_domain")
     }
 }
