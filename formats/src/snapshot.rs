@@ -60,8 +60,12 @@ impl Ask {
     }
 
     pub fn read(path: &Path) -> Result<Ask, SnapshotFileError> {
-        let text = read_small(path)?;
-        let mut v = fields(path, &text, &["stream", "receiver"])?;
+        Ask::parse(path, &read_small(path)?)
+    }
+
+    /// An ask file's text (`path` names it in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<Ask, SnapshotFileError> {
+        let mut v = fields(path, text, &["stream", "receiver"])?;
         Ok(Ask {
             receiver: v.pop().unwrap_or_default(),
             stream: v.pop().unwrap_or_default(),
@@ -85,8 +89,12 @@ impl Manifest {
     }
 
     pub fn read(path: &Path) -> Result<Manifest, SnapshotFileError> {
-        let text = read_small(path)?;
-        let v = fields(path, &text, &["items", "position"])?;
+        Manifest::parse(path, &read_small(path)?)
+    }
+
+    /// A manifest's text (`path` names it in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<Manifest, SnapshotFileError> {
+        let v = fields(path, text, &["items", "position"])?;
         let line_of = |key: &str| {
             text.lines()
                 .position(|l| l.trim_start().starts_with(key))

@@ -59,6 +59,22 @@ pub fn check_position(data: &[u8]) {
     }
 }
 
+/// A resend snapshot's ask file and manifest (docs/formats.md "Resend snapshots"), read as
+/// the owner and the reader read them: what parses encodes back to what parses the same.
+pub fn check_snapshot_files(data: &[u8]) {
+    use focuser_formats::snapshot::{Ask, Manifest};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let path = std::path::Path::new("fuzz");
+    if let Ok(a) = Ask::parse(path, text) {
+        assert_eq!(Ask::parse(path, &a.encode()).ok(), Some(a));
+    }
+    if let Ok(m) = Manifest::parse(path, text) {
+        assert_eq!(Manifest::parse(path, &m.encode()).ok(), Some(m));
+    }
+}
+
 /// The RECORDS payload carrying `batch`'s items as stored records: a good input for the
 /// decoders' tests and the fuzzer's seeds.
 pub fn records_payload(batch: &crate::wire::Batch) -> Vec<u8> {

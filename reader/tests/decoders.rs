@@ -11,7 +11,8 @@ use common::*;
 use focuser_formats::segment::crc;
 use focuser_formats::segment::{index_path, item_path, Item, Origin, Position, Status};
 use focuser_reader::corpus::{
-    check_frames, check_index, check_position, check_record, check_segment, segment_input,
+    check_frames, check_index, check_position, check_record, check_segment, check_snapshot_files,
+    segment_input,
 };
 use focuser_reader::wire::frame::encode_frame;
 use focuser_reader::wire::messages::{ErrorMsg, FileBegin, Hello, Mode, Welcome};
@@ -19,13 +20,14 @@ use focuser_reader::wire::{Batch, FrameType, WireItem};
 
 type Check = fn(&[u8]);
 
-fn targets() -> [(&'static str, Check); 5] {
+fn targets() -> [(&'static str, Check); 6] {
     [
         ("record", check_record),
         ("index", check_index),
         ("position", check_position),
         ("frame", check_frames),
         ("segment", check_segment),
+        ("snapshot", check_snapshot_files),
     ]
 }
 
@@ -96,6 +98,12 @@ fn damaged_segment_files_and_positions_decode_without_panics() {
         .encode(),
         check_position,
     );
+    // A resend snapshot's ask file and manifest, as yacobot and the reader write them.
+    damage(
+        b"stream = r1.Index.0.resend7\nreceiver = Index.0 127.0.0.1:9100\n",
+        check_snapshot_files,
+    );
+    damage(b"items = 120\nposition = 3:17\n", check_snapshot_files);
     // The segment as a cursor, lag and dump read it once it is sealed.
     damage(
         &segment_input(
