@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Instant;
 
 use common::{line, nodes, partner_domains, Site, T0};
@@ -65,15 +65,7 @@ fn setup(files: &[(String, Vec<String>)]) -> (TestDb, Site) {
 }
 
 fn once(site: &Site) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_master"))
-        .arg("-c")
-        .arg(&site.config)
-        .args(["--once", "--now", &common::stamp(T0 + 10_800)])
-        .env_remove("DATABASE_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    site.spawn(&["--once", "--now", &common::stamp(T0 + 10_800)])
 }
 
 fn finished(site: &Site) -> bool {

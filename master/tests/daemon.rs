@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{line, nodes, Site, T0};
@@ -22,15 +21,7 @@ fn sigusr1_runs_a_cycle_at_once_and_metrics_show_it() {
         // debuglevel 40 logs "no reflog files ready", which tells when the first cycle is over.
         &format!("debuglevel = 40\nstatus_listen = {port}\nCycle.Interval = 3600\n"),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
-        .arg("-c")
-        .arg(&site.config)
-        .args(["--now", &common::stamp(T0 + 60)])
-        .env_remove("DATABASE_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = site.spawn(&["--now", &common::stamp(T0 + 60)]);
     let log = || std::fs::read_to_string(site.root().join("master.log")).unwrap_or_default();
     wait_for("start", WAIT, || log().contains("started: pid"));
     // "started" is logged before the immediate first cycle runs; only once that cycle has found

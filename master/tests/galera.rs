@@ -7,7 +7,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use common::{line, nodes, Site, T0};
@@ -55,12 +55,8 @@ fn replay_at_once(sites: &[&Site]) {
         .iter()
         .zip(&inputs)
         .map(|(site, files)| {
-            Command::new(env!("CARGO_BIN_EXE_master"))
-                .arg("-c")
-                .arg(&site.config)
-                .arg("replay")
+            site.command(&["replay"])
                 .args(files)
-                .env_remove("DATABASE_URL")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -191,15 +187,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(site: &Site, port: u16) -> Daemon {
-        let child = Command::new(env!("CARGO_BIN_EXE_master"))
-            .arg("-c")
-            .arg(&site.config)
-            .args(["--now", &common::stamp(T0 + 60)])
-            .env_remove("DATABASE_URL")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let child = site.spawn(&["--now", &common::stamp(T0 + 60)]);
         wait_for("the first cycle", WAIT, || {
             site.log().contains("no reflog files ready")
         });

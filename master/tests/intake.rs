@@ -8,7 +8,7 @@ mod common;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::{line, nodes, Site, T0};
@@ -278,15 +278,7 @@ fn a_reflog_written_in_place_is_taken_once_it_has_settled_and_whole() {
         format!("header\n{}", line(T0, "http://b.ru/", 1, "")),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
-        .arg("-c")
-        .arg(&site.config)
-        .args(["--now", &common::stamp(T0 + 60)])
-        .env_remove("DATABASE_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = site.spawn(&["--now", &common::stamp(T0 + 60)]);
     wait_for("the first cycle", WAIT, || {
         site.log().contains("no reflog files ready")
     });

@@ -8,7 +8,6 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{line, nodes, Site, T0};
@@ -57,15 +56,7 @@ fn every_reloadable_key_takes_effect_and_restart_only_ones_wait() {
         &format!("debuglevel = 40\nstatus_listen = {port}\nCycle.Interval = 3600\n"),
     );
     let old = Config::<MasterConfig>::load(&site.config, None).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
-        .arg("-c")
-        .arg(&site.config)
-        .args(["--now", &common::stamp(T0 + 60)])
-        .env_remove("DATABASE_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = site.spawn(&["--now", &common::stamp(T0 + 60)]);
     let pid = Pid::from_raw(child.id() as i32);
     wait_for("the first cycle", || {
         site.log().contains("no reflog files ready")

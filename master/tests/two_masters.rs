@@ -6,7 +6,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use common::{line, nodes, partner_domains, Site, T0};
 use focuser_tests::TestDb;
@@ -52,15 +51,7 @@ fn two_masters_agree_on_every_domain() {
     let children: Vec<_> = sites
         .iter()
         .zip(&inputs)
-        .map(|(site, files)| {
-            Command::new(env!("CARGO_BIN_EXE_master"))
-                .arg("-c")
-                .arg(&site.config)
-                .arg("replay")
-                .args(files)
-                .env_remove("DATABASE_URL")
-                .output()
-        })
+        .map(|(site, files)| site.command(&["replay"]).args(files).output())
         .collect();
     for out in children {
         let out = out.unwrap();

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use diesel::RunQueryDsl;
 use focuser_formats::queue::{self, QueueRecord};
@@ -83,13 +83,27 @@ impl Site {
         p
     }
 
-    pub fn master(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_master"))
-            .arg("-c")
+    /// The master binary on this site's config (and only its `database`).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_master"));
+        c.arg("-c")
             .arg(&self.config)
             .args(args)
-            .env_remove("DATABASE_URL")
-            .output()
+            .env_remove("DATABASE_URL");
+        c
+    }
+
+    pub fn master(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// The master started with `args` (a daemon, or a command left running), its output
+    /// dropped: the log file tells what it did.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
             .unwrap()
     }
 
