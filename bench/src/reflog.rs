@@ -15,13 +15,21 @@ use focuser_formats::urls;
 use focuser_master::current_log;
 use focuser_master::filter::Entry;
 
-/// How much to generate.
+// How much to generate: the benchmarks' `--lines --urls --domains --nodes` (a plain comment:
+// clap would take a doc comment for the about text of every binary that flattens it).
+#[derive(clap::Args, Debug, Clone)]
 pub struct ReflogSize {
     /// Reflog lines
+    #[arg(long, default_value_t = 10_000_000)]
     pub lines: u64,
     /// Distinct URLs to draw from (about as many appear)
+    #[arg(long, default_value_t = 2_000_000)]
     pub urls: u64,
+    /// Domains (90 % in the domain map)
+    #[arg(long, default_value_t = 100_000)]
     pub domains: u64,
+    /// Crawler nodes
+    #[arg(long, default_value_t = 8)]
     pub nodes: u32,
 }
 

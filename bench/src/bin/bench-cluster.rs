@@ -30,18 +30,8 @@ use focuser_tests::TestDb;
 
 #[derive(Parser)]
 struct Args {
-    /// Master: reflog lines
-    #[arg(long, default_value_t = 10_000_000)]
-    lines: u64,
-    /// Master: distinct URLs to draw from
-    #[arg(long, default_value_t = 2_000_000)]
-    urls: u64,
-    /// Master: domains (90 % in the domain map)
-    #[arg(long, default_value_t = 100_000)]
-    domains: u64,
-    /// Master: crawler nodes
-    #[arg(long, default_value_t = 8)]
-    nodes: u32,
+    #[command(flatten)]
+    reflog: ReflogSize,
     /// Loader: queued URLs (they are then the claims' URLs)
     #[arg(long, default_value_t = 200_000)]
     queued: u64,
@@ -114,7 +104,7 @@ fn master_cycle(
         );
     }
     let db = TestDb::create_on(admin).map_err(|e| anyhow!("{e}"))?;
-    let size = reflog_size(a);
+    let size = a.reflog.clone();
     reflog::previous_state(&size, work, &db)?;
     std::fs::create_dir_all(work.join("master/incoming"))?;
     std::fs::write(
@@ -148,15 +138,6 @@ fn master_cycle(
         }
     }
     Ok((secs, forwarded))
-}
-
-fn reflog_size(a: &Args) -> ReflogSize {
-    ReflogSize {
-        lines: a.lines,
-        urls: a.urls,
-        domains: a.domains,
-        nodes: a.nodes,
-    }
 }
 
 fn queue_size(a: &Args) -> QueueSize {
@@ -325,14 +306,14 @@ fn main() -> anyhow::Result<()> {
     })?;
 
     let t = Instant::now();
-    let data = reflog::generate(&reflog_size(&a), &work)?;
+    let data = reflog::generate(&a.reflog, &work)?;
     println!(
         "data: reflog {} lines ({:.1} MB, {} URLs, {} domains, {} nodes); {} queued URLs in {} files, the claims' {} due of them; {:.1} s",
-        a.lines,
+        a.reflog.lines,
         data.bytes as f64 / 1e6,
-        a.urls,
-        a.domains,
-        a.nodes,
+        a.reflog.urls,
+        a.reflog.domains,
+        a.reflog.nodes,
         a.queued,
         a.files,
         a.claim_urls.min(a.queued),
@@ -366,12 +347,12 @@ fn main() -> anyhow::Result<()> {
     println!(
         "{:<46} {single_cycle:>8.2} s {:>10.0} lines/s",
         "master cycle, single server",
-        rate(a.lines, single_cycle)
+        rate(a.reflog.lines, single_cycle)
     );
     println!(
         "{:<46} {cluster_cycle:>8.2} s {:>10.0} lines/s",
         "master cycle, cluster (node 1)",
-        rate(a.lines, cluster_cycle)
+        rate(a.reflog.lines, cluster_cycle)
     );
     println!(
         "{:<46} {single_load:>8.2} s {:>10.0} rows/s",

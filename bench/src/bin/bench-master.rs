@@ -20,16 +20,8 @@ use focuser_formats::stamp;
 
 #[derive(Parser)]
 struct Args {
-    /// Reflog lines
-    #[arg(long, default_value_t = 10_000_000)]
-    lines: u64,
-    /// Distinct URLs to draw from (about as many appear)
-    #[arg(long, default_value_t = 2_000_000)]
-    urls: u64,
-    #[arg(long, default_value_t = 100_000)]
-    domains: u64,
-    #[arg(long, default_value_t = 8)]
-    nodes: u32,
+    #[command(flatten)]
+    reflog: ReflogSize,
     /// Work directory [target/bench-master]
     #[arg(long)]
     work: Option<PathBuf>,
@@ -111,22 +103,17 @@ fn main() -> anyhow::Result<()> {
     }
 
     let t = Instant::now();
-    let size = ReflogSize {
-        lines: a.lines,
-        urls: a.urls,
-        domains: a.domains,
-        nodes: a.nodes,
-    };
-    let data = reflog::generate(&size, &work)?;
+    let size = &a.reflog;
+    let data = reflog::generate(size, &work)?;
     let db = focuser_tests::TestDb::create().map_err(|e| anyhow!("{e}"))?;
-    reflog::previous_state(&size, &work, &db)?;
+    reflog::previous_state(size, &work, &db)?;
     println!(
         "data: {} lines, {:.1} MB, {} URLs to draw from, {} domains (90 % mapped), {} nodes; generated in {:.1} s",
-        a.lines,
+        a.reflog.lines,
         data.bytes as f64 / 1e6,
-        a.urls,
-        a.domains,
-        a.nodes,
+        a.reflog.urls,
+        a.reflog.domains,
+        a.reflog.nodes,
         t.elapsed().as_secs_f64()
     );
 
@@ -136,10 +123,10 @@ fn main() -> anyhow::Result<()> {
     let t = Instant::now();
     let (lines, hits) = single_pass(&data.reflog)?;
     let pass = t.elapsed().as_secs_f64();
-    if lines != a.lines {
+    if lines != a.reflog.lines {
         return Err(anyhow!(
             "single pass counted {lines} lines, not {}",
-            a.lines
+            a.reflog.lines
         ));
     }
 
@@ -204,7 +191,7 @@ fn main() -> anyhow::Result<()> {
         );
     }
     if a.skip_classic {
-        println!("(c) master cycle: {cycle:.2} s ({cpu:.2} CPU s), {:.0} lines/s; single pass {pass:.2} s; ratio {:.3}; peak RSS {rss:.0} MB", a.lines as f64 / cycle, pass / cycle);
+        println!("(c) master cycle: {cycle:.2} s ({cpu:.2} CPU s), {:.0} lines/s; single pass {pass:.2} s; ratio {:.3}; peak RSS {rss:.0} MB", a.reflog.lines as f64 / cycle, pass / cycle);
         return Ok(());
     }
 
@@ -235,7 +222,7 @@ fn main() -> anyhow::Result<()> {
         }
     }
 
-    let rate = |secs: f64| a.lines as f64 / secs;
+    let rate = |secs: f64| a.reflog.lines as f64 / secs;
     println!("{:<34} {:>9} {:>14}", "stage", "seconds", "lines/s");
     println!(
         "{:<34} {:>9.2} {:>14.0}",
