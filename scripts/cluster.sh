@@ -244,19 +244,9 @@ cmd_up() {
 }
 
 stop_node() {
-    local n=$1 pid waited=0
+    local n=$1 pid
     pid=$(node_pid "$n") || return 0
-    say "stopping node $n (pid $pid)"
-    mariadb-admin --no-defaults --socket="$(sock "$n")" -u "$OS_USER" --connect-timeout=3 shutdown \
-        >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do
-        if [ $waited -eq 240 ]; then
-            say "node $n did not stop within 60 s; killing it"
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-        sleep 0.25
-        waited=$((waited + 1))
-    done
+    stop_server "$(sock "$n")" "$pid" "node $n"
 }
 
 # Stops the nodes one after the other, node 1 last: it is then the safe one to bootstrap from.

@@ -127,21 +127,12 @@ cmd_up() {
 }
 
 cmd_down() {
-    local pid waited=0
+    local pid
     if ! pid=$(server_pid); then
         say "not running"
         return 0
     fi
-    say "stopping mariadbd (pid $pid)"
-    mariadb-admin --no-defaults --socket="$SOCK" -u "$OS_USER" shutdown >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do
-        if [ $waited -ge 240 ]; then
-            say "mariadbd did not stop within 60 s; killing it"
-            kill -9 "$pid" 2>/dev/null || true
-        fi
-        sleep 0.25
-        waited=$((waited + 1))
-    done
+    stop_server "$SOCK" "$pid" mariadbd
 }
 
 cmd_status() {

@@ -107,3 +107,20 @@ accounts_sql() {
         echo "GRANT ALL PRIVILEGES ON \`${db}\\_%\`.* TO 'focuser_admin'@'$host';"
     done
 }
+
+# Stops the mariadbd of pid $2 (socket $1, called $3 in messages): a clean shutdown, or
+# SIGTERM if that is refused, then kill -9 if it is still there after 60 s.
+stop_server() {
+    local sock=$1 pid=$2 name=$3 waited=0
+    say "stopping $name (pid $pid)"
+    mariadb-admin --no-defaults --socket="$sock" -u "$OS_USER" --connect-timeout=3 shutdown \
+        >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ $waited -eq 240 ]; then
+            say "$name did not stop within 60 s; killing it"
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+        sleep 0.25
+        waited=$((waited + 1))
+    done
+}
