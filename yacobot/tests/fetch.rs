@@ -393,9 +393,7 @@ fn bad_fetch_keys_are_clear_errors_and_a_reload_takes_new_ones() {
         ("Fetch.Backend = wget\n", "Fetch.Backend"),
     ] {
         let s = Site::with(db.url(), extra);
-        let out = s.command().arg("--check-config").output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{extra}: accepted");
+        let err = s.config_refused(extra);
         assert!(err.contains(expected), "{extra}: {err}");
     }
 

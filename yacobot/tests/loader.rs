@@ -271,9 +271,7 @@ fn a_malformed_config_is_a_clear_error() {
         ),
     ] {
         let site = Site::new(db.url(), extra);
-        let out = site.command().arg("--check-config").output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{extra}: accepted");
+        let err = site.config_refused(extra);
         assert!(
             err.contains("yacobot.cf") && err.contains(expected),
             "{extra}: {err}"

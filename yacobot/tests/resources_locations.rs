@@ -166,9 +166,9 @@ fn resources_a_bad_location_file_stops_the_start_and_a_running_node_keeps_its_li
         said.contains("locations.txt:2: \"x\" is not a location id"),
         "{said}"
     );
-    let check = site.command().arg("--check-config").output().unwrap();
-    assert!(!check.status.success());
-    assert!(String::from_utf8_lossy(&check.stderr).contains("Resources.LocationFile"));
+    assert!(site
+        .config_refused("a bad location list")
+        .contains("Resources.LocationFile"));
     assert_eq!(
         resource_row(&mut db.conn(), id).fetch_status,
         FetchStatus::Never

@@ -72,6 +72,14 @@ impl Site {
         cmd
     }
 
+    /// `yacobot --check-config`, which must refuse the config (`what` names it if not): what
+    /// it said.
+    pub fn config_refused(&self, what: &str) -> String {
+        let out = self.command().arg("--check-config").output().unwrap();
+        assert!(!out.status.success(), "{what}: accepted");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
     /// `yacobot --once`, which must succeed.
     pub fn once(&self) -> Output {
         let out = self.command().arg("--once").output().unwrap();
