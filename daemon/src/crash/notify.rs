@@ -184,18 +184,27 @@ fn run(command: &[String], message: &[u8]) -> Outcome {
         Ok(c) => c,
         Err(e) => return Outcome::Failed(format!("{program}: {e}")),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        if let Err(e) = stdin.write_all(message) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Outcome::Failed(format!("{program}: writing the message: {e}"));
-        }
-    }
+    // A command that fails at once closes its end before the message is written: its exit
+    // status, waited for below, says more than the broken pipe.
+    let written = match child.stdin.take() {
+        Some(mut stdin) => stdin.write_all(message),
+        None => Ok(()),
+    };
     let started = Instant::now();
     loop {
         match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Outcome::Sent,
-            Ok(Some(status)) => return Outcome::Failed(format!("{program}: {status}")),
+            Ok(Some(status)) => {
+                return match (status.success(), &written) {
+                    (true, Ok(())) => Outcome::Sent,
+                    (true, Err(e)) => {
+                        Outcome::Failed(format!("{program}: writing the message: {e}"))
+                    }
+                    (false, Ok(())) => Outcome::Failed(format!("{program}: {status}")),
+                    (false, Err(e)) => {
+                        Outcome::Failed(format!("{program}: {status} (writing the message: {e})"))
+                    }
+                }
+            }
             Ok(None) if started.elapsed() < COMMAND_DEADLINE => {
                 std::thread::sleep(Duration::from_millis(20));
             }
